@@ -1,0 +1,2 @@
+//! giving: core (work in progress).
+pub use giving_operators as operators;
