@@ -1,17 +1,55 @@
 use std::fmt::Display;
+use std::future::Future;
+use std::hash::Hash;
+use std::ops::{Add, Bound, RangeBounds};
+use std::time::Duration;
 
 use futures::Stream;
-use futures::StreamExt as _;
 use futures::stream;
 
+use crate::buffer::Buffer;
+use crate::buffer_skip::BufferSkip;
+use crate::buffer_time::BufferTime;
+use crate::combine_latest::CombineLatest;
+use crate::debounce::Debounce;
+use crate::distinct::Distinct;
+use crate::distinct_until_changed::DistinctUntilChanged;
 use crate::filter::Filter;
+use crate::filter_map::FilterMap;
+use crate::for_each::ForEach;
+use crate::group_by::GroupBy;
+use crate::pairwise::Pairwise;
 use crate::print::Print;
+use crate::reduce::{
+    Average, AverageVariance, ByKey, Count, ElementAt, First, Fold, Last, Max, Min, Natural,
+    Numeric, Reduce, ReduceFn, Reducer, RollingAverage, RollingAverageVariance, RollingCount,
+    RollingMax, RollingMin, RollingReduce, RollingSum, RollingTop, RollingVariance, Running, Sum,
+    Top, Variance,
+};
+use crate::roll::Roll;
+use crate::sample::Sample;
+use crate::share::Shared;
+use crate::skip_while::SkipWhile;
+use crate::slice::Slice;
+use crate::take_while::TakeWhile;
+use crate::throttle::Throttle;
+use crate::timeout::Timeout;
+use crate::with_latest_from::WithLatestFrom;
 
 /// The operator vocabulary of `giving`, available on every [`Stream`].
 ///
 /// Names and semantics follow Python `giving` and ReactiveX; see `docs/operators.md` for the
 /// full table and the places where Rust made us differ.
+///
+/// Reductions come in three forms: `min()` gives the final value at completion (a [`Reduce`],
+/// which is both a future of the value and a stream of at most one item), `min_scan()` the
+/// running value after every item, `min_rolling(n)` the value over the last `n` items, after
+/// every item.
 pub trait StreamOps: Stream {
+    // ----------------------------------------------------------------------------------------
+    // Basics
+    // ----------------------------------------------------------------------------------------
+
     /// Waits for the next item; `None` once the stream has completed.
     ///
     /// ```
@@ -45,6 +83,25 @@ pub trait StreamOps: Stream {
         futures::StreamExt::map(self, f)
     }
 
+    /// Transforms every item with an asynchronous function, one at a time, in order
+    /// (futures `then`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2]).then(|x| async move { x + 1 }).collect().await;
+    /// assert_eq!(v, vec![2, 3]);
+    /// # });
+    /// ```
+    fn then<Fut, F>(self, f: F) -> stream::Then<Self, Fut, F>
+    where
+        F: FnMut(Self::Item) -> Fut,
+        Fut: Future,
+        Self: Sized,
+    {
+        futures::StreamExt::then(self, f)
+    }
+
     /// Keeps the items for which `predicate` returns `true` (rx `filter`). Unlike
     /// `futures::StreamExt::filter`, the predicate is a plain closure.
     ///
@@ -62,6 +119,156 @@ pub trait StreamOps: Stream {
     {
         Filter::new(self, predicate)
     }
+
+    /// Maps every item with `f` and keeps the `Some` results (a plain-closure `filter_map`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(["1", "x", "3"])
+    ///     .filter_map(|s| s.parse::<i32>().ok())
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![1, 3]);
+    /// # });
+    /// ```
+    fn filter_map<T, F>(self, f: F) -> FilterMap<Self, F>
+    where
+        F: FnMut(Self::Item) -> Option<T>,
+        Self: Sized,
+    {
+        FilterMap::new(self, f)
+    }
+
+    /// Calls `f` on a reference to every item as it passes (rx `tap` / `do`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let mut seen = Vec::new();
+    /// let n = futures::stream::iter([1, 2]).inspect(|x| seen.push(*x)).count().await;
+    /// assert_eq!((n, seen), (2, vec![1, 2]));
+    /// # });
+    /// ```
+    fn inspect<F>(self, f: F) -> stream::Inspect<Self, F>
+    where
+        F: FnMut(&Self::Item),
+        Self: Sized,
+    {
+        futures::StreamExt::inspect(self, f)
+    }
+
+    /// Pairs every item with its zero-based index.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<(usize, char)> = futures::stream::iter(['a', 'b']).enumerate().collect().await;
+    /// assert_eq!(v, vec![(0, 'a'), (1, 'b')]);
+    /// # });
+    /// ```
+    fn enumerate(self) -> stream::Enumerate<Self>
+    where
+        Self: Sized,
+    {
+        futures::StreamExt::enumerate(self)
+    }
+
+    /// Flattens a stream of streams, one inner stream after the other (rx `concat_all`).
+    ///
+    /// ```
+    /// use futures::stream;
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = stream::iter([stream::iter(vec![1, 2]), stream::iter(vec![3])])
+    ///     .flatten()
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    fn flatten(self) -> stream::Flatten<Self>
+    where
+        Self::Item: Stream,
+        Self: Sized,
+    {
+        futures::StreamExt::flatten(self)
+    }
+
+    /// Maps every item to a stream and flattens them in order (rx `concat_map`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2])
+    ///     .flat_map(|x| futures::stream::iter([x, x * 10]))
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![1, 10, 2, 20]);
+    /// # });
+    /// ```
+    fn flat_map<U, F>(self, f: F) -> stream::FlatMap<Self, U, F>
+    where
+        F: FnMut(Self::Item) -> U,
+        U: Stream,
+        Self: Sized,
+    {
+        futures::StreamExt::flat_map(self, f)
+    }
+
+    /// Makes the stream safe to poll after completion (it keeps answering `None`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let mut s = futures::stream::iter([1]).fuse();
+    /// assert_eq!((s.next().await, s.next().await, s.next().await), (Some(1), None, None));
+    /// # });
+    /// ```
+    fn fuse(self) -> stream::Fuse<Self>
+    where
+        Self: Sized,
+    {
+        futures::StreamExt::fuse(self)
+    }
+
+    /// Boxes the stream into a `Pin<Box<dyn Stream + Send>>`, to name or store a pipeline.
+    ///
+    /// ```
+    /// use futures::stream::BoxStream;
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let s: BoxStream<'static, i32> = futures::stream::iter([1, 2]).map(|x| x + 1).boxed();
+    /// assert_eq!(s.collect::<Vec<_>>().await, vec![2, 3]);
+    /// # });
+    /// ```
+    fn boxed<'a>(self) -> stream::BoxStream<'a, Self::Item>
+    where
+        Self: Sized + Send + 'a,
+    {
+        futures::StreamExt::boxed(self)
+    }
+
+    /// Boxes the stream into a `Pin<Box<dyn Stream>>` (not `Send`).
+    ///
+    /// ```
+    /// use futures::stream::LocalBoxStream;
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let s: LocalBoxStream<'static, i32> = futures::stream::iter([1]).boxed_local();
+    /// assert_eq!(s.collect::<Vec<_>>().await, vec![1]);
+    /// # });
+    /// ```
+    fn boxed_local<'a>(self) -> stream::LocalBoxStream<'a, Self::Item>
+    where
+        Self: Sized + 'a,
+    {
+        futures::StreamExt::boxed_local(self)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Sinks
+    // ----------------------------------------------------------------------------------------
 
     /// Collects every item into a collection once the stream completes (a sink).
     ///
@@ -95,6 +302,1429 @@ pub trait StreamOps: Stream {
         Self: Sized,
     {
         Print::new(self)
+    }
+
+    /// Calls `f` with every item (a sink; rx `subscribe`, giving's `subscribe`/`>>`). Completes
+    /// when the stream does. Unlike `futures::StreamExt::for_each`, `f` is a plain closure.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let mut total = 0;
+    /// futures::stream::iter([1, 2, 3]).for_each(|x| total += x).await;
+    /// assert_eq!(total, 6);
+    /// # });
+    /// ```
+    fn for_each<F>(self, f: F) -> ForEach<Self, F>
+    where
+        F: FnMut(Self::Item),
+        Self: Sized,
+    {
+        ForEach::new(self, f)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Filtering
+    // ----------------------------------------------------------------------------------------
+
+    /// The first `n` items, then completes (rx `take`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..).take(3).collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    fn take(self, n: usize) -> stream::Take<Self>
+    where
+        Self: Sized,
+    {
+        futures::StreamExt::take(self, n)
+    }
+
+    /// Drops the first `n` items (rx `skip`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=4).skip(2).collect().await;
+    /// assert_eq!(v, vec![3, 4]);
+    /// # });
+    /// ```
+    fn skip(self, n: usize) -> stream::Skip<Self>
+    where
+        Self: Sized,
+    {
+        futures::StreamExt::skip(self, n)
+    }
+
+    /// Items while `predicate` holds; completes at the first item for which it does not (that
+    /// item is dropped) (rx `take_while`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2, 5, 1]).take_while(|x| *x < 3).collect().await;
+    /// assert_eq!(v, vec![1, 2]);
+    /// # });
+    /// ```
+    fn take_while<F>(self, predicate: F) -> TakeWhile<Self, F>
+    where
+        F: FnMut(&Self::Item) -> bool,
+        Self: Sized,
+    {
+        TakeWhile::new(self, predicate)
+    }
+
+    /// Drops items while `predicate` holds, then passes every item (rx `skip_while`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2, 5, 1]).skip_while(|x| *x < 3).collect().await;
+    /// assert_eq!(v, vec![5, 1]);
+    /// # });
+    /// ```
+    fn skip_while<F>(self, predicate: F) -> SkipWhile<Self, F>
+    where
+        F: FnMut(&Self::Item) -> bool,
+        Self: Sized,
+    {
+        SkipWhile::new(self, predicate)
+    }
+
+    /// Items until `signal` resolves, then completes (rx `take_until`, which takes an
+    /// observable: pass `other.next()` or any future).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2])
+    ///     .take_until(futures::future::pending::<()>())
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![1, 2]);
+    /// let none: Vec<i32> = futures::stream::iter([1, 2])
+    ///     .take_until(futures::future::ready(()))
+    ///     .collect()
+    ///     .await;
+    /// assert!(none.is_empty());
+    /// # });
+    /// ```
+    fn take_until<Fut>(self, signal: Fut) -> stream::TakeUntil<Self, Fut>
+    where
+        Fut: Future,
+        Self: Sized,
+    {
+        futures::StreamExt::take_until(self, signal)
+    }
+
+    /// The items whose zero-based index is in `range` (Python slicing / rx `slice`, without
+    /// negative indices): `slice(2..5)`, `slice(3..)`, `slice(..=1)`. Completes as soon as the
+    /// end is reached, without polling the stream further.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(0..10).slice(2..5).collect().await;
+    /// assert_eq!(v, vec![2, 3, 4]);
+    /// # });
+    /// ```
+    fn slice<R>(self, range: R) -> Slice<Self>
+    where
+        R: RangeBounds<usize>,
+        Self: Sized,
+    {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.saturating_add(1),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => Some(e.saturating_add(1)),
+            Bound::Excluded(&e) => Some(e),
+            Bound::Unbounded => None,
+        };
+        Slice::new(self, start, end)
+    }
+
+    /// Items never seen before, by equality (rx `distinct`). Remembers every distinct item:
+    /// memory grows with the number of distinct values.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2, 1, 3, 2]).distinct().collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn distinct(self) -> Distinct<Self, fn(&Self::Item) -> Self::Item, Self::Item>
+    where
+        Self::Item: Hash + Eq + Clone,
+        Self: Sized,
+    {
+        Distinct::new(self, <Self::Item as Clone>::clone)
+    }
+
+    /// Items whose `key` was never seen before (rx `distinct(key_mapper)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<&str> = futures::stream::iter(["a", "bb", "c", "dd", "eee"])
+    ///     .distinct_by_key(|s| s.len())
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec!["a", "bb", "eee"]);
+    /// # });
+    /// ```
+    fn distinct_by_key<K, F>(self, key: F) -> Distinct<Self, F, K>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: Hash + Eq,
+        Self: Sized,
+    {
+        Distinct::new(self, key)
+    }
+
+    /// Drops an item equal to the one just before it (rx `distinct_until_changed`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 1, 2, 2, 1]).distinct_until_changed().collect().await;
+    /// assert_eq!(v, vec![1, 2, 1]);
+    /// # });
+    /// ```
+    fn distinct_until_changed(self) -> DistinctUntilChanged<Self>
+    where
+        Self::Item: PartialEq + Clone,
+        Self: Sized,
+    {
+        DistinctUntilChanged::new(self)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Time
+    // ----------------------------------------------------------------------------------------
+
+    /// Passes an item, then drops every item for `period`; the next item after that passes and
+    /// opens a new window (rx `throttle_first`, giving's `throttle`).
+    ///
+    /// Unlike `tokio_stream::StreamExt::throttle`, which *delays* items to space them out,
+    /// the items inside a window are dropped: the stream never lags behind its source. Uses
+    /// the tokio clock (needs a tokio runtime with the `time` driver).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// // Items are their own timestamps in milliseconds.
+    /// let given = futures::stream::iter([0, 40, 90, 110, 150, 260]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<u64> = given.throttle(Duration::from_millis(100)).collect().await;
+    /// assert_eq!(v, vec![0, 110, 260]);
+    /// # }
+    /// ```
+    fn throttle(self, period: Duration) -> Throttle<Self>
+    where
+        Self: Sized,
+    {
+        Throttle::new(self, period)
+    }
+
+    /// Emits an item only once `period` has passed without a newer item (rx `debounce`);
+    /// completion emits the item still waiting. Uses the tokio clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([0, 40, 90, 300, 320]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<u64> = given.debounce(Duration::from_millis(100)).collect().await;
+    /// assert_eq!(v, vec![90, 320]);
+    /// # }
+    /// ```
+    fn debounce(self, period: Duration) -> Debounce<Self>
+    where
+        Self: Sized,
+    {
+        Debounce::new(self, period)
+    }
+
+    /// Every `period` (counted from the first poll), emits the latest item if one arrived since
+    /// the last emission (rx `sample`). Completion emits the latest item not yet emitted. Uses
+    /// the tokio clock.
+    ///
+    /// # Panics
+    ///
+    /// If `period` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([10, 20, 30, 250, 420]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// // Ticks at 100 (latest: 30), 200 (nothing new), 300 (250), 400 (nothing); 420 at the end.
+    /// let v: Vec<u64> = given.sample(Duration::from_millis(100)).collect().await;
+    /// assert_eq!(v, vec![30, 250, 420]);
+    /// # }
+    /// ```
+    fn sample(self, period: Duration) -> Sample<Self>
+    where
+        Self: Sized,
+    {
+        Sample::new(self, period)
+    }
+
+    /// Groups the items of each `period` (windows back to back from the first poll) into a
+    /// `Vec` (rx `buffer_with_time`). An empty window emits nothing; completion flushes the
+    /// partial buffer. Uses the tokio clock.
+    ///
+    /// # Panics
+    ///
+    /// If `period` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([10, 20, 130, 350]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<Vec<u64>> = given.buffer_time(Duration::from_millis(100)).collect().await;
+    /// assert_eq!(v, vec![vec![10, 20], vec![130], vec![350]]);
+    /// # }
+    /// ```
+    fn buffer_time(self, period: Duration) -> BufferTime<Self>
+    where
+        Self: Sized,
+    {
+        BufferTime::new(self, period, usize::MAX)
+    }
+
+    /// Like [`buffer_time`](StreamOps::buffer_time), but a buffer is also emitted as soon as it
+    /// holds `max` items, and a new window of `period` starts then (rx
+    /// `buffer_with_time_or_count`, with RxJava's restart of the window).
+    ///
+    /// # Panics
+    ///
+    /// If `period` or `max` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([10, 20, 30, 40, 150]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<Vec<u64>> = given.buffer_time_count(Duration::from_millis(100), 3).collect().await;
+    /// // [10, 20, 30] is full at 30 ms; the next window runs from 30 to 130 ms.
+    /// assert_eq!(v, vec![vec![10, 20, 30], vec![40], vec![150]]);
+    /// # }
+    /// ```
+    fn buffer_time_count(self, period: Duration, max: usize) -> BufferTime<Self>
+    where
+        Self: Sized,
+    {
+        BufferTime::new(self, period, max)
+    }
+
+    /// Fails if no item arrives within `period` of the first poll or of the previous item
+    /// (rx `timeout`): items come as `Ok(item)`; on a timeout the stream emits one
+    /// `Err(Elapsed)` and completes (unlike `tokio_stream`'s `timeout`, which goes on). Uses
+    /// the tokio clock.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::{Elapsed, StreamOps};
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([50, 120, 400, 450]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<Result<u64, Elapsed>> = given.timeout(Duration::from_millis(100)).collect().await;
+    /// assert_eq!(v.len(), 3);
+    /// assert_eq!(v[..2], [Ok(50), Ok(120)]);
+    /// assert!(v[2].is_err());
+    /// # }
+    /// ```
+    fn timeout(self, period: Duration) -> Timeout<Self>
+    where
+        Self: Sized,
+    {
+        Timeout::new(self, period)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Windows
+    // ----------------------------------------------------------------------------------------
+
+    /// Groups consecutive items into `Vec`s of `count` (rx `buffer_with_count`); completion
+    /// flushes the partial last buffer, never an empty one.
+    ///
+    /// # Panics
+    ///
+    /// If `count` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter(1..=5).buffer(2).collect().await;
+    /// assert_eq!(v, vec![vec![1, 2], vec![3, 4], vec![5]]);
+    /// # });
+    /// ```
+    fn buffer(self, count: usize) -> Buffer<Self>
+    where
+        Self: Sized,
+    {
+        Buffer::new(self, count)
+    }
+
+    /// Buffers of `count` items, a new one starting every `skip` items (rx
+    /// `buffer_with_count(count, skip)`): overlapping when `skip < count`, with gaps when
+    /// `skip > count`. Completion flushes every open buffer, oldest first.
+    ///
+    /// # Panics
+    ///
+    /// If `count` or `skip` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter(1..=5).buffer_skip(3, 2).collect().await;
+    /// assert_eq!(v, vec![vec![1, 2, 3], vec![3, 4, 5], vec![5]]);
+    /// # });
+    /// ```
+    fn buffer_skip(self, count: usize, skip: usize) -> BufferSkip<Self>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        BufferSkip::new(self, count, skip)
+    }
+
+    /// Every item with the one before it, as `(previous, current)` (rx `pairwise`); the first
+    /// item alone emits nothing.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<(i32, i32)> = futures::stream::iter([1, 2, 4]).pairwise().collect().await;
+    /// assert_eq!(v, vec![(1, 2), (2, 4)]);
+    /// # });
+    /// ```
+    fn pairwise(self) -> Pairwise<Self>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Pairwise::new(self)
+    }
+
+    /// At every item, the window of the last (up to) `n` items, oldest first (giving's
+    /// `roll(n)`: the first windows are partial). Copies the window at every item, O(n); for a
+    /// statistic over a window use the O(1) `*_rolling` reductions instead.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter(1..=4).roll(3).collect().await;
+    /// assert_eq!(v, vec![vec![1], vec![1, 2], vec![1, 2, 3], vec![2, 3, 4]]);
+    /// # });
+    /// ```
+    fn roll(self, n: usize) -> Roll<Self>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Roll::new(self, n)
+    }
+
+    /// Splits the stream by `key` (rx `group_by`): emits `(key, group)` the first time a key is
+    /// seen, where `group` is a stream of every item with that key, in order.
+    ///
+    /// The outer stream drives the upstream: the groups only receive items while it is polled,
+    /// so consume the groups concurrently with it (spawn them, or merge them with
+    /// `flatten_unordered`). Group queues are unbounded; a dropped group discards its items;
+    /// every group completes when the upstream does.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let mut groups = Vec::new();
+    /// futures::stream::iter(1..=6).group_by(|x| x % 3).for_each(|g| groups.push(g)).await;
+    /// let mut result = Vec::new();
+    /// for (key, group) in groups {
+    ///     result.push((key, group.collect::<Vec<i32>>().await));
+    /// }
+    /// assert_eq!(result, vec![(1, vec![1, 4]), (2, vec![2, 5]), (0, vec![3, 6])]);
+    /// # });
+    /// ```
+    fn group_by<K, F>(self, key: F) -> GroupBy<Self, F, K>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: Hash + Eq + Clone,
+        Self: Sized,
+    {
+        GroupBy::new(self, key)
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Reductions
+    // ----------------------------------------------------------------------------------------
+
+    /// The final value of a custom [`Reducer`] at completion.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// use giving_operators::reduce::Count;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([7, 8]).reduce_with(Count::new()).await, 2);
+    /// # });
+    /// ```
+    fn reduce_with<R>(self, reducer: R) -> Reduce<Self, R>
+    where
+        R: Reducer<Self::Item>,
+        Self: Sized,
+    {
+        Reduce::new(self, reducer)
+    }
+
+    /// The value of a custom [`Reducer`] after every item (running, or rolling if the reducer
+    /// keeps a window).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// use giving_operators::reduce::Count;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<usize> = futures::stream::iter([7, 8]).running_with(Count::new()).collect().await;
+    /// assert_eq!(v, vec![1, 2]);
+    /// # });
+    /// ```
+    fn running_with<R>(self, reducer: R) -> Running<Self, R>
+    where
+        R: Reducer<Self::Item>,
+        Self: Sized,
+    {
+        Running::new(self, reducer)
+    }
+
+    /// The smallest item, at completion (rx / giving `min`): `None` for an empty stream. The
+    /// first of equal items wins; NaN (any item not comparable with itself) is ignored, so an
+    /// all-NaN stream gives `None`. Await it, or use it as a stream of at most one item.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([3.0, f64::NAN, 1.0, 2.0]).min().await, Some(1.0));
+    /// assert_eq!(futures::stream::iter(Vec::<i32>::new()).min().await, None);
+    /// let doubled: Vec<i32> = futures::stream::iter([3, 1]).min().map(|m| m * 2).collect().await;
+    /// assert_eq!(doubled, vec![2]);
+    /// # });
+    /// ```
+    fn min(self) -> Reduce<Self, Min<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Min::new(Natural))
+    }
+
+    /// The running minimum, after every item (giving's `min(scan=True)`). Emits nothing until
+    /// a comparable (non-NaN) item has arrived.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3, 4, 1, 2]).min_scan().collect().await;
+    /// assert_eq!(v, vec![3, 3, 1, 1]);
+    /// # });
+    /// ```
+    fn min_scan(self) -> Running<Self, Min<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, Min::new(Natural))
+    }
+
+    /// The minimum of the last `n` items, after every item (giving's `min(scan=n)`); O(1)
+    /// amortised per item (monotonic deque). NaN items count in the window but are never the
+    /// minimum; a window of only NaN emits nothing.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3, 1, 4, 5, 2]).min_rolling(2).collect().await;
+    /// assert_eq!(v, vec![3, 1, 1, 4, 2]);
+    /// # });
+    /// ```
+    fn min_rolling(self, n: usize) -> Running<Self, RollingMin<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, RollingMin::new(n, Natural))
+    }
+
+    /// The item with the smallest `key`, at completion (giving's `min(key=...)`); same rules as
+    /// [`min`](StreamOps::min) (first wins on ties, NaN keys ignored).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let m = futures::stream::iter(["ccc", "a", "b"]).min_by_key(|s| s.len()).await;
+    /// assert_eq!(m, Some("a"));
+    /// # });
+    /// ```
+    fn min_by_key<K, F>(self, key: F) -> Reduce<Self, Min<Self::Item, ByKey<F>>>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: PartialOrd,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Min::new(ByKey(key)))
+    }
+
+    /// The largest item, at completion (rx / giving `max`): `None` for an empty stream. The
+    /// first of equal items wins; NaN is ignored.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([3.0, f64::NAN, 1.0]).max().await, Some(3.0));
+    /// # });
+    /// ```
+    fn max(self) -> Reduce<Self, Max<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Max::new(Natural))
+    }
+
+    /// The running maximum, after every item (giving's `max(scan=True)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3, 1, 4, 2]).max_scan().collect().await;
+    /// assert_eq!(v, vec![3, 3, 4, 4]);
+    /// # });
+    /// ```
+    fn max_scan(self) -> Running<Self, Max<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, Max::new(Natural))
+    }
+
+    /// The maximum of the last `n` items, after every item (giving's `max(scan=n)`); O(1)
+    /// amortised per item.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3, 1, 4, 5, 2]).max_rolling(2).collect().await;
+    /// assert_eq!(v, vec![3, 3, 4, 5, 5]);
+    /// # });
+    /// ```
+    fn max_rolling(self, n: usize) -> Running<Self, RollingMax<Self::Item>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, RollingMax::new(n, Natural))
+    }
+
+    /// The item with the largest `key`, at completion (giving's `max(key=...)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let m = futures::stream::iter([("a", 2), ("b", 9), ("c", 9)]).max_by_key(|p| p.1).await;
+    /// assert_eq!(m, Some(("b", 9)));
+    /// # });
+    /// ```
+    fn max_by_key<K, F>(self, key: F) -> Reduce<Self, Max<Self::Item, ByKey<F>>>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: PartialOrd,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Max::new(ByKey(key)))
+    }
+
+    /// The sum of the items, at completion (rx / giving `sum`): `None` for an empty stream
+    /// (use `.await.unwrap_or(0)` for rx's `0`). Floats follow IEEE: a NaN makes it NaN.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=4).sum().await, Some(10));
+    /// assert_eq!(futures::stream::iter(Vec::<f64>::new()).sum().await, None);
+    /// # });
+    /// ```
+    fn sum(self) -> Reduce<Self, Sum<Self::Item>>
+    where
+        Self::Item: Add<Output = Self::Item> + Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Sum::new())
+    }
+
+    /// The running sum, after every item (giving's `sum(scan=True)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=4).sum_scan().collect().await;
+    /// assert_eq!(v, vec![1, 3, 6, 10]);
+    /// # });
+    /// ```
+    fn sum_scan(self) -> Running<Self, Sum<Self::Item>>
+    where
+        Self::Item: Add<Output = Self::Item> + Clone,
+        Self: Sized,
+    {
+        Running::new(self, Sum::new())
+    }
+
+    /// The sum of the last `n` items, after every item (giving's `sum(scan=n)`); O(1) per item,
+    /// drift-free for floats, and a NaN/∞ only affects the windows that contain it.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=5).sum_rolling(3).collect().await;
+    /// assert_eq!(v, vec![1, 3, 6, 9, 12]);
+    /// # });
+    /// ```
+    fn sum_rolling(self, n: usize) -> Running<Self, RollingSum<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, RollingSum::new(n))
+    }
+
+    /// The number of items, at completion (rx / giving `count`): `0` for an empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter("abc".chars()).count().await, 3);
+    /// # });
+    /// ```
+    fn count(self) -> Reduce<Self, Count>
+    where
+        Self: Sized,
+    {
+        Reduce::new(self, Count::new())
+    }
+
+    /// The running count `1, 2, 3, …`, after every item (giving's `count(scan=True)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<usize> = futures::stream::iter("abc".chars()).count_scan().collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    fn count_scan(self) -> Running<Self, Count>
+    where
+        Self: Sized,
+    {
+        Running::new(self, Count::new())
+    }
+
+    /// The number of items in the window of the last `n`, after every item:
+    /// `1, 2, …, n, n, …` (giving's `count(scan=n)`).
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<usize> = futures::stream::iter(0..4).count_rolling(2).collect().await;
+    /// assert_eq!(v, vec![1, 2, 2, 2]);
+    /// # });
+    /// ```
+    fn count_rolling(self, n: usize) -> Running<Self, RollingCount>
+    where
+        Self: Sized,
+    {
+        Running::new(self, RollingCount::new(n))
+    }
+
+    /// The arithmetic mean as `f64`, at completion (rx / giving `average`): `None` for an empty
+    /// stream. NaN propagates (IEEE).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([1, 2, 3, 6]).average().await, Some(3.0));
+    /// assert!(futures::stream::iter([1.0, f64::NAN]).average().await.unwrap().is_nan());
+    /// # });
+    /// ```
+    fn average(self) -> Reduce<Self, Average<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Reduce::new(self, Average::new())
+    }
+
+    /// The running mean, after every item (giving's `average(scan=True)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([2, 4, 9]).average_scan().collect().await;
+    /// assert_eq!(v, vec![2.0, 3.0, 5.0]);
+    /// # });
+    /// ```
+    fn average_scan(self) -> Running<Self, Average<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, Average::new())
+    }
+
+    /// The mean of the last `n` items, after every item (giving's `average(scan=n)`): O(1) per
+    /// item (running sum over a ring buffer, recomputed every `n` items so float drift never
+    /// accumulates). A NaN (or ∞) affects exactly the windows that contain it.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([2, 4, 9, 1]).average_rolling(2).collect().await;
+    /// assert_eq!(v, vec![2.0, 3.0, 6.5, 5.0]);
+    /// # });
+    /// ```
+    fn average_rolling(self, n: usize) -> Running<Self, RollingAverage<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, RollingAverage::new(n))
+    }
+
+    /// The population variance (divided by `n`), at completion (giving's `variance`): `None`
+    /// for an empty stream, `0.0` for one item. Welford's algorithm; a NaN or ∞ gives NaN.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([1.0, 3.0]).variance().await, Some(1.0));
+    /// # });
+    /// ```
+    fn variance(self) -> Reduce<Self, Variance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Reduce::new(self, Variance::new())
+    }
+
+    /// The running population variance, after every item (giving's `variance(scan=True)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([1, 3, 5]).variance_scan().collect().await;
+    /// assert_eq!(v[..2], [0.0, 1.0]);
+    /// assert!((v[2] - 8.0 / 3.0).abs() < 1e-12);
+    /// # });
+    /// ```
+    fn variance_scan(self) -> Running<Self, Variance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, Variance::new())
+    }
+
+    /// The population variance of the last `n` items, after every item (giving's
+    /// `variance(scan=n)`): O(1) per item (Welford with removal, recomputed every `n` items);
+    /// NaN while a NaN or ∞ is in the window.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([1, 3, 3, 3]).variance_rolling(2).collect().await;
+    /// assert_eq!(v, vec![0.0, 1.0, 0.0, 0.0]);
+    /// # });
+    /// ```
+    fn variance_rolling(self, n: usize) -> Running<Self, RollingVariance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, RollingVariance::new(n))
+    }
+
+    /// `(mean, population variance)`, at completion (giving's `average_and_variance`):
+    /// Welford's algorithm, `None` for an empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([1, 3]).average_and_variance().await, Some((2.0, 1.0)));
+    /// # });
+    /// ```
+    fn average_and_variance(self) -> Reduce<Self, AverageVariance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Reduce::new(self, AverageVariance::new())
+    }
+
+    /// The running `(mean, population variance)`, after every item.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<(f64, f64)> = futures::stream::iter([1, 3]).average_and_variance_scan().collect().await;
+    /// assert_eq!(v, vec![(1.0, 0.0), (2.0, 1.0)]);
+    /// # });
+    /// ```
+    fn average_and_variance_scan(self) -> Running<Self, AverageVariance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, AverageVariance::new())
+    }
+
+    /// `(mean, population variance)` of the last `n` items, after every item; O(1) per item.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<(f64, f64)> = futures::stream::iter([1, 3, 3])
+    ///     .average_and_variance_rolling(2)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![(1.0, 0.0), (2.0, 1.0), (3.0, 0.0)]);
+    /// # });
+    /// ```
+    fn average_and_variance_rolling(
+        self,
+        n: usize,
+    ) -> Running<Self, RollingAverageVariance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, RollingAverageVariance::new(n))
+    }
+
+    /// Reduces the items with `f(accumulator, item)`, the first item being the initial
+    /// accumulator; the final value at completion (rx `reduce` without seed): `None` for an
+    /// empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=4).reduce(|a, b| a * b).await, Some(24));
+    /// # });
+    /// ```
+    fn reduce<F>(self, f: F) -> Reduce<Self, ReduceFn<Self::Item, F>>
+    where
+        F: FnMut(Self::Item, Self::Item) -> Self::Item,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, ReduceFn::new(f))
+    }
+
+    /// The running value of [`reduce`](StreamOps::reduce), after every item (giving's
+    /// `reduce(f, scan=True)`; the first item is emitted as is).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=4).reduce_scan(|a, b| a * b).collect().await;
+    /// assert_eq!(v, vec![1, 2, 6, 24]);
+    /// # });
+    /// ```
+    fn reduce_scan<F>(self, f: F) -> Running<Self, ReduceFn<Self::Item, F>>
+    where
+        F: FnMut(Self::Item, Self::Item) -> Self::Item,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Running::new(self, ReduceFn::new(f))
+    }
+
+    /// [`reduce`](StreamOps::reduce) over the last `n` items, after every item (giving's
+    /// `reduce(f, scan=n)`): O(n) per item, since an arbitrary `f` cannot be undone.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=4).reduce_rolling(2, |a, b| a * b).collect().await;
+    /// assert_eq!(v, vec![1, 2, 6, 12]);
+    /// # });
+    /// ```
+    fn reduce_rolling<F>(self, n: usize, f: F) -> Running<Self, RollingReduce<Self::Item, F>>
+    where
+        F: FnMut(Self::Item, Self::Item) -> Self::Item,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Running::new(self, RollingReduce::new(n, f))
+    }
+
+    /// Reduces the items into `seed` with `f(accumulator, item)`; the final accumulator at
+    /// completion (rx `reduce(f, seed)`): the seed for an empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let s = futures::stream::iter(["a", "b"]).fold(String::new(), |acc, x| acc + x).await;
+    /// assert_eq!(s, "ab");
+    /// # });
+    /// ```
+    fn fold<A, F>(self, seed: A, f: F) -> Reduce<Self, Fold<A, F>>
+    where
+        F: FnMut(A, Self::Item) -> A,
+        A: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Fold::new(seed, f))
+    }
+
+    /// The running accumulator of a fold from `seed`, after every item (rx `scan(f, seed)`);
+    /// the seed itself is not emitted.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1, 2, 3]).scan(100, |acc, x| acc - x).collect().await;
+    /// assert_eq!(v, vec![99, 97, 94]);
+    /// # });
+    /// ```
+    fn scan<A, F>(self, seed: A, f: F) -> Running<Self, Fold<A, F>>
+    where
+        F: FnMut(A, Self::Item) -> A,
+        A: Clone,
+        Self: Sized,
+    {
+        Running::new(self, Fold::new(seed, f))
+    }
+
+    /// The first item (rx `first`); completes as soon as it arrives, without waiting for the
+    /// stream to end. `None` for an empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(5..).first().await, Some(5)); // an endless stream
+    /// # });
+    /// ```
+    fn first(self) -> Reduce<Self, First<Self::Item>>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, First::new())
+    }
+
+    /// The last item, at completion (rx `last`): `None` for an empty stream.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=3).last().await, Some(3));
+    /// # });
+    /// ```
+    fn last(self) -> Reduce<Self, Last<Self::Item>>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Last::new())
+    }
+
+    /// The item at zero-based `index` (rx `element_at`); completes as soon as it arrives.
+    /// `None` if the stream is shorter (rx signals an error instead).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(10..).element_at(2).await, Some(12));
+    /// assert_eq!(futures::stream::iter(0..2).element_at(5).await, None);
+    /// # });
+    /// ```
+    fn element_at(self, index: usize) -> Reduce<Self, ElementAt<Self::Item>>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, ElementAt::new(index))
+    }
+
+    /// The `n` largest items, largest first, at completion (giving's `top`): an empty `Vec` for
+    /// an empty stream. Among equal items the earlier ranks first; NaN is ignored.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([3, 9, 1, 7]).top(2).await, vec![9, 7]);
+    /// # });
+    /// ```
+    fn top(self, n: usize) -> Reduce<Self, Top<Self::Item, Natural, true>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Top::new(n, Natural))
+    }
+
+    /// The running `n` largest items, after every item. O(n) per item.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter([3, 9, 1]).top_scan(2).collect().await;
+    /// assert_eq!(v, vec![vec![3], vec![9, 3], vec![9, 3]]);
+    /// # });
+    /// ```
+    fn top_scan(self, n: usize) -> Running<Self, Top<Self::Item, Natural, true>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, Top::new(n, Natural))
+    }
+
+    /// The `n` largest of the last `window` items, after every item. O(window · n) per item.
+    ///
+    /// # Panics
+    ///
+    /// If `window` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter([3, 9, 1, 2]).top_rolling(1, 2).collect().await;
+    /// assert_eq!(v, vec![vec![3], vec![9], vec![9], vec![2]]);
+    /// # });
+    /// ```
+    fn top_rolling(
+        self,
+        n: usize,
+        window: usize,
+    ) -> Running<Self, RollingTop<Self::Item, Natural, true>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, RollingTop::new(n, window, Natural))
+    }
+
+    /// The `n` smallest items, smallest first, at completion (giving's `bottom`): an empty
+    /// `Vec` for an empty stream. Among equal items the earlier ranks first; NaN is ignored.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([3, 9, 1, 7]).bottom(2).await, vec![1, 3]);
+    /// # });
+    /// ```
+    fn bottom(self, n: usize) -> Reduce<Self, Top<Self::Item, Natural, false>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Top::new(n, Natural))
+    }
+
+    /// The running `n` smallest items, after every item. O(n) per item.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter([3, 9, 1]).bottom_scan(2).collect().await;
+    /// assert_eq!(v, vec![vec![3], vec![3, 9], vec![1, 3]]);
+    /// # });
+    /// ```
+    fn bottom_scan(self, n: usize) -> Running<Self, Top<Self::Item, Natural, false>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, Top::new(n, Natural))
+    }
+
+    /// The `n` smallest of the last `window` items, after every item. O(window · n) per item.
+    ///
+    /// # Panics
+    ///
+    /// If `window` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<Vec<i32>> = futures::stream::iter([3, 9, 1, 2]).bottom_rolling(1, 2).collect().await;
+    /// assert_eq!(v, vec![vec![3], vec![3], vec![1], vec![1]]);
+    /// # });
+    /// ```
+    fn bottom_rolling(
+        self,
+        n: usize,
+        window: usize,
+    ) -> Running<Self, RollingTop<Self::Item, Natural, false>>
+    where
+        Self::Item: PartialOrd + Clone,
+        Self: Sized,
+    {
+        Running::new(self, RollingTop::new(n, window, Natural))
+    }
+
+    // ----------------------------------------------------------------------------------------
+    // Combining
+    // ----------------------------------------------------------------------------------------
+
+    /// The items of both streams as they arrive, interleaved fairly (rx `merge`); completes
+    /// when both have.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let mut v: Vec<i32> = futures::stream::iter([1, 2]).merge(futures::stream::iter([10])).collect().await;
+    /// v.sort();
+    /// assert_eq!(v, vec![1, 2, 10]);
+    /// # });
+    /// ```
+    fn merge<St>(self, other: St) -> stream::Select<Self, St>
+    where
+        St: Stream<Item = Self::Item>,
+        Self: Sized,
+    {
+        stream::select(self, other)
+    }
+
+    /// Pairs the `i`-th items of both streams; completes when either does (rx `zip`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<(i32, char)> = futures::stream::iter([1, 2, 3])
+    ///     .zip(futures::stream::iter(['a', 'b']))
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(v, vec![(1, 'a'), (2, 'b')]);
+    /// # });
+    /// ```
+    fn zip<St>(self, other: St) -> stream::Zip<Self, St>
+    where
+        St: Stream,
+        Self: Sized,
+    {
+        futures::StreamExt::zip(self, other)
+    }
+
+    /// Once both streams have emitted, emits `(latest of self, latest of other)` every time
+    /// either emits (rx `combine_latest`). Completes when both have completed, or as soon as
+    /// one completes without having emitted anything.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let at = move |t: u64| async move { sleep_until(start + Duration::from_millis(t)).await; t };
+    /// let a = futures::stream::iter([0, 20]).then(at);
+    /// let b = futures::stream::iter([10, 30]).then(at);
+    /// let v: Vec<(u64, u64)> = a.combine_latest(b).collect().await;
+    /// assert_eq!(v, vec![(0, 10), (20, 10), (20, 30)]);
+    /// # }
+    /// ```
+    fn combine_latest<St>(self, other: St) -> CombineLatest<Self, St>
+    where
+        St: Stream,
+        Self::Item: Clone,
+        St::Item: Clone,
+        Self: Sized,
+    {
+        CombineLatest::new(self, other)
+    }
+
+    /// Pairs every item with the latest item of `other` (rx `with_latest_from`); items before
+    /// `other`'s first are dropped. Driven by `self`: completes when `self` does.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let at = move |t: u64| async move { sleep_until(start + Duration::from_millis(t)).await; t };
+    /// let steps = futures::stream::iter([0, 20, 40, 60]).then(at);
+    /// let lr = futures::stream::iter([10, 50]).then(at);
+    /// let v: Vec<(u64, u64)> = steps.with_latest_from(lr).collect().await;
+    /// assert_eq!(v, vec![(20, 10), (40, 10), (60, 50)]);
+    /// # }
+    /// ```
+    fn with_latest_from<St>(self, other: St) -> WithLatestFrom<Self, St>
+    where
+        St: Stream,
+        St::Item: Clone,
+        Self: Sized,
+    {
+        WithLatestFrom::new(self, other)
+    }
+
+    /// Emits `items` first, then the stream (rx `start_with`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3]).start_with([1, 2]).collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    fn start_with<I>(self, items: I) -> stream::Chain<stream::Iter<I::IntoIter>, Self>
+    where
+        I: IntoIterator<Item = Self::Item>,
+        Self: Sized,
+    {
+        futures::StreamExt::chain(stream::iter(items), self)
+    }
+
+    /// The items of this stream, then those of `other` (rx `concat`); same as
+    /// [`chain`](StreamOps::chain).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1]).concat(futures::stream::iter([2])).collect().await;
+    /// assert_eq!(v, vec![1, 2]);
+    /// # });
+    /// ```
+    fn concat<St>(self, other: St) -> stream::Chain<Self, St>
+    where
+        St: Stream<Item = Self::Item>,
+        Self: Sized,
+    {
+        futures::StreamExt::chain(self, other)
+    }
+
+    /// The items of this stream, then those of `other` (futures `chain`; rx `concat`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([1]).chain(futures::stream::iter([2])).collect().await;
+    /// assert_eq!(v, vec![1, 2]);
+    /// # });
+    /// ```
+    fn chain<St>(self, other: St) -> stream::Chain<Self, St>
+    where
+        St: Stream<Item = Self::Item>,
+        Self: Sized,
+    {
+        futures::StreamExt::chain(self, other)
+    }
+
+    /// Shares this stream among several consumers (rx `share`/`publish`): returns a handle to
+    /// clone once per consumer. Each handle receives every item produced after it was
+    /// created; the consumers drive the upstream together, each with its own unbounded queue.
+    /// See [`Shared`].
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let losses = futures::stream::iter([3.0, 1.0, 2.0]).share();
+    /// let best = losses.clone().min();
+    /// let mean = losses.average();
+    /// let (best, mean) = futures::join!(best, mean);
+    /// assert_eq!((best, mean), (Some(1.0), Some(2.0)));
+    /// # });
+    /// ```
+    fn share(self) -> Shared<Self>
+    where
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Shared::new(self)
     }
 }
 

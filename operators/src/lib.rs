@@ -10,20 +10,79 @@
 //! the futures-util implementation. Because the two traits share method names, import one of
 //! them, not both: `StreamOps` is the one the `giving` prelude exports.
 //!
+//! - time (tokio clock): [`throttle`](StreamOps::throttle), [`debounce`](StreamOps::debounce),
+//!   [`sample`](StreamOps::sample), [`buffer_time`](StreamOps::buffer_time),
+//!   [`timeout`](StreamOps::timeout);
+//! - windows: [`buffer`](StreamOps::buffer), [`buffer_skip`](StreamOps::buffer_skip),
+//!   [`pairwise`](StreamOps::pairwise), [`roll`](StreamOps::roll),
+//!   [`group_by`](StreamOps::group_by);
+//! - reductions, each final (`min`), running (`min_scan`) and rolling (`min_rolling(n)`):
+//!   min, max, sum, count, average, variance, average_and_variance, reduce, top, bottom; and
+//!   fold/scan, first, last, element_at (see [`reduce`]);
+//! - filtering: distinct, distinct_until_changed, take, skip, take_while, skip_while,
+//!   take_until, slice;
+//! - combining: merge, zip, combine_latest, with_latest_from, start_with, concat, and
+//!   [`share`](StreamOps::share) for several consumers of one stream.
+//!
+//! `docs/operators.md` has the full table with the Python giving / ReactiveX names.
+//!
 //! ```
 //! use giving_operators::StreamOps;
 //!
-//! # tokio_test_block_on(async {
+//! # futures::executor::block_on(async {
 //! let evens: Vec<i32> = futures::stream::iter(1..=6).filter(|x| x % 2 == 0).collect().await;
 //! assert_eq!(evens, vec![2, 4, 6]);
+//! let best = futures::stream::iter([0.9, 0.4, 0.7]).min().await;
+//! assert_eq!(best, Some(0.4));
 //! # });
-//! # fn tokio_test_block_on<F: std::future::Future>(f: F) -> F::Output { futures::executor::block_on(f) }
 //! ```
 
+mod buffer;
+mod buffer_skip;
+mod buffer_time;
+mod combine_latest;
+mod debounce;
+mod distinct;
+mod distinct_until_changed;
 mod ext;
 mod filter;
+mod filter_map;
+mod for_each;
+mod group_by;
+mod pairwise;
 mod print;
+pub mod reduce;
+mod roll;
+mod sample;
+mod share;
+mod skip_while;
+mod slice;
+mod take_while;
+mod throttle;
+mod timeout;
+mod with_latest_from;
 
+pub use buffer::Buffer;
+pub use buffer_skip::BufferSkip;
+pub use buffer_time::BufferTime;
+pub use combine_latest::CombineLatest;
+pub use debounce::Debounce;
+pub use distinct::Distinct;
+pub use distinct_until_changed::DistinctUntilChanged;
 pub use ext::StreamOps;
 pub use filter::Filter;
+pub use filter_map::FilterMap;
+pub use for_each::ForEach;
+pub use group_by::{Group, GroupBy};
+pub use pairwise::Pairwise;
 pub use print::Print;
+pub use reduce::{Numeric, Reduce, Reducer, Running};
+pub use roll::Roll;
+pub use sample::Sample;
+pub use share::Shared;
+pub use skip_while::SkipWhile;
+pub use slice::Slice;
+pub use take_while::TakeWhile;
+pub use throttle::Throttle;
+pub use timeout::{Elapsed, Timeout};
+pub use with_latest_from::WithLatestFrom;

@@ -1,0 +1,54 @@
+use std::collections::HashSet;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+
+pin_project! {
+    /// Stream for [`StreamOps::distinct`](crate::StreamOps::distinct) and
+    /// [`StreamOps::distinct_by_key`](crate::StreamOps::distinct_by_key).
+    #[must_use = "streams do nothing unless polled"]
+    pub struct Distinct<S, F, K> {
+        #[pin]
+        stream: S,
+        key: F,
+        seen: HashSet<K>,
+    }
+}
+
+impl<S, F, K> Distinct<S, F, K> {
+    pub(crate) fn new(stream: S, key: F) -> Self {
+        Self {
+            stream,
+            key,
+            seen: HashSet::new(),
+        }
+    }
+}
+
+impl<S, F, K> Stream for Distinct<S, F, K>
+where
+    S: Stream,
+    F: FnMut(&S::Item) -> K,
+    K: Hash + Eq,
+{
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let mut this = self.project();
+        loop {
+            let Some(item) = ready!(this.stream.as_mut().poll_next(cx)) else {
+                return Poll::Ready(None);
+            };
+            if this.seen.insert((this.key)(&item)) {
+                return Poll::Ready(Some(item));
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.stream.size_hint().1)
+    }
+}

@@ -1,0 +1,372 @@
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+
+use super::numeric::NonFinite;
+use super::{Numeric, Reducer, RollingSum, check_window};
+
+/// The arithmetic mean of every item, as `f64` ([`StreamOps::average`](crate::StreamOps::average),
+/// [`average_scan`](crate::StreamOps::average_scan)). `None` for an empty stream; IEEE for
+/// NaN/∞ (a NaN makes the average NaN).
+#[derive(Clone, Debug)]
+pub struct Average<T> {
+    n: u64,
+    sum: f64,
+    _item: PhantomData<fn(T)>,
+}
+
+impl<T> Average<T> {
+    /// An empty average.
+    pub fn new() -> Self {
+        Self {
+            n: 0,
+            sum: 0.0,
+            _item: PhantomData,
+        }
+    }
+}
+
+impl<T> Default for Average<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Numeric> Reducer<T> for Average<T> {
+    type Value = f64;
+    type Output = Option<f64>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.n += 1;
+        self.sum += item.to_f64();
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    fn finish(mut self) -> Option<f64> {
+        self.value()
+    }
+
+    fn output_value(output: Option<f64>) -> Option<f64> {
+        output
+    }
+}
+
+/// The average of the last `n` items ([`StreamOps::average_rolling`](crate::StreamOps::average_rolling)):
+/// a [`RollingSum`] of the items as `f64` divided by the window length; O(1) per item, exact
+/// IEEE semantics for NaN/∞ in the window, drift-free (periodic recompute).
+#[derive(Clone, Debug)]
+pub struct RollingAverage<T> {
+    sum: RollingSum<f64>,
+    _item: PhantomData<fn(T)>,
+}
+
+impl<T> RollingAverage<T> {
+    /// A rolling average over the last `n` items.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn new(n: usize) -> Self {
+        check_window(n, "average_rolling");
+        Self {
+            sum: RollingSum::new(n),
+            _item: PhantomData,
+        }
+    }
+}
+
+impl<T: Numeric> Reducer<T> for RollingAverage<T> {
+    type Value = f64;
+    type Output = Option<f64>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.sum.add(item.to_f64());
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<f64> {
+        let len = self.sum.len() as f64;
+        self.sum.current().map(|s| s / len)
+    }
+
+    fn finish(mut self) -> Option<f64> {
+        self.value()
+    }
+
+    fn output_value(output: Option<f64>) -> Option<f64> {
+        output
+    }
+}
+
+/// Welford's online mean and sum of squared deviations.
+#[derive(Clone, Copy, Debug, Default)]
+struct Welford {
+    n: u64,
+    mean: f64,
+    m2: f64,
+}
+
+impl Welford {
+    #[inline]
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let delta = x - self.mean;
+        self.mean += delta / self.n as f64;
+        self.m2 += delta * (x - self.mean);
+    }
+
+    #[inline]
+    fn remove(&mut self, x: f64) {
+        if self.n <= 1 {
+            *self = Self::default();
+            return;
+        }
+        self.n -= 1;
+        let delta = x - self.mean;
+        self.mean -= delta / self.n as f64;
+        self.m2 -= delta * (x - self.mean);
+        if self.m2 < 0.0 {
+            self.m2 = 0.0;
+        }
+    }
+
+    /// Population variance (divides by `n`).
+    #[inline]
+    fn variance(&self) -> f64 {
+        self.m2 / self.n as f64
+    }
+
+    fn of<'a>(values: impl IntoIterator<Item = &'a f64>) -> Self {
+        let mut w = Self::default();
+        for &x in values {
+            w.add(x);
+        }
+        w
+    }
+}
+
+/// The mean and population variance of every item, with Welford's algorithm
+/// ([`StreamOps::average_and_variance`](crate::StreamOps::average_and_variance)). `None` for an
+/// empty stream; IEEE for NaN/∞ (a NaN or ∞ makes the variance NaN).
+#[derive(Clone, Debug)]
+pub struct AverageVariance<T> {
+    w: Welford,
+    _item: PhantomData<fn(T)>,
+}
+
+impl<T> AverageVariance<T> {
+    /// An empty accumulator.
+    pub fn new() -> Self {
+        Self {
+            w: Welford::default(),
+            _item: PhantomData,
+        }
+    }
+}
+
+impl<T> Default for AverageVariance<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Numeric> Reducer<T> for AverageVariance<T> {
+    type Value = (f64, f64);
+    type Output = Option<(f64, f64)>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.w.add(item.to_f64());
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<(f64, f64)> {
+        (self.w.n > 0).then(|| (self.w.mean, self.w.variance()))
+    }
+
+    fn finish(mut self) -> Option<(f64, f64)> {
+        self.value()
+    }
+
+    fn output_value(output: Option<(f64, f64)>) -> Option<(f64, f64)> {
+        output
+    }
+}
+
+/// The population variance of every item ([`StreamOps::variance`](crate::StreamOps::variance)):
+/// the second half of [`AverageVariance`].
+#[derive(Clone, Debug)]
+pub struct Variance<T>(AverageVariance<T>);
+
+impl<T> Default for Variance<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> Variance<T> {
+    /// An empty accumulator.
+    pub fn new() -> Self {
+        Self(AverageVariance::new())
+    }
+}
+
+impl<T: Numeric> Reducer<T> for Variance<T> {
+    type Value = f64;
+    type Output = Option<f64>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.0.push(item);
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<f64> {
+        self.0.value().map(|(_, var)| var)
+    }
+
+    fn finish(mut self) -> Option<f64> {
+        self.value()
+    }
+
+    fn output_value(output: Option<f64>) -> Option<f64> {
+        output
+    }
+}
+
+/// The mean and population variance of the last `n` items
+/// ([`StreamOps::average_and_variance_rolling`](crate::StreamOps::average_and_variance_rolling)),
+/// O(1) per item: Welford's update with removal of the item leaving the window, recomputed
+/// exactly (two passes) every `n` items so rounding drift never accumulates. NaN/∞ in the window
+/// are counted apart: while one is in the window the mean is what IEEE gives and the variance
+/// is NaN; once it leaves, the values are finite again.
+#[derive(Clone, Debug)]
+pub struct RollingAverageVariance<T> {
+    window: VecDeque<f64>,
+    n: usize,
+    w: Welford,
+    non_finite: NonFinite,
+    since_recompute: usize,
+    _item: PhantomData<fn(T)>,
+}
+
+impl<T> RollingAverageVariance<T> {
+    /// A rolling mean and variance over the last `n` items.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn new(n: usize) -> Self {
+        check_window(n, "average_and_variance_rolling");
+        Self {
+            window: VecDeque::with_capacity(n),
+            n,
+            w: Welford::default(),
+            non_finite: NonFinite::default(),
+            since_recompute: 0,
+            _item: PhantomData,
+        }
+    }
+
+    #[inline]
+    fn add(&mut self, x: f64) {
+        if self.window.len() == self.n
+            && let Some(old) = self.window.pop_front()
+            && !self.non_finite.add(old, -1)
+        {
+            self.w.remove(old);
+        }
+        if !self.non_finite.add(x, 1) {
+            self.w.add(x);
+        }
+        self.window.push_back(x);
+        self.since_recompute += 1;
+        if self.since_recompute >= self.n {
+            self.since_recompute = 0;
+            self.w = Welford::of(self.window.iter().filter(|x| x.is_finite()));
+        }
+    }
+
+    #[inline]
+    fn current(&self) -> Option<(f64, f64)> {
+        if self.window.is_empty() {
+            return None;
+        }
+        if self.non_finite.any() {
+            // The finite part does not matter: NaN/∞ dominate the sum, and the variance of a
+            // window holding a non-finite value is NaN.
+            let mean = self.non_finite.sum().unwrap_or(f64::NAN);
+            return Some((mean, f64::NAN));
+        }
+        Some((self.w.mean, self.w.variance()))
+    }
+}
+
+impl<T: Numeric> Reducer<T> for RollingAverageVariance<T> {
+    type Value = (f64, f64);
+    type Output = Option<(f64, f64)>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.add(item.to_f64());
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<(f64, f64)> {
+        self.current()
+    }
+
+    fn finish(self) -> Option<(f64, f64)> {
+        self.current()
+    }
+
+    fn output_value(output: Option<(f64, f64)>) -> Option<(f64, f64)> {
+        output
+    }
+}
+
+/// The population variance of the last `n` items
+/// ([`StreamOps::variance_rolling`](crate::StreamOps::variance_rolling)): the second half of
+/// [`RollingAverageVariance`].
+#[derive(Clone, Debug)]
+pub struct RollingVariance<T>(RollingAverageVariance<T>);
+
+impl<T> RollingVariance<T> {
+    /// A rolling variance over the last `n` items.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn new(n: usize) -> Self {
+        check_window(n, "variance_rolling");
+        Self(RollingAverageVariance::new(n))
+    }
+}
+
+impl<T: Numeric> Reducer<T> for RollingVariance<T> {
+    type Value = f64;
+    type Output = Option<f64>;
+
+    #[inline]
+    fn push(&mut self, item: T) {
+        self.0.push(item);
+    }
+
+    #[inline]
+    fn value(&mut self) -> Option<f64> {
+        self.0.current().map(|(_, var)| var)
+    }
+
+    fn finish(self) -> Option<f64> {
+        self.0.current().map(|(_, var)| var)
+    }
+
+    fn output_value(output: Option<f64>) -> Option<f64> {
+        output
+    }
+}

@@ -1,0 +1,55 @@
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+
+pin_project! {
+    /// Stream for [`StreamOps::skip_while`](crate::StreamOps::skip_while).
+    #[must_use = "streams do nothing unless polled"]
+    pub struct SkipWhile<S, F> {
+        #[pin]
+        stream: S,
+        predicate: F,
+        skipping: bool,
+    }
+}
+
+impl<S, F> SkipWhile<S, F> {
+    pub(crate) fn new(stream: S, predicate: F) -> Self {
+        Self {
+            stream,
+            predicate,
+            skipping: true,
+        }
+    }
+}
+
+impl<S, F> Stream for SkipWhile<S, F>
+where
+    S: Stream,
+    F: FnMut(&S::Item) -> bool,
+{
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        let mut this = self.project();
+        loop {
+            let Some(item) = ready!(this.stream.as_mut().poll_next(cx)) else {
+                return Poll::Ready(None);
+            };
+            if !*this.skipping || !(this.predicate)(&item) {
+                *this.skipping = false;
+                return Poll::Ready(Some(item));
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.skipping {
+            (0, self.stream.size_hint().1)
+        } else {
+            self.stream.size_hint()
+        }
+    }
+}
