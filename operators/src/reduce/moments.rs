@@ -103,10 +103,14 @@ impl<T: Numeric> Reducer<T> for RollingAverage<T> {
     }
 }
 
-/// Welford's online mean and sum of squared deviations.
+/// Welford's online mean and sum of squared deviations, on values shifted by a reference
+/// (`shift`, close to the mean), which keeps full precision for data with a large offset
+/// (e.g. timestamps, or losses around 1e9).
 #[derive(Clone, Copy, Debug, Default)]
 struct Welford {
     n: u64,
+    shift: f64,
+    /// Mean of the shifted values.
     mean: f64,
     m2: f64,
 }
@@ -114,6 +118,10 @@ struct Welford {
 impl Welford {
     #[inline]
     fn add(&mut self, x: f64) {
+        if self.n == 0 {
+            self.shift = x;
+        }
+        let x = x - self.shift;
         self.n += 1;
         let delta = x - self.mean;
         self.mean += delta / self.n as f64;
@@ -126,6 +134,7 @@ impl Welford {
             *self = Self::default();
             return;
         }
+        let x = x - self.shift;
         self.n -= 1;
         let delta = x - self.mean;
         self.mean -= delta / self.n as f64;
@@ -135,18 +144,36 @@ impl Welford {
         }
     }
 
+    #[inline]
+    fn mean(&self) -> f64 {
+        self.shift + self.mean
+    }
+
     /// Population variance (divides by `n`).
     #[inline]
     fn variance(&self) -> f64 {
         self.m2 / self.n as f64
     }
 
-    fn of<'a>(values: impl IntoIterator<Item = &'a f64>) -> Self {
-        let mut w = Self::default();
-        for &x in values {
-            w.add(x);
+    /// Exact two-pass statistics of `values`, shifted by their mean.
+    fn of(values: impl Iterator<Item = f64> + Clone) -> Self {
+        let (n, sum) = values.clone().fold((0u64, 0.0), |(n, s), x| (n + 1, s + x));
+        if n == 0 {
+            return Self::default();
         }
-        w
+        let shift = sum / n as f64;
+        let (dev, m2) = values.fold((0.0, 0.0), |(d, m2), x| {
+            let dx = x - shift;
+            (d + dx, m2 + dx * dx)
+        });
+        // `dev` corrects the rounding of `shift` (the compensated two-pass formula).
+        let mean = dev / n as f64;
+        Self {
+            n,
+            shift,
+            mean,
+            m2: (m2 - dev * mean).max(0.0),
+        }
     }
 }
 
@@ -186,7 +213,7 @@ impl<T: Numeric> Reducer<T> for AverageVariance<T> {
 
     #[inline]
     fn value(&mut self) -> Option<(f64, f64)> {
-        (self.w.n > 0).then(|| (self.w.mean, self.w.variance()))
+        (self.w.n > 0).then(|| (self.w.mean(), self.w.variance()))
     }
 
     fn finish(mut self) -> Option<(f64, f64)> {
@@ -288,7 +315,7 @@ impl<T> RollingAverageVariance<T> {
         self.since_recompute += 1;
         if self.since_recompute >= self.n {
             self.since_recompute = 0;
-            self.w = Welford::of(self.window.iter().filter(|x| x.is_finite()));
+            self.w = Welford::of(self.window.iter().copied().filter(|x| x.is_finite()));
         }
     }
 
@@ -303,7 +330,7 @@ impl<T> RollingAverageVariance<T> {
             let mean = self.non_finite.sum().unwrap_or(f64::NAN);
             return Some((mean, f64::NAN));
         }
-        Some((self.w.mean, self.w.variance()))
+        Some((self.w.mean(), self.w.variance()))
     }
 }
 
