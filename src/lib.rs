@@ -1,2 +1,83 @@
-//! giving: core (work in progress).
+//! # giving
+//!
+//! A training loop *gives* values; anyone else *takes* them as asynchronous streams, composes
+//! them with reactive operators and sends them to sinks — without the loop knowing who
+//! listens. The Rust counterpart of Python's `giving` (and the core of `voir`).
+//!
+//! ```
+//! use giving::prelude::*;
+//! use giving::{give, given};
+//!
+//! // Attach a pipeline from outside the loop...
+//! let gv = given();
+//! let report = gv.spawn(gv.stream().key::<f64>("loss").filter(|l| *l < 1.0).collect::<Vec<_>>());
+//!
+//! // ...the loop only gives.
+//! for step in 0..4u32 {
+//!     let loss = 2.0 / f64::from(step + 1);
+//!     give!(step, loss);
+//! }
+//!
+//! // Ending the scope completes every stream derived from it.
+//! gv.finish().unwrap();
+//! assert_eq!(report.join().unwrap(), vec![2.0 / 3.0, 0.5]);
+//! ```
+//!
+//! - [`give!`] gives fields from the current thread; [`Giver`] from anywhere.
+//! - [`given()`] opens a thread scope, [`Given::global`] a process-wide one; [`Given::stream`]
+//!   subscribes, with a [`Delivery`] policy; [`Given::spawn`] runs pipelines;
+//!   [`Given::finish`] ends the scope and waits for them.
+//! - [`Event`] and [`Value`] are what flows; a [`Value::Lazy`] is read by the consumer, so a
+//!   loss tensor never forces a device sync on the training thread.
+//! - [`iterate`] wraps the batch loop: progress, steps, one sync per window, clean early stop.
+//! - [`prelude`] brings every operator: the keyed ones of [`EventStreamExt`] and the generic
+//!   ones of [`StreamOps`] (from `giving-operators`).
+//!
+//! See `docs/architecture.md` for how events travel and why.
+
+mod convert;
+mod event;
+mod give;
+mod given;
+mod iterate;
+mod keyed;
+mod lazy;
+mod pipeline;
+mod scope;
+mod serde_impl;
+mod stop;
+mod subscriber;
+mod value;
+
+#[doc(hidden)]
+pub use give::__private;
+
+pub use convert::{FromValue, ToValue, TypeMismatch};
+pub use event::{Event, EventBuilder, Key, Origin, Timestamp, ValueError};
+pub use give::Giver;
+pub use given::{Entered, Given, InScope, ScopeHandle, given};
+pub use iterate::{Iterate, iterate};
+pub use keyed::{
+    AsKey, Augment, DisplayEvents, EventStreamExt, Format, KFilter, KMap, Keep, KeyOf, Keyed,
+    KeyedOp, Template, TemplateError, TryKeyOf, ValueStreamExt, Where, WhereAny,
+};
+pub use lazy::{LazyValue, Resolve, ResolveError};
+pub use pipeline::{FinishError, Pipeline, PipelineError};
+pub use stop::StopToken;
+pub use subscriber::{Delivery, EventStream, Lag};
+pub use value::Value;
+
+/// The generic operators (`giving-operators`), re-exported.
 pub use giving_operators as operators;
+
+/// Everything a pipeline needs: `use giving::prelude::*;`.
+///
+/// Brings the operator traits ([`StreamOps`](giving_operators::StreamOps),
+/// [`EventStreamExt`], [`ValueStreamExt`]) and `futures::Stream`. It deliberately does not
+/// bring `futures::StreamExt`, whose method names (`map`, `filter`, `collect`, …) would clash
+/// with [`StreamOps`]'s synchronous ones.
+pub mod prelude {
+    pub use crate::{EventStreamExt, ValueStreamExt};
+    pub use futures::Stream;
+    pub use giving_operators::StreamOps;
+}

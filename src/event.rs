@@ -1,0 +1,324 @@
+//! [`Event`]: one immutable record of `(key, value)` fields, with when and where it was given.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use smallvec::SmallVec;
+
+use crate::Value;
+use crate::convert::{FromValue, TypeMismatch};
+
+/// A field name. The names that [`give!`](crate::give) takes from source code are
+/// `&'static str` and cost no allocation.
+pub type Key = Cow<'static, str>;
+
+/// The fields of an event, inline up to three (the common `give!(loss, step, batch)`).
+pub(crate) type Fields = SmallVec<[(Key, Value); 3]>;
+
+/// Wall-clock time of an event, in nanoseconds since the Unix epoch.
+///
+/// Differences between timestamps of one process are what rates are computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(u64);
+
+impl Timestamp {
+    /// The current wall-clock time.
+    pub fn now() -> Self {
+        Self::from(SystemTime::now())
+    }
+
+    /// A timestamp `nanos` nanoseconds after the Unix epoch.
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Self(nanos)
+    }
+
+    /// Nanoseconds since the Unix epoch.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+
+    /// How long after `earlier` this is (zero if it is not later).
+    pub fn duration_since(self, earlier: Timestamp) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+
+    /// This timestamp moved `by` later.
+    pub fn plus(self, by: Duration) -> Self {
+        Self(
+            self.0
+                .saturating_add(u64::try_from(by.as_nanos()).unwrap_or(u64::MAX)),
+        )
+    }
+}
+
+impl From<SystemTime> for Timestamp {
+    fn from(time: SystemTime) -> Self {
+        let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        Self(u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl From<Timestamp> for SystemTime {
+    fn from(time: Timestamp) -> Self {
+        UNIX_EPOCH + Duration::from_nanos(time.0)
+    }
+}
+
+/// Where in the source an event was given: filled in by [`give!`](crate::give).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Origin {
+    /// `file!()` of the call.
+    pub file: &'static str,
+    /// `line!()` of the call.
+    pub line: u32,
+    /// `module_path!()` of the call.
+    pub module: &'static str,
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// Why a field could not be read from an event: the key is missing, or its value has another
+/// type. The message names the key and what was found.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// The event has no field with this key.
+    #[error("event has no key `{key}` (its keys: {available})")]
+    MissingKey {
+        /// The key asked for.
+        key: String,
+        /// The keys the event has, comma-separated.
+        available: String,
+    },
+    /// The field exists but holds another type.
+    #[error("key `{key}`: {mismatch}")]
+    WrongType {
+        /// The key asked for.
+        key: String,
+        /// What was expected and what was found.
+        mismatch: TypeMismatch,
+    },
+}
+
+/// One record given by a training loop: ordered `(key, value)` fields, a timestamp and the
+/// source location of the `give!`.
+///
+/// Events are immutable and cloning one is a reference-count increment, so every subscriber
+/// of a scope shares the same event.
+///
+/// ```
+/// use giving::Event;
+///
+/// let event = Event::builder().field("loss", 0.25).field("step", 10u64).build();
+/// assert_eq!(event.to_string(), "loss=0.25 step=10");
+/// assert_eq!(event.get_as::<f64>("loss").unwrap(), 0.25);
+/// let error = event.get_as::<f64>("lr").unwrap_err();
+/// assert_eq!(error.to_string(), "event has no key `lr` (its keys: loss, step)");
+/// ```
+#[derive(Clone)]
+pub struct Event {
+    inner: Arc<EventInner>,
+}
+
+struct EventInner {
+    fields: Fields,
+    time: Timestamp,
+    origin: Option<&'static Origin>,
+}
+
+impl Event {
+    pub(crate) fn from_parts(
+        fields: Fields,
+        time: Timestamp,
+        origin: Option<&'static Origin>,
+    ) -> Self {
+        Self {
+            inner: Arc::new(EventInner {
+                fields,
+                time,
+                origin,
+            }),
+        }
+    }
+
+    /// A builder for an event made by hand (tests, replays, instruments that give).
+    pub fn builder() -> EventBuilder {
+        EventBuilder {
+            fields: Fields::new(),
+            time: None,
+            origin: None,
+        }
+    }
+
+    /// An event with the given fields, timestamped now.
+    pub fn new<K, V>(fields: impl IntoIterator<Item = (K, V)>) -> Self
+    where
+        K: Into<Key>,
+        V: Into<Value>,
+    {
+        let fields = fields
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        Self::from_parts(fields, Timestamp::now(), None)
+    }
+
+    /// The value of `key`, if the event has it (the first one if given twice).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.inner
+            .fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v)
+    }
+
+    /// The value of `key` as `T`, with an error naming the key and what was found instead.
+    pub fn get_as<T: FromValue>(&self, key: &str) -> Result<T, ValueError> {
+        let value = self.get(key).ok_or_else(|| ValueError::MissingKey {
+            key: key.to_owned(),
+            available: self.keys().collect::<Vec<_>>().join(", "),
+        })?;
+        T::from_value(value).map_err(|mismatch| ValueError::WrongType {
+            key: key.to_owned(),
+            mismatch,
+        })
+    }
+
+    /// Whether the event has a field `key`.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// The keys, in the order they were given.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.inner.fields.iter().map(|(k, _)| k.as_ref())
+    }
+
+    /// The `(key, value)` fields, in the order they were given.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.inner.fields.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
+    /// How many fields the event has.
+    pub fn len(&self) -> usize {
+        self.inner.fields.len()
+    }
+
+    /// Whether the event has no field.
+    pub fn is_empty(&self) -> bool {
+        self.inner.fields.is_empty()
+    }
+
+    /// When the event was given.
+    pub fn time(&self) -> Timestamp {
+        self.inner.time
+    }
+
+    /// Where the event was given, when it came from [`give!`](crate::give).
+    pub fn origin(&self) -> Option<&'static Origin> {
+        self.inner.origin
+    }
+
+    /// A builder that starts from this event's fields, time and origin.
+    pub fn to_builder(&self) -> EventBuilder {
+        EventBuilder {
+            fields: self.inner.fields.clone(),
+            time: Some(self.inner.time),
+            origin: self.inner.origin,
+        }
+    }
+
+    /// This event with `key` set to `value` (replaced if present, appended otherwise).
+    pub fn with(&self, key: impl Into<Key>, value: impl Into<Value>) -> Event {
+        self.to_builder().set(key, value).build()
+    }
+}
+
+/// Shows `key=value` pairs separated by spaces: `loss=0.25 step=10`.
+impl fmt::Display for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, (key, value)) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" ")?;
+            }
+            write!(f, "{key}={value}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Event {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("Event");
+        for (key, value) in self.iter() {
+            out.field(key, value);
+        }
+        out.finish_non_exhaustive()
+    }
+}
+
+/// Events are equal when their fields are equal, in order; time and origin are ignored.
+impl PartialEq for Event {
+    fn eq(&self, other: &Event) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner) || self.inner.fields == other.inner.fields
+    }
+}
+
+/// Builds an [`Event`] field by field; see [`Event::builder`].
+#[derive(Debug)]
+#[must_use = "call build() to get the event"]
+pub struct EventBuilder {
+    fields: Fields,
+    time: Option<Timestamp>,
+    origin: Option<&'static Origin>,
+}
+
+impl EventBuilder {
+    /// Appends a field.
+    pub fn field(mut self, key: impl Into<Key>, value: impl Into<Value>) -> Self {
+        self.fields.push((key.into(), value.into()));
+        self
+    }
+
+    /// Sets a field: replaces the value of `key` if present, appends it otherwise.
+    pub fn set(mut self, key: impl Into<Key>, value: impl Into<Value>) -> Self {
+        let key = key.into();
+        let value = value.into();
+        match self.fields.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.fields.push((key, value)),
+        }
+        self
+    }
+
+    /// Keeps only the fields for which `keep` returns true.
+    pub fn retain(mut self, mut keep: impl FnMut(&str, &Value) -> bool) -> Self {
+        self.fields.retain(|(k, v)| keep(k, v));
+        self
+    }
+
+    /// Sets the timestamp (default: the time of [`build`](EventBuilder::build)).
+    pub fn time(mut self, time: Timestamp) -> Self {
+        self.time = Some(time);
+        self
+    }
+
+    /// The event.
+    pub fn build(self) -> Event {
+        Event::from_parts(
+            self.fields,
+            self.time.unwrap_or_else(Timestamp::now),
+            self.origin,
+        )
+    }
+}

@@ -1,0 +1,60 @@
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+
+/// One step of a keyed operator: turns an input item into at most one output item.
+///
+/// Every keyed operator is a `KeyedOp` run by [`Keyed`]; the types that implement it (such as
+/// [`Where`](super::Where) or [`Keep`](super::Keep)) hold the operator's configuration.
+pub trait KeyedOp<In> {
+    /// What the operator emits.
+    type Out;
+
+    /// The output for `item`, or `None` to skip it.
+    fn apply(&mut self, item: In) -> Option<Self::Out>;
+}
+
+pin_project! {
+    /// Stream of a keyed operator on [`EventStreamExt`](super::EventStreamExt): runs its
+    /// [`KeyedOp`] on every item of the upstream.
+    #[must_use = "streams do nothing unless polled"]
+    pub struct Keyed<S, Op> {
+        #[pin]
+        stream: S,
+        op: Op,
+    }
+}
+
+impl<S, Op> Keyed<S, Op> {
+    pub(crate) fn new(stream: S, op: Op) -> Self {
+        Self { stream, op }
+    }
+}
+
+impl<S, Op> Stream for Keyed<S, Op>
+where
+    S: Stream,
+    Op: KeyedOp<S::Item>,
+{
+    type Item = Op::Out;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Op::Out>> {
+        let mut this = self.project();
+        loop {
+            match ready!(this.stream.as_mut().poll_next(cx)) {
+                Some(item) => {
+                    if let Some(out) = this.op.apply(item) {
+                        return Poll::Ready(Some(out));
+                    }
+                }
+                None => return Poll::Ready(None),
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, self.stream.size_hint().1)
+    }
+}

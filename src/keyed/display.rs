@@ -1,0 +1,41 @@
+use std::future::Future;
+use std::io::Write;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+
+use crate::Event;
+
+pin_project! {
+    /// Future of [`display`](super::EventStreamExt::display).
+    #[must_use = "futures do nothing unless awaited"]
+    pub struct DisplayEvents<S> {
+        #[pin]
+        stream: S,
+    }
+}
+
+impl<S> DisplayEvents<S> {
+    pub(crate) fn new(stream: S) -> Self {
+        Self { stream }
+    }
+}
+
+impl<S: Stream<Item = Event>> Future for DisplayEvents<S> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        while let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) {
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (`| head`) must not kill the pipeline: display is best effort.
+            let _ = match event.origin() {
+                Some(origin) => writeln!(out, "[{origin}] {event}"),
+                None => writeln!(out, "{event}"),
+            };
+        }
+        Poll::Ready(())
+    }
+}

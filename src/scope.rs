@@ -1,0 +1,242 @@
+//! Scopes and the routing of given events: which scopes receive an event given on a thread.
+//!
+//! Every open scope counts in [`ACTIVE_SCOPES`], so `give!` with no scope open anywhere costs one
+//! relaxed load. A thread keeps a stack of the thread scopes it is in, plus a cached copy of the
+//! global scopes, refreshed when [`GLOBAL_VERSION`] changes (rarely: when a global scope opens
+//! or closes).
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use arc_swap::ArcSwap;
+
+use crate::subscriber::{Delivery, EventStream, Subscriber};
+use crate::{Event, StopToken};
+
+/// How many scopes are open in the process, thread and global.
+pub(crate) static ACTIVE_SCOPES: AtomicUsize = AtomicUsize::new(0);
+
+static GLOBAL_SCOPES: Mutex<Vec<Arc<Scope>>> = Mutex::new(Vec::new());
+static GLOBAL_VERSION: AtomicU64 = AtomicU64::new(0);
+
+/// The shared state of one scope: its subscribers and whether it has ended.
+pub(crate) struct Scope {
+    closed: AtomicBool,
+    subscribers: ArcSwap<Vec<Arc<Subscriber>>>,
+    stop: StopToken,
+    global: bool,
+}
+
+impl Scope {
+    pub(crate) fn open(global: bool) -> Arc<Scope> {
+        let scope = Arc::new(Scope {
+            closed: AtomicBool::new(false),
+            subscribers: ArcSwap::from_pointee(Vec::new()),
+            stop: StopToken::new(),
+            global,
+        });
+        ACTIVE_SCOPES.fetch_add(1, Ordering::SeqCst);
+        if global {
+            let mut globals = global_scopes();
+            globals.push(scope.clone());
+            GLOBAL_VERSION.fetch_add(1, Ordering::Release);
+        }
+        scope
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn is_global(&self) -> bool {
+        self.global
+    }
+
+    pub(crate) fn stop_token(&self) -> &StopToken {
+        &self.stop
+    }
+
+    /// Hands `event` to every subscriber; never blocks.
+    pub(crate) fn deliver(&self, event: &Event) {
+        if self.is_closed() {
+            return;
+        }
+        for subscriber in self.subscribers.load().iter() {
+            subscriber.push(event.clone());
+        }
+    }
+
+    pub(crate) fn subscribe(self: &Arc<Self>, delivery: Delivery) -> EventStream {
+        let subscriber = Arc::new(Subscriber::new(delivery));
+        self.subscribers.rcu(|current| {
+            let mut next = Vec::clone(current);
+            next.push(subscriber.clone());
+            next
+        });
+        // A close that ran before the push above did not see this subscriber.
+        if self.closed.load(Ordering::SeqCst) {
+            subscriber.close();
+        }
+        EventStream::new(subscriber, self.clone())
+    }
+
+    pub(crate) fn unsubscribe(&self, subscriber: &Arc<Subscriber>) {
+        self.subscribers.rcu(|current| {
+            current
+                .iter()
+                .filter(|s| !Arc::ptr_eq(s, subscriber))
+                .cloned()
+                .collect::<Vec<_>>()
+        });
+    }
+
+    /// Ends the scope: nothing is delivered any more and every stream completes once drained.
+    pub(crate) fn close(self: &Arc<Self>) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        ACTIVE_SCOPES.fetch_sub(1, Ordering::SeqCst);
+        if self.global {
+            global_scopes().retain(|s| !Arc::ptr_eq(s, self));
+            GLOBAL_VERSION.fetch_add(1, Ordering::Release);
+        }
+        exit_thread_scope(self);
+        for subscriber in self.subscribers.load().iter() {
+            subscriber.close();
+        }
+    }
+}
+
+fn global_scopes() -> MutexGuard<'static, Vec<Arc<Scope>>> {
+    // The list stays consistent even if a holder panicked: every change is a single push/retain.
+    GLOBAL_SCOPES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What one thread routes its events to.
+struct Routes {
+    /// The thread scopes this thread is in, outermost first.
+    stack: Vec<Arc<Scope>>,
+    /// A copy of the global scopes, valid for `global_version`.
+    globals: Vec<Arc<Scope>>,
+    global_version: u64,
+}
+
+impl Routes {
+    fn refresh(&mut self) {
+        let version = GLOBAL_VERSION.load(Ordering::Acquire);
+        if version != self.global_version {
+            self.globals = global_scopes().clone();
+            self.global_version = version;
+        }
+        if self.stack.iter().any(|s| s.is_closed()) {
+            self.stack.retain(|s| !s.is_closed());
+        }
+    }
+
+    fn scopes(&self) -> impl Iterator<Item = &Arc<Scope>> {
+        self.stack.iter().chain(&self.globals)
+    }
+}
+
+thread_local! {
+    static ROUTES: RefCell<Routes> = const {
+        RefCell::new(Routes { stack: Vec::new(), globals: Vec::new(), global_version: 0 })
+    };
+}
+
+/// Whether an event given on this thread now would reach at least one open scope.
+pub(crate) fn has_receivers() -> bool {
+    ROUTES
+        .try_with(|routes| {
+            if let Ok(mut routes) = routes.try_borrow_mut() {
+                routes.refresh();
+            }
+            routes
+                .try_borrow()
+                .is_ok_and(|routes| routes.scopes().any(|s| !s.is_closed()))
+        })
+        .unwrap_or(false)
+}
+
+/// Delivers `event` to the scopes of this thread and to the global scopes.
+pub(crate) fn dispatch(event: &Event) {
+    let _ = ROUTES.try_with(|routes| {
+        if let Ok(routes) = routes.try_borrow() {
+            for scope in routes.scopes() {
+                scope.deliver(event);
+            }
+        }
+    });
+}
+
+/// Delivers `event` to the global scopes only (a [`Giver`](crate::Giver) adds its own scopes).
+pub(crate) fn dispatch_global(event: &Event) {
+    for scope in global_scopes().iter() {
+        scope.deliver(event);
+    }
+}
+
+/// Whether a global scope is open.
+pub(crate) fn has_global_scopes() -> bool {
+    !global_scopes().is_empty()
+}
+
+/// The thread scopes of this thread, outermost first.
+pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
+    ROUTES
+        .try_with(|routes| {
+            routes
+                .try_borrow()
+                .map(|r| r.stack.iter().filter(|s| !s.is_closed()).cloned().collect())
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}
+
+/// Makes this thread part of `scope`; returns false if it already was (or the scope is global,
+/// which every thread is part of).
+pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {
+    if scope.is_global() {
+        return false;
+    }
+    ROUTES
+        .try_with(|routes| {
+            let mut routes = routes.borrow_mut();
+            if routes.stack.iter().any(|s| Arc::ptr_eq(s, scope)) {
+                false
+            } else {
+                routes.stack.push(scope.clone());
+                true
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// Takes this thread out of `scope` (a no-op if it is not in it).
+pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
+    let _ = ROUTES.try_with(|routes| {
+        if let Ok(mut routes) = routes.try_borrow_mut()
+            && let Some(at) = routes.stack.iter().rposition(|s| Arc::ptr_eq(s, scope))
+        {
+            routes.stack.remove(at);
+        }
+    });
+}
+
+/// Whether any scope this thread gives to has been asked to stop.
+pub(crate) fn stop_requested() -> bool {
+    if ACTIVE_SCOPES.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    ROUTES
+        .try_with(|routes| {
+            if let Ok(mut routes) = routes.try_borrow_mut() {
+                routes.refresh();
+            }
+            routes
+                .try_borrow()
+                .is_ok_and(|r| r.scopes().any(|s| s.stop_token().is_stopped()))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,117 @@
+//! Delivery policies: lossless under a slow consumer, bounded with an exact drop count,
+//! latest-only; the give side never blocks.
+
+use std::time::Duration;
+
+use giving::prelude::*;
+use giving::{Delivery, give, given};
+
+#[test]
+fn a_million_events_reach_a_slow_lossless_consumer_complete_and_in_order() {
+    const N: u64 = 1_000_000;
+    let gv = given();
+    let events = gv.stream();
+    let consumer = std::thread::spawn(move || {
+        futures::executor::block_on(async move {
+            let mut events = events.key::<u64>("i");
+            let mut expected = 0;
+            while let Some(i) = events.next().await {
+                assert_eq!(i, expected, "events out of order");
+                expected += 1;
+                if i % 50_000 == 0 {
+                    // Deliberately slow: the producer runs far ahead meanwhile.
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+            expected
+        })
+    });
+    for i in 0..N {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    assert_eq!(consumer.join().unwrap(), N);
+}
+
+#[test]
+fn bounded_delivery_drops_the_oldest_and_counts_exactly() {
+    let gv = given();
+    let events = gv.stream_with(Delivery::Bounded(100));
+    let lag = events.lag();
+    for i in 0..1000u64 {
+        give!(i);
+    }
+    assert_eq!(lag.dropped(), 900);
+    assert_eq!(lag.pending(), 100);
+    gv.finish().unwrap();
+    let kept: Vec<u64> = futures::executor::block_on(events.key::<u64>("i").collect());
+    assert_eq!(kept, (900..1000).collect::<Vec<_>>());
+    assert_eq!(lag.dropped(), 900);
+}
+
+#[test]
+fn latest_delivery_keeps_only_the_newest() {
+    let gv = given();
+    let events = gv.stream_with(Delivery::Latest);
+    for i in 0..10u64 {
+        give!(i);
+    }
+    assert_eq!(events.dropped(), 9);
+    gv.finish().unwrap();
+    let kept: Vec<u64> = futures::executor::block_on(events.key::<u64>("i").collect());
+    assert_eq!(kept, vec![9]);
+}
+
+#[test]
+fn each_subscriber_has_its_own_policy() {
+    let gv = given();
+    let all = gv.stream();
+    let latest = gv.stream_with(Delivery::Latest);
+    for i in 0..5u64 {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    let all: Vec<u64> = futures::executor::block_on(all.key::<u64>("i").collect());
+    let latest: Vec<u64> = futures::executor::block_on(latest.key::<u64>("i").collect());
+    assert_eq!(all, vec![0, 1, 2, 3, 4]);
+    assert_eq!(latest, vec![4]);
+}
+
+#[test]
+fn a_dropped_stream_unsubscribes_and_giving_goes_on() {
+    let gv = given();
+    let events = gv.stream();
+    let lag = events.lag();
+    give!(x = 1);
+    drop(events);
+    for x in 0..1000 {
+        give!(x);
+    }
+    assert_eq!(lag.pending(), 1, "nothing is queued for a dropped stream");
+    gv.finish().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_consumer_parked_on_an_empty_queue_is_woken() {
+    let gv = given();
+    let mut events = gv.stream().key::<u64>("i");
+    let handle = gv.handle();
+    let producer = std::thread::spawn(move || {
+        let _inside = handle.enter();
+        for i in 0..1000u64 {
+            give!(i);
+            if i % 100 == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    });
+    let mut received = 0;
+    while received < 1000 {
+        let i = events.next().await.unwrap();
+        assert_eq!(i, received);
+        received += 1;
+    }
+    producer.join().unwrap();
+    gv.finish_async().await.unwrap();
+    assert_eq!(events.next().await, None);
+}
