@@ -37,7 +37,7 @@ fn keys_come_from_names_or_are_explicit() {
     let gv = given();
     let events = gv.stream();
     let loss = 0.5f32;
-    let items = vec![String::from("a"), String::from("b")];
+    let items: Vec<u32> = (0..2).collect();
     give!(loss);
     give!(loss, batch = items.len(), "lr.max" = 0.1, mode = "train");
     give!(progress = (3usize, 10usize), tag = None::<String>);
