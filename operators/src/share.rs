@@ -1,4 +1,4 @@
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -32,7 +32,8 @@ struct Inner<S: Stream> {
 
 struct State<S: Stream> {
     upstream: Option<Pin<Box<S>>>,
-    queues: HashMap<u64, VecDeque<S::Item>>,
+    // A handful of handles: a vector beats a hash map.
+    queues: Vec<(u64, VecDeque<S::Item>)>,
     next_id: u64,
 }
 
@@ -40,40 +41,39 @@ struct State<S: Stream> {
 /// item is never left unclaimed because the handle that last polled the upstream went away.
 #[derive(Default)]
 struct WakeAll {
-    wakers: Mutex<HashMap<u64, Waker>>,
+    // A handful of handles: a vector beats a hash map.
+    wakers: Mutex<Vec<(u64, Waker)>>,
 }
 
 impl WakeAll {
-    fn lock(&self) -> MutexGuard<'_, HashMap<u64, Waker>> {
+    fn lock(&self) -> MutexGuard<'_, Vec<(u64, Waker)>> {
         self.wakers.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     fn register(&self, id: u64, waker: &Waker) {
         let mut wakers = self.lock();
-        match wakers.get_mut(&id) {
-            Some(w) if w.will_wake(waker) => {}
-            Some(w) => w.clone_from(waker),
-            None => {
-                wakers.insert(id, waker.clone());
-            }
+        match wakers.iter_mut().find(|(i, _)| *i == id) {
+            Some((_, w)) if w.will_wake(waker) => {}
+            Some((_, w)) => w.clone_from(waker),
+            None => wakers.push((id, waker.clone())),
         }
     }
 
     fn remove(&self, id: u64) {
-        self.lock().remove(&id);
+        self.lock().retain(|(i, _)| *i != id);
     }
 
     /// Wakes every waiting handle but `except`.
     fn wake_others(&self, except: u64) {
         let woken: Vec<Waker> = {
             let mut wakers = self.lock();
-            if wakers.len() <= usize::from(wakers.contains_key(&except)) {
+            if wakers.iter().all(|(i, _)| *i == except) {
                 return;
             }
-            let ids: Vec<u64> = wakers.keys().copied().filter(|&id| id != except).collect();
-            ids.into_iter()
-                .filter_map(|id| wakers.remove(&id))
-                .collect()
+            let (others, mine): (Vec<_>, Vec<_>) =
+                wakers.drain(..).partition(|(i, _)| *i != except);
+            *wakers = mine;
+            others.into_iter().map(|(_, w)| w).collect()
         };
         woken.into_iter().for_each(Waker::wake);
     }
@@ -81,7 +81,7 @@ impl WakeAll {
 
 impl ArcWake for WakeAll {
     fn wake_by_ref(arc_self: &Arc<Self>) {
-        let woken: Vec<Waker> = arc_self.lock().drain().map(|(_, w)| w).collect();
+        let woken: Vec<Waker> = arc_self.lock().drain(..).map(|(_, w)| w).collect();
         woken.into_iter().for_each(Waker::wake);
     }
 }
@@ -94,8 +94,7 @@ impl<S: Stream> Inner<S> {
 
 impl<S: Stream> Shared<S> {
     pub(crate) fn new(stream: S) -> Self {
-        let mut queues = HashMap::new();
-        queues.insert(0, VecDeque::new());
+        let queues = vec![(0, VecDeque::new())];
         Self {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -121,7 +120,7 @@ impl<S: Stream> Clone for Shared<S> {
         let mut state = self.inner.lock();
         let id = state.next_id;
         state.next_id += 1;
-        state.queues.insert(id, VecDeque::new());
+        state.queues.push((id, VecDeque::new()));
         Self {
             inner: Arc::clone(&self.inner),
             id,
@@ -131,7 +130,7 @@ impl<S: Stream> Clone for Shared<S> {
 
 impl<S: Stream> Drop for Shared<S> {
     fn drop(&mut self) {
-        self.inner.lock().queues.remove(&self.id);
+        self.inner.lock().queues.retain(|(i, _)| *i != self.id);
         self.inner.wakers.remove(self.id);
     }
 }
@@ -157,7 +156,8 @@ where
         let inner = &*this.inner;
         let mut state = inner.lock();
         let state = &mut *state;
-        if let Some(item) = state.queues.get_mut(&id).and_then(VecDeque::pop_front) {
+        let own = state.queues.iter_mut().find(|(i, _)| *i == id);
+        if let Some(item) = own.and_then(|(_, queue)| queue.pop_front()) {
             return Poll::Ready(Some(item));
         }
         let Some(upstream) = state.upstream.as_mut() else {
@@ -168,8 +168,8 @@ where
         let mut upstream_cx = Context::from_waker(&waker);
         match upstream.as_mut().poll_next(&mut upstream_cx) {
             Poll::Ready(Some(item)) => {
-                inner.wakers.remove(id);
-                for (_, queue) in state.queues.iter_mut().filter(|(other, _)| **other != id) {
+                // Our waker stays registered: at worst one spurious wake-up later.
+                for (_, queue) in state.queues.iter_mut().filter(|(other, _)| *other != id) {
                     queue.push_back(item.clone());
                 }
                 inner.wakers.wake_others(id);
