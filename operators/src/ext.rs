@@ -514,8 +514,9 @@ pub trait StreamOps: Stream {
     /// opens a new window (rx `throttle_first`, giving's `throttle`).
     ///
     /// Unlike `tokio_stream::StreamExt::throttle`, which *delays* items to space them out,
-    /// the items inside a window are dropped: the stream never lags behind its source. Uses
-    /// the tokio clock (needs a tokio runtime with the `time` driver).
+    /// the items inside a window are dropped: the stream never lags behind its source. Reads
+    /// the tokio clock (so it follows a paused test clock) but sets no timer: it works on any
+    /// executor.
     ///
     /// ```
     /// use std::time::Duration;

@@ -37,6 +37,8 @@
 //! # });
 //! ```
 
+#![warn(missing_docs)]
+
 mod buffer;
 mod buffer_skip;
 mod buffer_time;

@@ -39,6 +39,12 @@ async fn throttle_edges() {
     assert_eq!(all, vec![0, 1, 2, 3, 4]);
 }
 
+#[test]
+fn throttle_needs_no_tokio_runtime() {
+    let v = super::collect(stream::iter(0..5).throttle(ms(60_000)));
+    assert_eq!(v, vec![0]);
+}
+
 // ---- debounce -------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]
