@@ -1,0 +1,304 @@
+//! The `giving` command: trains the bundled models and shows what their loops give.
+//!
+//! ```text
+//! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
+//! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
+//! ```
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand};
+use giving::Event;
+use giving::prelude::*;
+use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
+
+/// Train the bundled burn models and watch what their training loops give.
+#[derive(Debug, Parser)]
+#[command(name = "giving", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Train a model, printing progress from a pipeline subscribed to the loop's events.
+    Train(TrainArgs),
+    /// Measure training throughput (items/s) bare and with one subscriber, in the same process.
+    Bench(BenchArgs),
+}
+
+/// Options shared by `train` and `bench`.
+#[derive(Debug, Args)]
+struct Common {
+    /// The model: mlp, cnn or charlm.
+    #[arg(value_parser = parse_model)]
+    model: ModelKind,
+    /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N (among the backends compiled in).
+    #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
+    device: DeviceSpec,
+    /// Items per batch [default: the model's].
+    #[arg(long)]
+    batch_size: Option<usize>,
+    /// Learning rate [default: the model's].
+    #[arg(long)]
+    lr: Option<f64>,
+    /// Seed of the data, shuffling and initial parameters.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Training items per epoch [default: the model's].
+    #[arg(long)]
+    train_size: Option<usize>,
+    /// Validation items per epoch [default: the model's].
+    #[arg(long)]
+    valid_size: Option<usize>,
+    /// Steps per device-sync window.
+    #[arg(long)]
+    window: Option<usize>,
+}
+
+impl Common {
+    fn config(&self) -> TrainConfig {
+        let mut config = self.model.default_config();
+        config.seed = self.seed;
+        if let Some(v) = self.batch_size {
+            config.batch_size = v;
+        }
+        if let Some(v) = self.lr {
+            config.lr = v;
+        }
+        if let Some(v) = self.train_size {
+            config.train_size = v;
+        }
+        if let Some(v) = self.valid_size {
+            config.valid_size = v;
+        }
+        if let Some(v) = self.window {
+            config.window = v;
+        }
+        config
+    }
+}
+
+#[derive(Debug, Args)]
+struct TrainArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Stop after N steps in total.
+    #[arg(long, conflicts_with = "epochs")]
+    steps: Option<usize>,
+    /// Number of epochs [default: the model's].
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// Print a progress line every N steps (0: only epochs and the summary).
+    #[arg(long, default_value_t = 50)]
+    every: u64,
+}
+
+#[derive(Debug, Args)]
+struct BenchArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Steps per measured run.
+    #[arg(long, default_value_t = 300)]
+    steps: usize,
+    /// Measured pairs of runs (bare, then subscribed), after one warm-up run.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+}
+
+fn parse_model(s: &str) -> Result<ModelKind, String> {
+    s.parse().map_err(|e: giving_models::Error| e.to_string())
+}
+
+fn parse_device(s: &str) -> Result<DeviceSpec, String> {
+    s.parse().map_err(|e: giving_models::Error| e.to_string())
+}
+
+fn main() -> Result<()> {
+    match Cli::parse().command {
+        Command::Train(args) => train(args),
+        Command::Bench(args) => bench(args),
+    }
+}
+
+/// Checks that the device's backend is compiled in before generating any data.
+fn check_device(device: &DeviceSpec) -> Result<()> {
+    if !device.is_compiled() {
+        bail!(giving_models::Error::BackendNotCompiled {
+            backend: device.backend(),
+            feature: device.backend(),
+        });
+    }
+    Ok(())
+}
+
+/// A progress line for a loss event (every `every` steps) or a validation event.
+fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> {
+    let epoch = event.get_as::<u64>("epoch").ok()?;
+    if event.has("accuracy") {
+        let accuracy = event.get_as::<f64>("accuracy").ok()?;
+        let val_loss = event.get_as::<f64>("val_loss").ok()?;
+        return Some(format!(
+            "[{model}] epoch {epoch} validation: loss {val_loss:.4}  accuracy {:.2}%",
+            100.0 * accuracy
+        ));
+    }
+    let step = event.get_as::<u64>("step").ok()?;
+    if every == 0 || (step + 1) % every != 0 {
+        return None;
+    }
+    // Reading the loss resolves the lazy tensor here, on the pipeline's thread.
+    let loss = event.get_as::<f64>("loss").ok()?;
+    Some(format!(
+        "[{model}] epoch {epoch} step {:>5}  loss {loss:.4}",
+        step + 1
+    ))
+}
+
+fn train(args: TrainArgs) -> Result<()> {
+    let common = &args.common;
+    check_device(&common.device)?;
+    let mut config = common.config();
+    config.steps = args.steps;
+    if let Some(epochs) = args.epochs {
+        config.epochs = epochs;
+    }
+    if let Some(steps) = args.steps {
+        // Enough epochs to reach the asked steps.
+        let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
+        config.epochs = steps.div_ceil(per_epoch);
+    }
+    let model = common.model;
+    println!(
+        "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
+        common.device,
+        config.epochs,
+        config
+            .steps
+            .map(|s| format!(" (at most {s} steps)"))
+            .unwrap_or_default(),
+        config.batch_size,
+        config.lr,
+        config.seed,
+        config.train_size,
+        model.item_name(),
+    );
+
+    // The loop only gives; the progress lines come from this pipeline.
+    let gv = giving::given();
+    let every = args.every;
+    let lines = gv
+        .stream()
+        .where_any(["loss", "accuracy"])
+        .filter_map(move |event| progress_line(model, every, &event))
+        .for_each(|line| println!("{line}"));
+    let printer = gv.spawn(lines);
+
+    let report = giving_models::train(model, &config, &common.device);
+    gv.finish().context("progress pipeline failed")?;
+    printer.join().context("progress pipeline failed")?;
+    let report = report?;
+    print_summary(model, &report);
+    Ok(())
+}
+
+fn print_summary(model: ModelKind, report: &TrainReport) {
+    let mut summary = format!(
+        "[{model}] done: {} steps in {} epoch(s){}, final loss {:.4}",
+        report.steps,
+        report.epochs,
+        if report.stopped {
+            " (stopped early)"
+        } else {
+            ""
+        },
+        report.final_loss,
+    );
+    if let (Some(accuracy), Some(val_loss)) = (report.accuracy, report.val_loss) {
+        summary += &format!(
+            ", validation loss {val_loss:.4}, accuracy {:.2}%",
+            100.0 * accuracy
+        );
+    }
+    summary += &format!(
+        ", {:.0} {}/s ({} in {:.2}s of training)",
+        report.items_per_second(),
+        model.item_name(),
+        report.items,
+        report.train_time.as_secs_f64(),
+    );
+    println!("{summary}");
+}
+
+/// One training run of the benchmark, with or without a subscriber that reads every loss.
+fn bench_run(
+    model: ModelKind,
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    subscribed: bool,
+) -> Result<TrainReport> {
+    if !subscribed {
+        return Ok(giving_models::train(model, config, device)?);
+    }
+    let gv = giving::given();
+    // One subscriber that reads (resolves) every loss: the most a consumer asks of the loop.
+    let losses = gv.spawn(gv.stream().key::<f64>("loss").count());
+    let report = giving_models::train(model, config, device);
+    gv.finish().context("benchmark subscriber failed")?;
+    let seen = losses.join().context("benchmark subscriber failed")?;
+    let report = report?;
+    if seen as usize != report.steps {
+        bail!(
+            "the subscriber read {seen} losses for {} steps",
+            report.steps
+        );
+    }
+    Ok(report)
+}
+
+fn bench(args: BenchArgs) -> Result<()> {
+    let common = &args.common;
+    check_device(&common.device)?;
+    let model = common.model;
+    let mut config = common.config();
+    config.steps = Some(args.steps);
+    config.valid_size = 0;
+    let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
+    config.epochs = args.steps.div_ceil(per_epoch);
+    println!(
+        "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
+        common.device, args.steps, config.batch_size, args.repeats
+    );
+    let warmup = bench_run(model, &config, &common.device, false)?;
+    println!(
+        "warm-up: {:.0} {}/s",
+        warmup.items_per_second(),
+        model.item_name()
+    );
+    let (mut bare, mut subscribed) = (Vec::new(), Vec::new());
+    for repeat in 0..args.repeats.max(1) {
+        let b = bench_run(model, &config, &common.device, false)?.items_per_second();
+        let s = bench_run(model, &config, &common.device, true)?.items_per_second();
+        println!(
+            "run {}: bare {b:.0} {}/s, one subscriber {s:.0} {}/s (ratio {:.3})",
+            repeat + 1,
+            model.item_name(),
+            model.item_name(),
+            s / b
+        );
+        bare.push(b);
+        subscribed.push(s);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (b, s) = (median(&mut bare), median(&mut subscribed));
+    println!(
+        "[{model}] median: bare {b:.0} {}/s, one subscriber {s:.0} {}/s, ratio {:.3}",
+        model.item_name(),
+        model.item_name(),
+        s / b
+    );
+    Ok(())
+}

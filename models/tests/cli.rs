@@ -1,0 +1,76 @@
+//! The `giving` binary: a short real training run, and clear errors for bad input.
+
+use std::process::Command;
+
+fn giving(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .output()
+        .expect("run the giving binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn train_prints_progress_from_a_pipeline_and_a_summary() {
+    let (ok, out) = giving(&[
+        "train",
+        "mlp",
+        "--steps",
+        "6",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "24",
+        "--valid-size",
+        "16",
+        "--every",
+        "2",
+        "--seed",
+        "3",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("[mlp] training on flex"), "{out}");
+    for step in ["step     2  loss", "step     4  loss", "step     6  loss"] {
+        assert!(out.contains(step), "missing `{step}`:\n{out}");
+    }
+    assert!(out.contains("epoch 1 validation: loss"), "{out}");
+    assert!(
+        out.contains("[mlp] done: 6 steps in 2 epoch(s), final loss"),
+        "{out}"
+    );
+    assert!(out.contains("images/s"), "{out}");
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let (ok, out) = giving(&["train", "resnet"]);
+    assert!(!ok);
+    assert!(out.contains("unknown model `resnet`"), "{out}");
+
+    let (ok, out) = giving(&["train", "mlp", "--device", "tpu:0"]);
+    assert!(!ok);
+    assert!(out.contains("unknown backend `tpu`"), "{out}");
+
+    let (ok, out) = giving(&["train", "mlp", "--steps", "3", "--epochs", "2"]);
+    assert!(!ok);
+    assert!(out.contains("cannot be used with"), "{out}");
+
+    let (ok, out) = giving(&["train", "mlp", "--batch-size", "0"]);
+    assert!(!ok);
+    assert!(out.contains("batch size must be at least 1"), "{out}");
+
+    for backend in ["wgpu", "cuda"] {
+        let compiled = match backend {
+            "wgpu" => cfg!(feature = "wgpu"),
+            _ => cfg!(feature = "cuda"),
+        };
+        if compiled {
+            continue;
+        }
+        let (ok, out) = giving(&["train", "mlp", "--device", backend]);
+        assert!(!ok);
+        assert!(out.contains(&format!("--features {backend}")), "{out}");
+    }
+}
