@@ -48,6 +48,7 @@ mod serde_impl;
 mod stop;
 mod subscriber;
 mod value;
+mod wrap;
 
 #[doc(hidden)]
 pub use give::__private;
@@ -58,14 +59,16 @@ pub use give::Giver;
 pub use given::{Entered, Given, InScope, ScopeHandle, given};
 pub use iterate::{Iterate, iterate};
 pub use keyed::{
-    AsKey, Augment, DisplayEvents, EventStreamExt, Format, KFilter, KMap, Keep, KeyOf, Keyed,
-    KeyedOp, Template, TemplateError, TryKeyOf, ValueStreamExt, Where, WhereAny,
+    Affix, AsKey, Augment, CollectBetween, DisplayEvents, EventStreamExt, Format, GroupWrap,
+    KFilter, KFlatten, KMap, KMerge, Keep, KeyOf, Keyed, KeyedOp, Sole, TAG_GROUP, TAG_WORD, Tag,
+    Template, TemplateError, TryKeyOf, ValueStreamExt, WMap, Where, WhereAny, WrapGroup,
 };
 pub use lazy::{LazyValue, Resolve, ResolveError};
 pub use pipeline::{FinishError, Pipeline, PipelineError};
 pub use stop::StopToken;
 pub use subscriber::{Delivery, EventStream, Lag};
 pub use value::Value;
+pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
 
 /// The generic operators (`giving-operators`), re-exported.
 pub use giving_operators as operators;

@@ -2,30 +2,48 @@
 //! (Python giving's `where`, `keep`, `kmap`, `gv["loss"]`, …).
 
 mod adapter;
+mod affix;
 mod as_key;
 mod augment;
+mod collect_between;
 mod display;
 mod format;
+mod group_wrap;
 mod keep;
 mod key;
 mod kfilter;
+mod kflatten;
 mod kmap;
+mod kmerge;
+mod sole;
+mod tag;
 mod where_;
 mod where_any;
+mod wmap;
 
 use futures::Stream;
 
 pub use adapter::{Keyed, KeyedOp};
+pub use affix::Affix;
 pub use as_key::AsKey;
 pub use augment::Augment;
+pub use collect_between::CollectBetween;
 pub use display::DisplayEvents;
 pub use format::{Format, Template, TemplateError};
+pub use group_wrap::{GroupWrap, WrapGroup};
 pub use keep::Keep;
 pub use key::{KeyOf, TryKeyOf};
 pub use kfilter::KFilter;
+pub use kflatten::KFlatten;
 pub use kmap::KMap;
+pub use kmerge::KMerge;
+pub use sole::Sole;
+pub use tag::{TAG_GROUP, TAG_WORD, Tag};
 pub use where_::Where;
 pub use where_any::WhereAny;
+pub use wmap::WMap;
+
+use giving_operators::{Reduce, Running, Shared, StreamOps};
 
 use crate::{Event, FromValue, Key, Value};
 
@@ -290,6 +308,311 @@ pub trait EventStreamExt: Stream<Item = Event> {
         Self: Sized,
     {
         Ok(Keyed::new(self, Format::new(Template::parse(template)?)))
+    }
+
+    /// Merges the fields of every event into one event, emitted at completion (giving's
+    /// `kmerge`): a later value of a key replaces the earlier one. `None` for an empty stream.
+    ///
+    /// Like every reduction, the result is both a future (await it) and a stream of at most
+    /// one event.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let merged = events().kmerge().await.unwrap();
+    /// assert_eq!(merged.to_string(), "step=2 loss=0.25 mode=test lr=0.1");
+    /// # });
+    /// ```
+    fn kmerge(self) -> Reduce<Self, KMerge>
+    where
+        Self: Sized,
+    {
+        self.reduce_with(KMerge::new())
+    }
+
+    /// The running merge of the events: after each event, every field seen so far with its
+    /// latest value (giving's `kscan`, `kmerge(scan=True)`).
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let states: Vec<String> = events().kscan().map(|e| e.to_string()).collect().await;
+    /// assert_eq!(states[1], "step=2 loss=0.25 mode=test");
+    /// assert_eq!(states[2], "step=2 loss=0.25 mode=test lr=0.1");
+    /// # });
+    /// ```
+    fn kscan(self) -> Running<Self, KMerge>
+    where
+        Self: Sized,
+    {
+        self.running_with(KMerge::new())
+    }
+
+    /// Sets the field `key` of each event to the next item of `other`, pairing them in order as
+    /// `zip` does (giving's `affix(key=stream)`). Completes when either stream does, so
+    /// `other` should have one item per event: a running reduction (`min_scan()`), not a
+    /// final one. An existing field `key` is replaced.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let epochs = futures::stream::iter([10u64, 20, 30]);
+    /// let out: Vec<String> = events().affix("epoch", epochs).map(|e| e.to_string()).collect().await;
+    /// assert_eq!(out[0], "step=1 loss=0.5 epoch=10");
+    /// assert_eq!(out[2], "lr=0.1 epoch=30");
+    /// # });
+    /// ```
+    fn affix<O>(self, key: impl Into<Key>, other: O) -> Affix<Self, O>
+    where
+        O: Stream,
+        O::Item: Into<Value>,
+        Self: Sized,
+    {
+        Affix::new(self, key, other)
+    }
+
+    /// As [`affix`](EventStreamExt::affix), with the other stream derived from this one
+    /// (giving's `affix(key=lambda o: ...)`): `make` receives a shared handle of this stream.
+    /// The derived stream must give exactly one item per event (use the `_scan` reductions).
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # futures::executor::block_on(async {
+    /// let losses = futures::stream::iter([event!(loss = 0.5), event!(loss = 0.7), event!(loss = 0.2)]);
+    /// let best: Vec<f64> = losses
+    ///     .affix_with("best", |s| s.key::<f64>("loss").min_scan())
+    ///     .key::<f64>("best")
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(best, vec![0.5, 0.5, 0.2]);
+    /// # });
+    /// ```
+    fn affix_with<O, F>(self, key: impl Into<Key>, make: F) -> Affix<Shared<Self>, O>
+    where
+        F: FnOnce(Shared<Self>) -> O,
+        O: Stream,
+        O::Item: Into<Value>,
+        Self: Sized,
+    {
+        let shared = self.share();
+        let other = make(shared.clone());
+        Affix::new(shared, key, other)
+    }
+
+    /// Merges the events from one that has the key `start` up to one that has the key `end`
+    /// into one event, emitted at the `end` (giving's `collect_between`). A new `start` before
+    /// the `end` starts over; events outside a `start`…`end` group are ignored.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # futures::executor::block_on(async {
+    /// let events = futures::stream::iter([
+    ///     event!(A = 1), event!(B = 2), event!(C = 3, D = 4, A = 5), event!(Z = 6), event!(B = 7),
+    /// ]);
+    /// let groups: Vec<String> =
+    ///     events.collect_between("A", "Z").map(|e| e.to_string()).collect().await;
+    /// assert_eq!(groups, vec!["C=3 D=4 A=5 Z=6"]);
+    /// # });
+    /// ```
+    fn collect_between(
+        self,
+        start: impl Into<Key>,
+        end: impl Into<Key>,
+    ) -> Keyed<Self, CollectBetween>
+    where
+        Self: Sized,
+    {
+        Keyed::new(self, CollectBetween::new(start, end, None))
+    }
+
+    /// As [`collect_between`](EventStreamExt::collect_between), with one group per value of
+    /// the key `common`, so that interleaved groups (one per worker, say) are collected apart
+    /// (giving's `collect_between(start, end, common)`). Events without `common` are ignored.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # futures::executor::block_on(async {
+    /// let events = futures::stream::iter([
+    ///     event!(w = 1, start = true), event!(w = 2, start = true),
+    ///     event!(w = 1, x = 10), event!(w = 2, x = 20),
+    ///     event!(w = 2, stop = true), event!(w = 1, stop = true),
+    /// ]);
+    /// let xs: Vec<i64> =
+    ///     events.collect_between_by("start", "stop", "w").key::<i64>("x").collect().await;
+    /// assert_eq!(xs, vec![20, 10]);
+    /// # });
+    /// ```
+    fn collect_between_by(
+        self,
+        start: impl Into<Key>,
+        end: impl Into<Key>,
+        common: impl Into<Key>,
+    ) -> Keyed<Self, CollectBetween>
+    where
+        Self: Sized,
+    {
+        Keyed::new(self, CollectBetween::new(start, end, Some(common.into())))
+    }
+
+    /// One group per block wrapped by [`wrap!`](crate::wrap) with this name, emitted when the
+    /// block begins: a stream of the events given inside the block, in order, without the
+    /// `$wrap` events (giving's `group_wrap`). A group completes at the end of its block.
+    /// Nested blocks of the same name each get the events given inside them.
+    ///
+    /// The outer stream and the groups drive the upstream together, so groups can be consumed
+    /// one at a time (`then`, `flat_map`) or concurrently (spawned). Filter blocks on their
+    /// `begin` fields with [`WrapGroup::begin`] (giving's `conditions`).
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::{give, given, wrap};
+    ///
+    /// let gv = given();
+    /// let losses = gv.stream().group_wrap("epoch").then(|g| g.key::<f64>("loss").average());
+    /// let averages = gv.spawn(losses.collect::<Vec<_>>());
+    /// for epoch in 0..2u32 {
+    ///     let _epoch = wrap!("epoch", epoch);
+    ///     for i in 0..4u32 {
+    ///         let loss = f64::from(epoch * 10 + i);
+    ///         give!(loss);
+    ///     }
+    /// }
+    /// gv.finish().unwrap();
+    /// assert_eq!(averages.join().unwrap(), vec![Some(1.5), Some(11.5)]);
+    /// ```
+    fn group_wrap(self, name: impl Into<Key>) -> GroupWrap<Self>
+    where
+        Self: Sized,
+    {
+        GroupWrap::new(self, name)
+    }
+
+    /// Per block wrapped by [`wrap!`](crate::wrap) with this name: `begin` is called with the
+    /// block's `begin` event and returns a state; at the block's `end`, `end` is called with
+    /// that state and the `end` event, and its result is emitted (giving's `wmap`, whose
+    /// generator yields once between begin and end). Nested blocks are paired by id; an `end`
+    /// whose `begin` was not seen is ignored.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::{given, wrap};
+    ///
+    /// let gv = given();
+    /// let durations = gv.spawn(
+    ///     gv.stream()
+    ///         .wmap("step", |begin| begin.time(), |start, end| end.time().duration_since(start))
+    ///         .count(),
+    /// );
+    /// for _ in 0..3 {
+    ///     let _step = wrap!("step");
+    /// }
+    /// gv.finish().unwrap();
+    /// assert_eq!(durations.join().unwrap(), 3);
+    /// ```
+    fn wmap<St, T, B, E>(
+        self,
+        name: impl Into<Key>,
+        begin: B,
+        end: E,
+    ) -> Keyed<Self, WMap<B, E, St>>
+    where
+        B: FnMut(&Event) -> St,
+        E: FnMut(St, &Event) -> T,
+        Self: Sized,
+    {
+        Keyed::new(self, WMap::new(name, begin, end))
+    }
+
+    /// The value of each event that has exactly one field, read as `T` (giving's `sole`);
+    /// events with no field or several, and values that are not a `T`, are skipped.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let lrs: Vec<f64> = events().sole::<f64>().collect().await;
+    /// assert_eq!(lrs, vec![0.1]);
+    /// # });
+    /// ```
+    fn sole<T: FromValue>(self) -> Keyed<Self, Sole<T>>
+    where
+        Self: Sized,
+    {
+        Keyed::new(self, Sole::new())
+    }
+
+    /// Expands each event whose field `key` is a list into one event per element, with `key`
+    /// set to the element and the other fields kept (an empty list gives no event). Events
+    /// where `key` is missing or not a list pass unchanged. Named `kflatten` because
+    /// [`StreamOps::flatten`] flattens a stream of streams.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # futures::executor::block_on(async {
+    /// let batch = futures::stream::iter([event!(step = 1, losses = vec![0.5, 0.7])]);
+    /// let out: Vec<String> = batch.kflatten("losses").map(|e| e.to_string()).collect().await;
+    /// assert_eq!(out, vec!["step=1 losses=0.5", "step=1 losses=0.7"]);
+    /// # });
+    /// ```
+    fn kflatten(self, key: impl Into<Key>) -> KFlatten<Self>
+    where
+        Self: Sized,
+    {
+        KFlatten::new(self, key)
+    }
+
+    /// Adds a unique, pronounceable word as the first field, [`$word`](TAG_WORD), of each event
+    /// (giving's `tag`), to find an event again in a log or a debugger
+    /// (`where_eq("$word", "kavomi")`). Words follow one sequence per group in the process, so
+    /// they are unique within it and the same from one run to the next.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let tagged: Vec<Event> = events().tag().collect().await;
+    /// let words: Vec<String> = tagged.iter().map(|e| e.get_as("$word").unwrap()).collect();
+    /// assert_eq!(tagged[0].keys().next(), Some("$word"));
+    /// assert!(words[0] != words[1] && words[1] != words[2]);
+    /// # });
+    /// ```
+    fn tag(self) -> Keyed<Self, Tag>
+    where
+        Self: Sized,
+    {
+        Keyed::new(self, Tag::new(""))
+    }
+
+    /// As [`tag`](EventStreamExt::tag), with the words of the sequence of `group` (an
+    /// independent sequence), and the field [`$group`](TAG_GROUP) set to `group` (giving's
+    /// `tag(group=...)`).
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
+    /// # futures::executor::block_on(async {
+    /// let tagged: Vec<Event> = events().tag_group("train").collect().await;
+    /// assert_eq!(tagged[0].get_as::<String>("$group").unwrap(), "train");
+    /// # });
+    /// ```
+    fn tag_group(self, group: &str) -> Keyed<Self, Tag>
+    where
+        Self: Sized,
+    {
+        Keyed::new(self, Tag::new(group))
     }
 
     /// Prints each event on standard output as `[file:line] key=value …` (a sink; giving's

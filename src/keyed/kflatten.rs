@@ -1,0 +1,60 @@
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use pin_project_lite::pin_project;
+
+use crate::{Event, Key, Value};
+
+pin_project! {
+    /// Stream of [`kflatten`](super::EventStreamExt::kflatten): an event whose field is a list
+    /// becomes one event per element.
+    #[must_use = "streams do nothing unless polled"]
+    pub struct KFlatten<S> {
+        #[pin]
+        stream: S,
+        key: Key,
+        // The event being expanded and the elements still to emit, in reverse order.
+        current: Option<(Event, Vec<Value>)>,
+    }
+}
+
+impl<S> KFlatten<S> {
+    pub(crate) fn new(stream: S, key: impl Into<Key>) -> Self {
+        Self {
+            stream,
+            key: key.into(),
+            current: None,
+        }
+    }
+}
+
+impl<S: Stream<Item = Event>> Stream for KFlatten<S> {
+    type Item = Event;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        let mut this = self.project();
+        loop {
+            if let Some((event, rest)) = this.current {
+                if let Some(element) = rest.pop() {
+                    return Poll::Ready(Some(event.with(this.key.clone(), element)));
+                }
+                *this.current = None;
+            }
+            let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) else {
+                return Poll::Ready(None);
+            };
+            let list = match event.get(this.key).map(Value::resolved) {
+                Some(Ok(Value::List(items))) => items.iter().rev().cloned().collect(),
+                // Not a list (or no such field): passes unchanged.
+                _ => return Poll::Ready(Some(event)),
+            };
+            *this.current = Some((event, list));
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let queued = self.current.as_ref().map_or(0, |(_, rest)| rest.len());
+        (queued, None)
+    }
+}
