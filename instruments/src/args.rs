@@ -1,0 +1,118 @@
+//! The command-line options of the instruments, as clap `Args` a binary flattens into its
+//! `train` command.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::monitor::seconds;
+use crate::overseer::{BoxError, Instrument};
+use crate::{CpuMonitor, EarlyStop, GpuMonitor, MsgpackLog, Rate};
+
+/// `--log DIR`: write a MessagePack log of the run into `DIR`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct LogArgs {
+    /// Write every event to a MessagePack log in DIR (`giving log dump|stats FILE` reads it).
+    #[arg(long, value_name = "DIR")]
+    pub log: Option<PathBuf>,
+}
+
+/// `--stop N`: stop the loop cleanly after N rate observations (60 if N is omitted).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StopArgs {
+    /// Stop training cleanly after N rate measurements (default N: 60, as milabench).
+    #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "60")]
+    pub stop: Option<u64>,
+}
+
+/// `--rate-skip N`: warm-up windows skipped by the rate instrument.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct RateArgs {
+    /// Warm-up windows skipped before rates are given (default: 5).
+    #[arg(long, value_name = "N")]
+    pub rate_skip: Option<u64>,
+}
+
+/// `--gpu-poll SECS`: monitor the GPUs every SECS seconds (1 if omitted).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct GpuArgs {
+    /// Give `gpudata` every SECS seconds through NVML (default SECS: 1).
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
+    pub gpu_poll: Option<f64>,
+}
+
+/// `--cpu-poll SECS`: monitor CPU and memory every SECS seconds (1 if omitted).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CpuArgs {
+    /// Give `cpudata` and `process` every SECS seconds (default SECS: 1).
+    #[arg(long, value_name = "SECS", num_args = 0..=1, default_missing_value = "1")]
+    pub cpu_poll: Option<f64>,
+}
+
+/// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
+/// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`] and
+/// [`CpuMonitor`] when their option is given.
+///
+/// [`instruments`]: InstrumentArgs::instruments
+///
+/// ```
+/// use clap::Parser;
+/// use giving_instruments::{InstrumentArgs, Overseer};
+///
+/// #[derive(Parser)]
+/// struct Train {
+///     #[command(flatten)]
+///     instruments: InstrumentArgs,
+/// }
+///
+/// let args = Train::parse_from(["train", "--stop", "--rate-skip", "0"]);
+/// assert_eq!(args.instruments.stop.stop, Some(60));
+/// let instruments = args.instruments.instruments().unwrap();
+/// let names: Vec<&str> = instruments.iter().map(|i| i.name()).collect();
+/// assert_eq!(names, ["rate", "early-stop"]);
+/// let run = Overseer::new().with_all(instruments).run(|| 42);
+/// assert_eq!(run.output, Ok(42));
+/// ```
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct InstrumentArgs {
+    /// `--log DIR`.
+    #[command(flatten)]
+    pub log: LogArgs,
+    /// `--stop N`.
+    #[command(flatten)]
+    pub stop: StopArgs,
+    /// `--rate-skip N`.
+    #[command(flatten)]
+    pub rate: RateArgs,
+    /// `--gpu-poll SECS`.
+    #[command(flatten)]
+    pub gpu: GpuArgs,
+    /// `--cpu-poll SECS`.
+    #[command(flatten)]
+    pub cpu: CpuArgs,
+}
+
+impl InstrumentArgs {
+    /// The instruments these options ask for. Fails with a message naming the option when a
+    /// value is unusable (the log directory cannot be created, an interval is not positive).
+    pub fn instruments(&self) -> Result<Vec<Box<dyn Instrument>>, BoxError> {
+        let mut instruments: Vec<Box<dyn Instrument>> = Vec::new();
+        let rate = Rate::new().skip(self.rate.rate_skip.unwrap_or(Rate::DEFAULT_SKIP));
+        instruments.push(Box::new(rate));
+        if let Some(n) = self.stop.stop {
+            instruments.push(Box::new(EarlyStop::new(n)));
+        }
+        if let Some(dir) = &self.log.log {
+            let log = MsgpackLog::in_dir(dir).map_err(|e| format!("--log: {e}"))?;
+            instruments.push(Box::new(log));
+        }
+        if let Some(secs) = self.gpu.gpu_poll {
+            let interval: Duration = seconds(secs).map_err(|e| format!("--gpu-poll: {e}"))?;
+            instruments.push(Box::new(GpuMonitor::new().interval(interval)));
+        }
+        if let Some(secs) = self.cpu.cpu_poll {
+            let interval: Duration = seconds(secs).map_err(|e| format!("--cpu-poll: {e}"))?;
+            instruments.push(Box::new(CpuMonitor::new().interval(interval)));
+        }
+        Ok(instruments)
+    }
+}

@@ -1,0 +1,290 @@
+//! MessagePack decoding of log records, from a byte slice that may end in the middle of a
+//! record: `Incomplete` (more bytes needed, or a truncated file) is told apart from `Invalid`
+//! (bytes that no log contains).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use giving::{Event, Key, Timestamp, Value};
+
+use super::encode::MAX_DEPTH;
+
+/// Why a record could not be decoded.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum DecodeError {
+    /// The bytes end before the record does.
+    Incomplete,
+    /// The bytes are not a record of this format; the message says what was found.
+    Invalid(String),
+}
+
+type Result<T> = std::result::Result<T, DecodeError>;
+
+/// One record after the header.
+pub(crate) enum Record {
+    /// An event.
+    Event(Event),
+    /// The end record written when a log is closed cleanly.
+    End {
+        /// How many events the writer wrote.
+        events: u64,
+        /// How many events the writer's subscription dropped.
+        dropped: u64,
+    },
+}
+
+/// Field names seen by a reader, shared as `&'static str` so that reading an event allocates
+/// nothing for its keys. Names are interned process-wide, up to [`MAX_INTERNED`] of them;
+/// past that, keys are allocated per event.
+#[derive(Default)]
+pub(crate) struct KeyCache {
+    local: HashMap<Box<[u8]>, &'static str>,
+}
+
+const MAX_INTERNED: usize = 4096;
+
+static INTERNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+
+impl KeyCache {
+    fn key(&mut self, bytes: &[u8]) -> Result<Key> {
+        if let Some(key) = self.local.get(bytes) {
+            return Ok(Cow::Borrowed(key));
+        }
+        let text = utf8(bytes)?;
+        let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
+        let set = interned.get_or_insert_with(HashSet::new);
+        let key: &'static str = match set.get(text) {
+            Some(key) => key,
+            None if set.len() < MAX_INTERNED => {
+                let key: &'static str = Box::leak(text.to_owned().into_boxed_str());
+                set.insert(key);
+                key
+            }
+            None => return Ok(Cow::Owned(text.to_owned())),
+        };
+        self.local.insert(bytes.into(), key);
+        Ok(Cow::Borrowed(key))
+    }
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str> {
+    std::str::from_utf8(bytes)
+        .map_err(|_| DecodeError::Invalid("a string is not valid UTF-8".to_owned()))
+}
+
+/// A cursor over bytes holding whole or partial records.
+pub(crate) struct Decoder<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Decoder<'a> {
+    pub(crate) fn new(buf: &'a [u8]) -> Self {
+        Self { buf, pos: 0 }
+    }
+
+    /// Bytes consumed so far.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.pos.checked_add(n).ok_or(DecodeError::Incomplete)?;
+        let bytes = self.buf.get(self.pos..end).ok_or(DecodeError::Incomplete)?;
+        self.pos = end;
+        Ok(bytes)
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn be(&mut self, n: usize) -> Result<u64> {
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, b| (acc << 8) | u64::from(*b)))
+    }
+
+    /// The length that follows a str/bin/array/map marker of `n` length bytes.
+    fn len(&mut self, n: usize) -> Result<usize> {
+        usize::try_from(self.be(n)?).map_err(|_| DecodeError::Invalid("length too large".into()))
+    }
+
+    /// If the next item is a string, its bytes.
+    fn str_bytes(&mut self, marker: u8) -> Result<Option<&'a [u8]>> {
+        let len = match marker {
+            0xa0..=0xbf => usize::from(marker & 0x1f),
+            0xd9 => self.len(1)?,
+            0xda => self.len(2)?,
+            0xdb => self.len(4)?,
+            _ => return Ok(None),
+        };
+        self.take(len).map(Some)
+    }
+
+    fn map_len(&mut self, marker: u8) -> Result<Option<usize>> {
+        Ok(Some(match marker {
+            0x80..=0x8f => usize::from(marker & 0x0f),
+            0xde => self.len(2)?,
+            0xdf => self.len(4)?,
+            _ => return Ok(None),
+        }))
+    }
+
+    fn uint_field(&mut self, name: &str) -> Result<u64> {
+        match self.value(1)? {
+            Value::U64(x) => Ok(x),
+            Value::I64(x) if x >= 0 => Ok(x as u64),
+            other => Err(DecodeError::Invalid(format!(
+                "field `{name}` is a {}, not an unsigned integer",
+                other.kind()
+            ))),
+        }
+    }
+
+    /// Any value.
+    pub(crate) fn value(&mut self, depth: usize) -> Result<Value> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::Invalid(format!(
+                "values nested deeper than {MAX_DEPTH}"
+            )));
+        }
+        let marker = self.byte()?;
+        if let Some(bytes) = self.str_bytes(marker)? {
+            return Ok(Value::Str(Arc::from(utf8(bytes)?)));
+        }
+        if let Some(len) = self.map_len(marker)? {
+            let mut map = BTreeMap::new();
+            for _ in 0..len {
+                let key = match self.value(depth + 1)? {
+                    Value::Str(s) => s.to_string(),
+                    key @ (Value::I64(_) | Value::U64(_) | Value::F64(_) | Value::Bool(_)) => {
+                        key.to_string()
+                    }
+                    other => {
+                        return Err(DecodeError::Invalid(format!(
+                            "a map key is a {}",
+                            other.kind()
+                        )));
+                    }
+                };
+                map.insert(key, self.value(depth + 1)?);
+            }
+            return Ok(Value::Map(map));
+        }
+        Ok(match marker {
+            0x00..=0x7f => Value::U64(u64::from(marker)),
+            0xe0..=0xff => Value::I64(i64::from(marker as i8)),
+            0xc0 => Value::Null,
+            0xc2 => Value::Bool(false),
+            0xc3 => Value::Bool(true),
+            0xcc => Value::U64(self.be(1)?),
+            0xcd => Value::U64(self.be(2)?),
+            0xce => Value::U64(self.be(4)?),
+            0xcf => Value::U64(self.be(8)?),
+            0xd0 => Value::I64(i64::from(self.be(1)? as u8 as i8)),
+            0xd1 => Value::I64(i64::from(self.be(2)? as u16 as i16)),
+            0xd2 => Value::I64(i64::from(self.be(4)? as u32 as i32)),
+            0xd3 => Value::I64(self.be(8)? as i64),
+            0xca => Value::F64(f64::from(f32::from_bits(self.be(4)? as u32))),
+            0xcb => Value::F64(f64::from_bits(self.be(8)?)),
+            0xc4..=0xc6 => {
+                let len = self.len(1 << (marker - 0xc4))?;
+                Value::Bytes(self.take(len)?.to_vec())
+            }
+            0x90..=0x9f | 0xdc | 0xdd => {
+                let len = match marker {
+                    0xdc => self.len(2)?,
+                    0xdd => self.len(4)?,
+                    _ => usize::from(marker & 0x0f),
+                };
+                // A corrupt length must not reserve gigabytes: at least one byte per item.
+                let mut items = Vec::with_capacity(len.min(self.buf.len() - self.pos));
+                for _ in 0..len {
+                    items.push(self.value(depth + 1)?);
+                }
+                Value::List(items)
+            }
+            0xc1 => return Err(DecodeError::Invalid("byte 0xc1 (never used)".to_owned())),
+            _ => {
+                return Err(DecodeError::Invalid(format!(
+                    "MessagePack extension type (marker 0x{marker:02x}) is not a log value"
+                )));
+            }
+        })
+    }
+
+    /// The first record, as a map of fields (the header).
+    pub(crate) fn header_fields(&mut self) -> Result<BTreeMap<String, Value>> {
+        match self.value(0)? {
+            Value::Map(map) => Ok(map),
+            other => Err(DecodeError::Invalid(format!(
+                "the first record is a {}, not a map",
+                other.kind()
+            ))),
+        }
+    }
+
+    /// One record after the header.
+    pub(crate) fn record(&mut self, keys: &mut KeyCache) -> Result<Record> {
+        let marker = self.byte()?;
+        let Some(len) = self.map_len(marker)? else {
+            return Err(DecodeError::Invalid(format!(
+                "a record starts with byte 0x{marker:02x}, not a map"
+            )));
+        };
+        let mut time = None;
+        let mut data = None;
+        let mut end = None;
+        let mut events = 0;
+        let mut dropped = 0;
+        for _ in 0..len {
+            let marker = self.byte()?;
+            let Some(name) = self.str_bytes(marker)? else {
+                return Err(DecodeError::Invalid(
+                    "a record key is not a string".to_owned(),
+                ));
+            };
+            match name {
+                b"time" => time = Some(self.uint_field("time")?),
+                b"data" => data = Some(self.fields(keys)?),
+                b"end" => end = Some(self.uint_field("end")?),
+                b"events" => events = self.uint_field("events")?,
+                b"dropped" => dropped = self.uint_field("dropped")?,
+                _ => drop(self.value(1)?), // a field of a later version: skipped
+            }
+        }
+        match (time, data, end) {
+            (Some(time), Some(builder), _) => Ok(Record::Event(
+                builder.time(Timestamp::from_nanos(time)).build(),
+            )),
+            (_, _, Some(_)) => Ok(Record::End { events, dropped }),
+            _ => Err(DecodeError::Invalid(
+                "a record has neither `time` and `data` nor `end`".to_owned(),
+            )),
+        }
+    }
+
+    fn fields(&mut self, keys: &mut KeyCache) -> Result<giving::EventBuilder> {
+        let marker = self.byte()?;
+        let Some(len) = self.map_len(marker)? else {
+            return Err(DecodeError::Invalid(
+                "an event's `data` is not a map".to_owned(),
+            ));
+        };
+        let mut builder = Event::builder();
+        for _ in 0..len {
+            let marker = self.byte()?;
+            let Some(name) = self.str_bytes(marker)? else {
+                return Err(DecodeError::Invalid(
+                    "an event key is not a string".to_owned(),
+                ));
+            };
+            let key = keys.key(name)?;
+            builder = builder.field(key, self.value(1)?);
+        }
+        Ok(builder)
+    }
+}

@@ -1,0 +1,93 @@
+//! [`LogError`]: what can go wrong writing or reading a log, naming the file and the place.
+
+use std::path::PathBuf;
+
+use super::header::FORMAT_VERSION;
+
+/// An error writing or reading a MessagePack log. Every variant names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    /// The file could not be created, opened, read or written.
+    #[error("cannot {action} `{}`: {source}", path.display())]
+    Io {
+        /// What was being done: `create`, `open`, `read`, `write`.
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// The file does not start with a giving log header.
+    #[error("`{}` is not a giving log: {reason}", path.display())]
+    NotALog {
+        /// The file.
+        path: PathBuf,
+        /// What was found instead.
+        reason: String,
+    },
+    /// The log was written in a format version this reader does not know.
+    #[error(
+        "`{}` is a giving log of format version {version}; this reader knows versions up to {FORMAT_VERSION}",
+        path.display()
+    )]
+    UnsupportedVersion {
+        /// The file.
+        path: PathBuf,
+        /// The version in its header.
+        version: u64,
+    },
+    /// Bytes in the middle of the log are not a record: reading stops there.
+    #[error(
+        "`{}` is corrupt at byte {offset}, after {records} events: {reason}",
+        path.display()
+    )]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Where the bad record starts.
+        offset: u64,
+        /// How many events were read before it.
+        records: u64,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The log ends early: cut in the middle of a record (`partial` bytes of it are there), or
+    /// without the end record a log gets when it is closed (`partial == 0`: its writer was
+    /// killed or is still writing). Every complete event before the cut was read.
+    #[error("{}", truncated_message(path, *offset, *records, *partial))]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Where the complete records end.
+        offset: u64,
+        /// How many complete events were read.
+        records: u64,
+        /// How many bytes of an incomplete record follow.
+        partial: u64,
+    },
+}
+
+fn truncated_message(path: &std::path::Path, offset: u64, records: u64, partial: u64) -> String {
+    if partial > 0 {
+        format!(
+            "`{}` is cut at byte {}: {records} complete events kept, the last {partial} bytes \
+             are an incomplete record",
+            path.display(),
+            offset + partial
+        )
+    } else {
+        format!(
+            "`{}` ends at byte {offset} after {records} events without its end record: its \
+             writer was stopped before closing it, or is still writing",
+            path.display()
+        )
+    }
+}
+
+impl LogError {
+    /// Whether this error only says that the log ends early ([`LogError::Truncated`]): every
+    /// complete event before it was read.
+    pub fn is_truncation(&self) -> bool {
+        matches!(self, LogError::Truncated { .. })
+    }
+}

@@ -1,0 +1,25 @@
+//! The MessagePack log: [`MsgpackLog`] writes every event of a run to an append-only file,
+//! [`read`]/[`LogReader`] read it back (keeping every complete record of a cut file),
+//! [`replay`] feeds it into a scope so that pipelines run offline, and [`dump`]/[`stats`]
+//! (the `giving log` subcommands, [`LogCommand`]) inspect it.
+//!
+//! The format is specified for readers in other languages in `docs/log-format.md`.
+
+mod cli;
+mod decode;
+mod encode;
+mod error;
+mod header;
+mod reader;
+mod replay;
+mod sink;
+mod time_fmt;
+mod writer;
+
+pub use cli::{DumpSummary, LogCommand, LogStats, NumericStats, dump, stats};
+pub use error::LogError;
+pub use header::{FORMAT_NAME, FORMAT_VERSION, LogHeader};
+pub use reader::{LogEnd, LogReader, LogStream, read};
+pub use replay::{ReplaySummary, replay};
+pub use sink::{LogHandle, MsgpackLog};
+pub use writer::{LogSummary, LogWriter};

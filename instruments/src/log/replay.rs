@@ -1,0 +1,69 @@
+//! [`replay`]: feeding a log back into a scope, so that the pipelines of a run work offline.
+
+use std::path::Path;
+
+use giving::Given;
+
+use super::error::LogError;
+use super::reader::LogReader;
+
+/// What a replay gave.
+#[derive(Debug)]
+pub struct ReplaySummary {
+    /// Events given.
+    pub events: u64,
+    /// Why the replay stopped before the end of the log, if it did: the log is cut
+    /// ([`LogError::Truncated`]) or corrupt. Every complete event before that was given.
+    pub cut: Option<LogError>,
+}
+
+/// Gives every event of the log at `path` into the scope `gv`, in order and with its original
+/// timestamp, as fast as the pipelines take them. Timestamp-based instruments such as
+/// [`Rate`](crate::Rate) compute the same values as during the run.
+///
+/// ```
+/// use giving::prelude::*;
+/// use giving::{give, given};
+/// use giving_instruments::log::{MsgpackLog, replay};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("run.msgpack");
+/// {
+///     let gv = given();
+///     let log = MsgpackLog::create(&path).unwrap().attach(&gv);
+///     for loss in [0.9, 0.3, 0.5] {
+///         give!(loss);
+///     }
+///     gv.finish().unwrap();
+///     log.join().unwrap();
+/// }
+///
+/// // Offline: the same pipeline, fed by the log.
+/// let gv = given();
+/// let best = gv.spawn(gv.stream().key::<f64>("loss").min());
+/// let summary = replay(&path, &gv).unwrap();
+/// gv.finish().unwrap();
+/// assert_eq!(summary.events, 3);
+/// assert_eq!(best.join().unwrap(), Some(0.3));
+/// ```
+pub fn replay(path: impl AsRef<Path>, gv: &Given) -> Result<ReplaySummary, LogError> {
+    let reader = LogReader::open(path)?;
+    let giver = gv.giver();
+    let mut summary = ReplaySummary {
+        events: 0,
+        cut: None,
+    };
+    for item in reader {
+        match item {
+            Ok(event) => {
+                giver.give(event);
+                summary.events += 1;
+            }
+            Err(error @ (LogError::Truncated { .. } | LogError::Corrupt { .. })) => {
+                summary.cut = Some(error);
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(summary)
+}
