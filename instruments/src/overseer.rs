@@ -126,6 +126,7 @@ type Join = Box<dyn FnOnce() -> Result<(), PipelineError> + Send>;
 /// Ctrl-C flush.
 pub struct Start<'a> {
     gv: &'a Given,
+    training: &'a Given,
     name: &'a str,
     pipelines: &'a mut Vec<(String, Join)>,
     flushers: &'a mut Vec<signals::Flusher>,
@@ -137,6 +138,15 @@ impl Start<'_> {
     /// `stop_token()`.
     pub fn given(&self) -> &Given {
         self.gv
+    }
+
+    /// The training loop's own scope, nested in [`given`](Start::given): it receives the same
+    /// events from the loop but ends as soon as training returns, *before* the run's scope.
+    /// An instrument that derives events from the loop's (such as [`Rate`](crate::Rate))
+    /// subscribes and spawns here and gives into [`given`](Start::given): its last events are
+    /// given while the run's scope is still open, so every sink receives them.
+    pub fn training(&self) -> &Given {
+        self.training
     }
 
     /// Runs a pipeline on the scope; if it panics, the report names this instrument.
@@ -441,11 +451,17 @@ impl Overseer {
     /// Call it from sync code (a `main`, a test), not from inside an async task: finishing
     /// blocks until the pipelines are done.
     pub fn run<T>(mut self, train: impl FnOnce() -> T) -> Run<T> {
-        let gv = if self.global {
-            Given::global()
-        } else {
-            giving::given()
+        let open = || {
+            if self.global {
+                Given::global()
+            } else {
+                giving::given()
+            }
         };
+        // The run's scope, and nested in it the training loop's, which ends first (see
+        // `Start::training`).
+        let gv = open();
+        let training = open();
         let mut pipelines = Vec::new();
         let mut flushers = Vec::new();
         let mut on_close = Vec::new();
@@ -454,6 +470,7 @@ impl Overseer {
                 let name = instrument.name().to_owned();
                 instrument.start(&mut Start {
                     gv: &gv,
+                    training: &training,
                     name: &name,
                     pipelines: &mut pipelines,
                     flushers: &mut flushers,
@@ -486,6 +503,7 @@ impl Overseer {
                 self.report("(on close)", Phase::Finish, message);
             }
         }
+        let finished_training = training.finish();
         let finished = gv.finish();
         let mut attributed = 0;
         for (name, join) in pipelines {
@@ -494,14 +512,17 @@ impl Overseer {
                 self.report(&name, Phase::Run, error.to_string());
             }
         }
-        match finished {
-            Ok(()) => {}
-            Err(FinishError::Failed(failures)) if failures.len() > attributed => {
-                let others: Vec<String> = failures.iter().map(ToString::to_string).collect();
-                self.report("(pipelines)", Phase::Run, others.join("; "));
+        let mut failures = Vec::new();
+        for finished in [finished_training, finished] {
+            match finished {
+                Ok(()) => {}
+                Err(FinishError::Failed(failed)) => failures.extend(failed),
+                Err(error) => self.report("(scope)", Phase::Finish, error.to_string()),
             }
-            Err(FinishError::Failed(_)) => {}
-            Err(error) => self.report("(scope)", Phase::Finish, error.to_string()),
+        }
+        if failures.len() > attributed {
+            let others: Vec<String> = failures.iter().map(ToString::to_string).collect();
+            self.report("(pipelines)", Phase::Run, others.join("; "));
         }
         for index in 0..self.slots.len() {
             self.phase(index, Phase::Finish, |instrument| instrument.finish());

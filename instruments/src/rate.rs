@@ -157,16 +157,22 @@ impl RateMeter {
 /// once per `window` steps. Rates use the events' timestamps, so a replayed log gives the same
 /// rates as the run.
 ///
+/// Rates are given from a pipeline, a little after the steps they measure: the scope they are
+/// given into must still be open then. So the loop runs in an inner scope that ends first,
+/// and the sinks listen to an outer one, as the [`Overseer`](crate::Overseer) arranges:
+///
 /// ```
 /// use giving::prelude::*;
 /// use giving::{given, iterate};
 /// use giving_instruments::Rate;
 ///
-/// let gv = given();
-/// let rates = gv.spawn(gv.stream().key::<f64>("rate").collect::<Vec<_>>());
-/// let _rate = Rate::new().skip(1).attach(&gv);
+/// let run = given(); // the sinks' scope
+/// let rates = run.spawn(run.stream().key::<f64>("rate").collect::<Vec<_>>());
+/// let training = given(); // nested: receives the loop's events too, ends first
+/// Rate::new().skip(1).attach_to(&training, &run);
 /// for _batch in iterate("train", 0..40).batch_size(16).window(10) {}
-/// gv.finish().unwrap();
+/// training.finish().unwrap(); // waits for the rate pipeline: every rate is given
+/// run.finish().unwrap();
 /// let rates = rates.join().unwrap();
 /// assert_eq!(rates.len(), 3); // 4 windows, the first one skipped
 /// assert!(rates.iter().all(|r| *r > 0.0));
@@ -207,12 +213,19 @@ impl Rate {
         self
     }
 
-    /// Subscribes to `gv` now and gives rate events into it until it ends.
+    /// Subscribes to `gv` now and gives rate events into it until it ends. The rates of the
+    /// steps that arrive after `gv` ended are lost; see [`attach_to`](Rate::attach_to).
     pub fn attach(&self, gv: &Given) -> Pipeline<()> {
+        self.attach_to(gv, gv)
+    }
+
+    /// Reads step events from `source` and gives rate events into `target`; the pipeline runs
+    /// on `source`, so finishing `source` waits for the last rate to be given.
+    pub fn attach_to(&self, source: &Given, target: &Given) -> Pipeline<()> {
         let mut meter = RateMeter::new(self.skip).unsynced_window(self.unsynced_window);
-        let giver = gv.giver();
-        let steps = gv.stream().where_any(["step", "progress"]);
-        gv.spawn(steps.for_each(move |event| {
+        let giver = target.giver();
+        let steps = source.stream().where_any(["step", "progress"]);
+        source.spawn(steps.for_each(move |event| {
             if let Some(rate) = meter.observe(&event) {
                 giver.give(rate);
             }
@@ -226,7 +239,7 @@ impl Instrument for Rate {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
-        let pipeline = self.attach(start.given());
+        let pipeline = self.attach_to(start.training(), start.given());
         start.track(pipeline);
         Ok(())
     }

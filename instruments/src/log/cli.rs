@@ -77,8 +77,19 @@ pub fn dump(
             Err(error) => return Err(error),
         };
         if json {
-            let line = serde_json::json!({ "time": event.time().as_nanos(), "data": event });
-            writeln!(out, "{line}").map_err(output_error)?;
+            // Written by hand so that `time` comes first and the fields keep their order.
+            let data = serde_json::to_string(&event).map_err(|e| LogError::Corrupt {
+                path: PathBuf::from("<output>"),
+                offset: 0,
+                records: summary.events,
+                reason: format!("event cannot be written as JSON: {e}"),
+            })?;
+            writeln!(
+                out,
+                r#"{{"time":{},"data":{data}}}"#,
+                event.time().as_nanos()
+            )
+            .map_err(output_error)?;
         } else {
             let since = event.time().duration_since(header.start_time).as_secs_f64();
             writeln!(out, "+{since:.6}s  {event}").map_err(output_error)?;

@@ -1,0 +1,203 @@
+//! The Overseer: phases, failure isolation, early stop, flushing at finish and on a panic.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use giving::prelude::*;
+use giving::{give, iterate};
+use giving_instruments::log::LogReader;
+use giving_instruments::{
+    BoxError, EarlyStop, Instrument, MsgpackLog, Overseer, Phase, Rate, Start,
+};
+
+/// Records the phases it goes through; fails where told to.
+struct Probe {
+    phases: Arc<Mutex<Vec<&'static str>>>,
+    fail_at: Option<Phase>,
+}
+
+impl Instrument for Probe {
+    fn name(&self) -> &str {
+        "probe"
+    }
+    fn add_args(&self, command: clap::Command) -> clap::Command {
+        self.phases.lock().unwrap().push("init");
+        command.arg(clap::Arg::new("probe").long("probe"))
+    }
+    fn parse_args(&mut self, matches: &clap::ArgMatches) -> Result<(), BoxError> {
+        self.phases.lock().unwrap().push("args");
+        assert_eq!(
+            matches.get_one::<String>("probe").map(String::as_str),
+            Some("x")
+        );
+        Ok(())
+    }
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
+        self.phases.lock().unwrap().push("start");
+        match self.fail_at {
+            Some(Phase::Start) => Err("no can do".into()),
+            Some(Phase::Run) => {
+                let steps = start.given().stream().where_(["step"]);
+                start.spawn(steps.for_each(|_| panic!("pipeline broke")));
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+    fn finish(&mut self) -> Result<(), BoxError> {
+        self.phases.lock().unwrap().push("finish");
+        if self.fail_at == Some(Phase::Finish) {
+            panic!("finish broke");
+        }
+        Ok(())
+    }
+}
+
+fn train(steps: usize) -> usize {
+    let mut n = 0;
+    for _ in iterate("train", 0..steps).batch_size(4) {
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn phases_run_in_order() {
+    let phases = Arc::new(Mutex::new(Vec::new()));
+    let probe = Probe {
+        phases: phases.clone(),
+        fail_at: None,
+    };
+    let ov = Overseer::new()
+        .with(probe)
+        .parse_from(["train", "--probe", "x"])
+        .unwrap();
+    let run = ov.run(|| {
+        phases.lock().unwrap().push("run");
+        7
+    });
+    assert_eq!(run.output, Ok(7));
+    assert!(run.problems.is_empty());
+    assert_eq!(
+        *phases.lock().unwrap(),
+        ["init", "args", "start", "run", "finish"]
+    );
+}
+
+#[test]
+fn failing_instruments_are_reported_and_training_goes_on() {
+    for phase in [Phase::Start, Phase::Run, Phase::Finish] {
+        let phases = Arc::new(Mutex::new(Vec::new()));
+        let probe = Probe {
+            phases: phases.clone(),
+            fail_at: Some(phase),
+        };
+        let run = Overseer::new().with(probe).quiet(true).run(|| train(50));
+        assert_eq!(run.output, Ok(50), "{phase}: training completes");
+        assert_eq!(run.exit_code(), 0);
+        assert_eq!(run.problems.len(), 1, "{phase}: {:?}", run.problems);
+        let problem = &run.problems[0];
+        assert_eq!(problem.instrument, "probe");
+        assert_eq!(problem.phase, phase);
+        let message = problem.to_string();
+        assert!(
+            message.starts_with("instrument `probe` failed during"),
+            "{message}"
+        );
+        let finished = phases.lock().unwrap().contains(&"finish");
+        assert_eq!(
+            finished,
+            phase != Phase::Start,
+            "a failed start switches it off"
+        );
+    }
+}
+
+#[test]
+fn early_stop_ends_the_loop_cleanly_and_the_log_is_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.msgpack");
+    let run = Overseer::new()
+        .with(Rate::new().skip(2))
+        .with(EarlyStop::new(4))
+        .with(MsgpackLog::create(&path).unwrap())
+        .run(|| {
+            let mut steps = 0u64;
+            for _ in iterate("train", 0..).batch_size(8).window(5) {
+                steps += 1;
+                give!(loss = 1.0 / steps as f64);
+                std::thread::yield_now();
+            }
+            steps
+        });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    assert!(run.stopped);
+    assert_eq!(run.exit_code(), 0);
+    let steps = run.output.unwrap();
+    assert!(
+        steps >= 30,
+        "2 warm-up windows + 4 measured, of 5 steps: {steps}"
+    );
+
+    let events: Vec<_> = LogReader::open(&path)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let count = |key: &str| events.iter().filter(|e| e.has(key)).count() as u64;
+    assert_eq!(count("loss"), steps, "every loss reached the log");
+    assert!(
+        count("rate") >= 4,
+        "rates given into the run's scope are logged"
+    );
+    let progress: Vec<Vec<u64>> = events
+        .iter()
+        .filter(|e| e.get_as::<String>("task").is_ok_and(|t| t == "early_stop"))
+        .map(|e| e.get_as::<Vec<u64>>("progress").unwrap())
+        .collect();
+    assert_eq!(progress, [vec![1, 4], vec![2, 4], vec![3, 4], vec![4, 4]]);
+}
+
+#[test]
+fn a_panic_in_the_loop_is_caught_and_the_log_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.msgpack");
+    let run = Overseer::new()
+        .with(MsgpackLog::create(&path).unwrap())
+        .run(|| {
+            for step in 0..100u64 {
+                give!(step);
+                if step == 41 {
+                    panic!("diverged at step {step}");
+                }
+            }
+        });
+    assert_eq!(run.output, Err("diverged at step 41".to_owned()));
+    assert_eq!(run.exit_code(), 101);
+    let reader = LogReader::open(&path).unwrap();
+    let steps: Vec<u64> = reader
+        .map(|e| e.unwrap().get_as::<u64>("step").unwrap())
+        .collect();
+    assert_eq!(
+        steps,
+        (0..42).collect::<Vec<_>>(),
+        "closed cleanly, with every step"
+    );
+}
+
+#[test]
+fn function_instruments_see_the_events_of_the_loop() {
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    let run = Overseer::new()
+        .instrument_fn("count", move |start| {
+            let counter = counter.clone();
+            let steps = start.given().stream().where_(["step"]);
+            start.spawn(steps.for_each(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }));
+            Ok(())
+        })
+        .run(|| train(25));
+    assert_eq!(run.output, Ok(25));
+    assert_eq!(seen.load(Ordering::Relaxed), 25);
+}
