@@ -2,10 +2,10 @@
 
 use std::borrow::Cow;
 use std::fmt;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use smallvec::SmallVec;
+use triomphe::{Arc, HeaderSlice};
 
 use crate::Value;
 use crate::convert::{FromValue, TypeMismatch};
@@ -14,8 +14,11 @@ use crate::convert::{FromValue, TypeMismatch};
 /// `&'static str` and cost no allocation.
 pub type Key = Cow<'static, str>;
 
-/// The fields of an event, inline up to three (the common `give!(loss, step, batch)`).
-pub(crate) type Fields = SmallVec<[(Key, Value); 3]>;
+/// One `(key, value)` field.
+pub(crate) type Field = (Key, Value);
+
+/// Fields being assembled (builders, operators), inline up to three.
+pub(crate) type Fields = SmallVec<[Field; 3]>;
 
 /// Wall-clock time of an event, in nanoseconds since the Unix epoch.
 ///
@@ -26,7 +29,16 @@ pub struct Timestamp(u64);
 impl Timestamp {
     /// The current wall-clock time.
     pub fn now() -> Self {
-        Self::from(SystemTime::now())
+        let since_epoch = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        // u64 arithmetic: cheaper than `Duration::as_nanos`'s u128 on the give path.
+        Self(
+            since_epoch
+                .as_secs()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(u64::from(since_epoch.subsec_nanos())),
+        )
     }
 
     /// A timestamp `nanos` nanoseconds after the Unix epoch.
@@ -127,11 +139,11 @@ pub enum ValueError {
 /// ```
 #[derive(Clone)]
 pub struct Event {
-    inner: Arc<EventInner>,
+    /// Header and fields in one allocation of the exact size.
+    inner: Arc<HeaderSlice<EventHeader, [Field]>>,
 }
 
-struct EventInner {
-    fields: Fields,
+struct EventHeader {
     time: Timestamp,
     origin: Option<&'static Origin>,
 }
@@ -142,13 +154,21 @@ impl Event {
         time: Timestamp,
         origin: Option<&'static Origin>,
     ) -> Self {
+        Self::from_fields(fields.into_iter(), time, origin)
+    }
+
+    pub(crate) fn from_fields(
+        fields: impl ExactSizeIterator<Item = Field>,
+        time: Timestamp,
+        origin: Option<&'static Origin>,
+    ) -> Self {
         Self {
-            inner: Arc::new(EventInner {
-                fields,
-                time,
-                origin,
-            }),
+            inner: Arc::from_header_and_iter(EventHeader { time, origin }, fields),
         }
+    }
+
+    fn fields(&self) -> &[Field] {
+        &self.inner.slice
     }
 
     /// A builder for an event made by hand (tests, replays, instruments that give).
@@ -175,11 +195,7 @@ impl Event {
 
     /// The value of `key`, if the event has it (the first one if given twice).
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.inner
-            .fields
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v)
+        self.fields().iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
 
     /// The value of `key` as `T`, with an error naming the key and what was found instead.
@@ -201,40 +217,40 @@ impl Event {
 
     /// The keys, in the order they were given.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.inner.fields.iter().map(|(k, _)| k.as_ref())
+        self.fields().iter().map(|(k, _)| k.as_ref())
     }
 
     /// The `(key, value)` fields, in the order they were given.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.inner.fields.iter().map(|(k, v)| (k.as_ref(), v))
+        self.fields().iter().map(|(k, v)| (k.as_ref(), v))
     }
 
     /// How many fields the event has.
     pub fn len(&self) -> usize {
-        self.inner.fields.len()
+        self.fields().len()
     }
 
     /// Whether the event has no field.
     pub fn is_empty(&self) -> bool {
-        self.inner.fields.is_empty()
+        self.fields().is_empty()
     }
 
     /// When the event was given.
     pub fn time(&self) -> Timestamp {
-        self.inner.time
+        self.inner.header.time
     }
 
     /// Where the event was given, when it came from [`give!`](crate::give).
     pub fn origin(&self) -> Option<&'static Origin> {
-        self.inner.origin
+        self.inner.header.origin
     }
 
     /// A builder that starts from this event's fields, time and origin.
     pub fn to_builder(&self) -> EventBuilder {
         EventBuilder {
-            fields: self.inner.fields.clone(),
-            time: Some(self.inner.time),
-            origin: self.inner.origin,
+            fields: self.fields().iter().cloned().collect(),
+            time: Some(self.time()),
+            origin: self.origin(),
         }
     }
 
@@ -270,7 +286,7 @@ impl fmt::Debug for Event {
 /// Events are equal when their fields are equal, in order; time and origin are ignored.
 impl PartialEq for Event {
     fn eq(&self, other: &Event) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner) || self.inner.fields == other.inner.fields
+        Arc::ptr_eq(&self.inner, &other.inner) || self.fields() == other.fields()
     }
 }
 

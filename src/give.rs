@@ -41,7 +41,7 @@ macro_rules! give {
                 line: ::core::line!(),
                 module: ::core::module_path!(),
             };
-            $crate::__private::give_with(&ORIGIN, || $crate::__give_fields!([] $($fields)+));
+            $crate::__private::give_array(&ORIGIN, || $crate::__give_array!([] $($fields)+));
         }
     };
 }
@@ -62,30 +62,40 @@ macro_rules! event {
             line: ::core::line!(),
             module: ::core::module_path!(),
         };
-        $crate::__private::event_at(&ORIGIN, $crate::__give_fields!([] $($fields)+))
+        $crate::__private::event_from_array(&ORIGIN, $crate::__give_array!([] $($fields)+))
     }};
 }
 
+/// The fields of `give!` syntax as a `Fields` collection (for wrappers built on it).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __give_fields {
+    ([] $($fields:tt)+) => {
+        $crate::__private::fields($crate::__give_array!([] $($fields)+))
+    };
+}
+
+/// The fields of `give!` syntax as an array of `(&'static str, Value)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __give_array {
     ([$($done:tt)*]) => {
-        $crate::__private::fields([$($done)*])
+        [$($done)*]
     };
     ([$($done:tt)*] $key:ident = $value:expr $(, $($rest:tt)*)?) => {
-        $crate::__give_fields!(
+        $crate::__give_array!(
             [$($done)* (::core::stringify!($key), $crate::ToValue::to_value(&$value)),]
             $($($rest)*)?
         )
     };
     ([$($done:tt)*] $key:literal = $value:expr $(, $($rest:tt)*)?) => {
-        $crate::__give_fields!(
+        $crate::__give_array!(
             [$($done)* ($key, $crate::ToValue::to_value(&$value)),]
             $($($rest)*)?
         )
     };
     ([$($done:tt)*] $name:ident $(, $($rest:tt)*)?) => {
-        $crate::__give_fields!(
+        $crate::__give_array!(
             [$($done)* (::core::stringify!($name), $crate::ToValue::to_value(&$name)),]
             $($($rest)*)?
         )
@@ -113,14 +123,34 @@ pub mod __private {
         Event::from_parts(fields, Timestamp::now(), Some(origin))
     }
 
+    #[inline]
+    pub fn event_from_array<const N: usize>(
+        origin: &'static Origin,
+        fields: [(&'static str, Value); N],
+    ) -> Event {
+        let fields = fields.into_iter().map(|(k, v)| (Key::Borrowed(k), v));
+        Event::from_fields(fields, Timestamp::now(), Some(origin))
+    }
+
+    /// The slow path of `give!` (some scope is open somewhere), for the fields the macro
+    /// writes as an array: built straight into the event's allocation.
+    #[inline]
+    pub fn give_array<const N: usize>(
+        origin: &'static Origin,
+        build: impl FnOnce() -> [(&'static str, Value); N],
+    ) {
+        if scope::has_receivers() {
+            scope::dispatch_owned(event_from_array(origin, build()));
+        }
+    }
+
     /// The slow path of `give!`: some scope is open somewhere. The fields are built only when
     /// this thread has a receiver, and outside any borrow of the routing table, so a field
     /// expression may itself give.
     #[inline]
     pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
         if scope::has_receivers() {
-            let event = event_at(origin, build());
-            scope::dispatch(&event);
+            scope::dispatch_owned(event_at(origin, build()));
         }
     }
 }

@@ -3,13 +3,13 @@
 //! Every open scope counts in [`ACTIVE_SCOPES`], so `give!` with no scope open anywhere costs one
 //! relaxed load. A thread keeps a stack of the thread scopes it is in, plus a cached copy of the
 //! global scopes, refreshed when [`GLOBAL_VERSION`] changes (rarely: when a global scope opens
-//! or closes).
+//! or closes). For each of those scopes it also caches the subscriber list, refreshed when the
+//! scope's own version changes (a subscription starts or ends), so the give path reads one
+//! atomic per scope and takes no lock.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-
-use arc_swap::ArcSwap;
 
 use crate::subscriber::{Delivery, EventStream, Subscriber};
 use crate::{Event, StopToken};
@@ -20,10 +20,14 @@ pub(crate) static ACTIVE_SCOPES: AtomicUsize = AtomicUsize::new(0);
 static GLOBAL_SCOPES: Mutex<Vec<Arc<Scope>>> = Mutex::new(Vec::new());
 static GLOBAL_VERSION: AtomicU64 = AtomicU64::new(0);
 
+type Subscribers = Arc<[Arc<Subscriber>]>;
+
 /// The shared state of one scope: its subscribers and whether it has ended.
 pub(crate) struct Scope {
     closed: AtomicBool,
-    subscribers: ArcSwap<Vec<Arc<Subscriber>>>,
+    subscribers: Mutex<Subscribers>,
+    /// Bumped on every change of `subscribers`, after the change.
+    version: AtomicU64,
     stop: StopToken,
     global: bool,
 }
@@ -32,7 +36,8 @@ impl Scope {
     pub(crate) fn open(global: bool) -> Arc<Scope> {
         let scope = Arc::new(Scope {
             closed: AtomicBool::new(false),
-            subscribers: ArcSwap::from_pointee(Vec::new()),
+            subscribers: Mutex::new(Arc::from([])),
+            version: AtomicU64::new(0),
             stop: StopToken::new(),
             global,
         });
@@ -57,20 +62,35 @@ impl Scope {
         &self.stop
     }
 
-    /// Hands `event` to every subscriber; never blocks.
+    fn subscribers(&self) -> MutexGuard<'_, Subscribers> {
+        // Every change replaces the list whole, so a panic cannot leave it half-updated.
+        self.subscribers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Hands `event` to every subscriber; never blocks. (The give path uses the per-thread
+    /// [`Route`] cache instead; this is for [`Giver`](crate::Giver).)
     pub(crate) fn deliver(&self, event: &Event) {
         if self.is_closed() {
             return;
         }
-        for subscriber in self.subscribers.load().iter() {
+        let subscribers = self.subscribers().clone();
+        for subscriber in subscribers.iter() {
             subscriber.push(event.clone());
         }
     }
 
+    fn update(&self, change: impl FnOnce(&[Arc<Subscriber>]) -> Vec<Arc<Subscriber>>) {
+        let mut subscribers = self.subscribers();
+        *subscribers = change(&subscribers).into();
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
     pub(crate) fn subscribe(self: &Arc<Self>, delivery: Delivery) -> EventStream {
         let subscriber = Arc::new(Subscriber::new(delivery));
-        self.subscribers.rcu(|current| {
-            let mut next = Vec::clone(current);
+        self.update(|current| {
+            let mut next = current.to_vec();
             next.push(subscriber.clone());
             next
         });
@@ -82,12 +102,12 @@ impl Scope {
     }
 
     pub(crate) fn unsubscribe(&self, subscriber: &Arc<Subscriber>) {
-        self.subscribers.rcu(|current| {
+        self.update(|current| {
             current
                 .iter()
                 .filter(|s| !Arc::ptr_eq(s, subscriber))
                 .cloned()
-                .collect::<Vec<_>>()
+                .collect()
         });
     }
 
@@ -102,7 +122,8 @@ impl Scope {
             GLOBAL_VERSION.fetch_add(1, Ordering::Release);
         }
         exit_thread_scope(self);
-        for subscriber in self.subscribers.load().iter() {
+        let subscribers = self.subscribers().clone();
+        for subscriber in subscribers.iter() {
             subscriber.close();
         }
     }
@@ -113,12 +134,39 @@ fn global_scopes() -> MutexGuard<'static, Vec<Arc<Scope>>> {
     GLOBAL_SCOPES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// A scope as one thread sees it: with a cached copy of its subscriber list.
+struct Route {
+    scope: Arc<Scope>,
+    /// The scope's `version` that `subscribers` was copied at (`u64::MAX`: never copied).
+    version: u64,
+    subscribers: Subscribers,
+}
+
+impl Route {
+    fn new(scope: Arc<Scope>) -> Self {
+        Self {
+            scope,
+            version: u64::MAX,
+            subscribers: Arc::from([]),
+        }
+    }
+
+    fn subscribers(&mut self) -> &[Arc<Subscriber>] {
+        let version = self.scope.version.load(Ordering::Acquire);
+        if version != self.version {
+            self.subscribers = self.scope.subscribers().clone();
+            self.version = version;
+        }
+        &self.subscribers
+    }
+}
+
 /// What one thread routes its events to.
 struct Routes {
     /// The thread scopes this thread is in, outermost first.
-    stack: Vec<Arc<Scope>>,
+    stack: Vec<Route>,
     /// A copy of the global scopes, valid for `global_version`.
-    globals: Vec<Arc<Scope>>,
+    globals: Vec<Route>,
     global_version: u64,
 }
 
@@ -126,16 +174,20 @@ impl Routes {
     fn refresh(&mut self) {
         let version = GLOBAL_VERSION.load(Ordering::Acquire);
         if version != self.global_version {
-            self.globals = global_scopes().clone();
+            self.globals = global_scopes().iter().cloned().map(Route::new).collect();
             self.global_version = version;
         }
-        if self.stack.iter().any(|s| s.is_closed()) {
-            self.stack.retain(|s| !s.is_closed());
+        if self.stack.iter().any(|r| r.scope.is_closed()) {
+            self.stack.retain(|r| !r.scope.is_closed());
         }
     }
 
     fn scopes(&self) -> impl Iterator<Item = &Arc<Scope>> {
-        self.stack.iter().chain(&self.globals)
+        self.stack.iter().chain(&self.globals).map(|r| &r.scope)
+    }
+
+    fn routes_mut(&mut self) -> impl Iterator<Item = &mut Route> {
+        self.stack.iter_mut().chain(&mut self.globals)
     }
 }
 
@@ -161,11 +213,30 @@ pub(crate) fn has_receivers() -> bool {
 
 /// Delivers `event` to the scopes of this thread and to the global scopes.
 pub(crate) fn dispatch(event: &Event) {
+    dispatch_owned(event.clone());
+}
+
+/// [`dispatch`], handing the event itself to the last subscriber (one reference-count
+/// round trip less per event).
+pub(crate) fn dispatch_owned(event: Event) {
     let _ = ROUTES.try_with(|routes| {
-        if let Ok(routes) = routes.try_borrow() {
-            for scope in routes.scopes() {
-                scope.deliver(event);
+        // Pushing runs no user code, so the routes cannot be borrowed here already.
+        let Ok(mut routes) = routes.try_borrow_mut() else {
+            return;
+        };
+        let mut previous: Option<&Arc<Subscriber>> = None;
+        for route in routes.routes_mut() {
+            if route.scope.is_closed() {
+                continue;
             }
+            for subscriber in route.subscribers() {
+                if let Some(previous) = previous.replace(subscriber) {
+                    previous.push(event.clone());
+                }
+            }
+        }
+        if let Some(last) = previous {
+            last.push(event);
         }
     });
 }
@@ -188,7 +259,13 @@ pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
         .try_with(|routes| {
             routes
                 .try_borrow()
-                .map(|r| r.stack.iter().filter(|s| !s.is_closed()).cloned().collect())
+                .map(|r| {
+                    r.stack
+                        .iter()
+                        .filter(|r| !r.scope.is_closed())
+                        .map(|r| r.scope.clone())
+                        .collect()
+                })
                 .unwrap_or_default()
         })
         .unwrap_or_default()
@@ -203,10 +280,10 @@ pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {
     ROUTES
         .try_with(|routes| {
             let mut routes = routes.borrow_mut();
-            if routes.stack.iter().any(|s| Arc::ptr_eq(s, scope)) {
+            if routes.stack.iter().any(|r| Arc::ptr_eq(&r.scope, scope)) {
                 false
             } else {
-                routes.stack.push(scope.clone());
+                routes.stack.push(Route::new(scope.clone()));
                 true
             }
         })
@@ -217,7 +294,10 @@ pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {
 pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
     let _ = ROUTES.try_with(|routes| {
         if let Ok(mut routes) = routes.try_borrow_mut()
-            && let Some(at) = routes.stack.iter().rposition(|s| Arc::ptr_eq(s, scope))
+            && let Some(at) = routes
+                .stack
+                .iter()
+                .rposition(|r| Arc::ptr_eq(&r.scope, scope))
         {
             routes.stack.remove(at);
         }
