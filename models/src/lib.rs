@@ -79,12 +79,12 @@ impl ModelKind {
     pub fn default_config(self) -> TrainConfig {
         match self {
             ModelKind::Mlp => TrainConfig {
-                epochs: 5,
+                epochs: 10,
                 steps: None,
                 batch_size: 64,
                 lr: 1e-3,
                 seed: 0,
-                train_size: 10_000,
+                train_size: 15_000,
                 valid_size: 2_000,
                 window: 10,
             },

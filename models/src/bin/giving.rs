@@ -90,7 +90,7 @@ struct TrainArgs {
     #[arg(long)]
     epochs: Option<usize>,
     /// Print a progress line every N steps (0: only epochs and the summary).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = 100)]
     every: u64,
 }
 
@@ -275,30 +275,30 @@ fn bench(args: BenchArgs) -> Result<()> {
         warmup.items_per_second(),
         model.item_name()
     );
-    let (mut bare, mut subscribed) = (Vec::new(), Vec::new());
+    let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for repeat in 0..args.repeats.max(1) {
         let b = bench_run(model, &config, &common.device, false)?.items_per_second();
         let s = bench_run(model, &config, &common.device, true)?.items_per_second();
         println!(
-            "run {}: bare {b:.0} {}/s, one subscriber {s:.0} {}/s (ratio {:.3})",
+            "run {}: bare {b:.0} {items}/s, one subscriber {s:.0} {items}/s (ratio {:.3})",
             repeat + 1,
-            model.item_name(),
-            model.item_name(),
-            s / b
+            s / b,
+            items = model.item_name(),
         );
         bare.push(b);
         subscribed.push(s);
+        ratios.push(s / b);
     }
-    let median = |v: &mut Vec<f64>| {
+    let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    let (b, s) = (median(&mut bare), median(&mut subscribed));
     println!(
-        "[{model}] median: bare {b:.0} {}/s, one subscriber {s:.0} {}/s, ratio {:.3}",
-        model.item_name(),
-        model.item_name(),
-        s / b
+        "[{model}] median: bare {:.0} {items}/s, one subscriber {:.0} {items}/s, ratio (median of pairs) {:.3}",
+        median(bare),
+        median(subscribed),
+        median(ratios),
+        items = model.item_name(),
     );
     Ok(())
 }
