@@ -104,7 +104,8 @@ impl<'a> WrapMark<'a> {
 /// use giving::{give, given, wrap};
 ///
 /// let gv = given();
-/// let sums = gv.spawn(gv.stream().group_wrap("epoch").then(|g| g.key::<f64>("loss").sum()).collect::<Vec<_>>());
+/// let per_epoch = gv.stream().group_wrap("epoch").then(|g| g.key::<f64>("loss").sum());
+/// let sums = gv.spawn(per_epoch.collect::<Vec<_>>());
 /// for epoch in 0..2 {
 ///     let mut block = wrap!("epoch", epoch);
 ///     for loss in [1.0, 2.0] {

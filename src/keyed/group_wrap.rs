@@ -14,9 +14,10 @@ use crate::{Event, Key};
 /// block of a name, emitted when the block begins.
 ///
 /// The outer stream and its groups drive the upstream together: whichever is polled with
-/// nothing queued pulls the next events and routes them (as [`share`](crate::StreamOps::share)
-/// does), so the groups can be consumed one after the other (`then`, `flat_map`) as well as
-/// concurrently. Queues are unbounded; a dropped group discards its events.
+/// nothing queued pulls the next events and routes them (as
+/// [`share`](giving_operators::StreamOps::share) does), so the groups can be consumed one after
+/// the other (`then`, `flat_map`) as well as concurrently. Queues are unbounded; a dropped group
+/// discards its events.
 #[must_use = "streams do nothing unless polled"]
 pub struct GroupWrap<S> {
     hub: Arc<Hub<S>>,

@@ -363,7 +363,8 @@ pub trait EventStreamExt: Stream<Item = Event> {
     /// # fn events() -> impl Stream<Item = Event> { futures::stream::iter([event!(step = 1, loss = 0.5), event!(step = 2, loss = 0.25, mode = "test"), event!(lr = 0.1)]) }
     /// # futures::executor::block_on(async {
     /// let epochs = futures::stream::iter([10u64, 20, 30]);
-    /// let out: Vec<String> = events().affix("epoch", epochs).map(|e| e.to_string()).collect().await;
+    /// let out: Vec<String> =
+    ///     events().affix("epoch", epochs).map(|e| e.to_string()).collect().await;
     /// assert_eq!(out[0], "step=1 loss=0.5 epoch=10");
     /// assert_eq!(out[2], "lr=0.1 epoch=30");
     /// # });
@@ -385,7 +386,8 @@ pub trait EventStreamExt: Stream<Item = Event> {
     /// # use giving::prelude::*;
     /// # use giving::{event, Event};
     /// # futures::executor::block_on(async {
-    /// let losses = futures::stream::iter([event!(loss = 0.5), event!(loss = 0.7), event!(loss = 0.2)]);
+    /// let losses =
+    ///     futures::stream::iter([event!(loss = 0.5), event!(loss = 0.7), event!(loss = 0.2)]);
     /// let best: Vec<f64> = losses
     ///     .affix_with("best", |s| s.key::<f64>("loss").min_scan())
     ///     .key::<f64>("best")
@@ -500,7 +502,8 @@ pub trait EventStreamExt: Stream<Item = Event> {
     /// block's `begin` event and returns a state; at the block's `end`, `end` is called with
     /// that state and the `end` event, and its result is emitted (giving's `wmap`, whose
     /// generator yields once between begin and end). Nested blocks are paired by id; an `end`
-    /// whose `begin` was not seen is ignored.
+    /// whose `begin` was not seen is ignored, and a block still open when the stream completes
+    /// emits nothing.
     ///
     /// ```
     /// use giving::prelude::*;
