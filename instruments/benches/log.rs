@@ -1,1 +1,76 @@
-fn main() {}
+//! Log throughput for 3-field events: encoding and writing (`LogWriter`), end to end through a
+//! scope (`give` → writer thread → file), and reading back (`LogReader`).
+//!
+//! Run: `cargo bench -p giving-instruments --bench log`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use giving::{Event, Timestamp, given};
+use giving_instruments::log::{LogHeader, LogReader, LogWriter, MsgpackLog};
+
+const N: u64 = 200_000;
+
+fn event(i: u64) -> Event {
+    Event::builder()
+        .field("step", i)
+        .field("loss", 1.0 / (i as f64 + 1.0))
+        .field("task", "train")
+        .time(Timestamp::from_nanos(1_700_000_000_000_000_000 + i))
+        .build()
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let events: Vec<Event> = (0..N).map(event).collect();
+    let path = dir.path().join("bench.msgpack");
+
+    let mut group = c.benchmark_group("log");
+    group.throughput(Throughput::Elements(N));
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+
+    group.bench_function("write 3-field events (LogWriter)", |b| {
+        b.iter(|| {
+            let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+            for event in &events {
+                writer.write(event).unwrap();
+            }
+            black_box(writer.close(0).unwrap());
+        });
+    });
+
+    group.bench_function("give 3-field events into a logged scope", |b| {
+        b.iter(|| {
+            let gv = given();
+            let log = MsgpackLog::create(&path).unwrap().attach(&gv);
+            let giver = gv.giver();
+            for event in &events {
+                giver.give(event.clone());
+            }
+            gv.finish().unwrap();
+            black_box(log.join().unwrap());
+        });
+    });
+
+    let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+    for event in &events {
+        writer.write(event).unwrap();
+    }
+    writer.close(0).unwrap();
+    group.bench_function("read 3-field events (LogReader)", |b| {
+        b.iter(|| {
+            let mut n = 0u64;
+            for event in LogReader::open(&path).unwrap() {
+                black_box(event.unwrap());
+                n += 1;
+            }
+            assert_eq!(n, N);
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -169,7 +169,7 @@ impl RateMeter {
 /// let run = given(); // the sinks' scope
 /// let rates = run.spawn(run.stream().key::<f64>("rate").collect::<Vec<_>>());
 /// let training = given(); // nested: receives the loop's events too, ends first
-/// Rate::new().skip(1).attach_to(&training, &run);
+/// let _rate = Rate::new().skip(1).attach_to(&training, &run);
 /// for _batch in iterate("train", 0..40).batch_size(16).window(10) {}
 /// training.finish().unwrap(); // waits for the rate pipeline: every rate is given
 /// run.finish().unwrap();

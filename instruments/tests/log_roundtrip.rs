@@ -44,7 +44,7 @@ fn varied_event(i: u64, rng: &mut Rng) -> Event {
         .field("s", "é".repeat((i % 70) as usize))
         .field("b", Value::Bytes(vec![7; (i % 300) as usize]))
         .field("none", Value::Null)
-        .field("flag", i % 2 == 0)
+        .field("flag", i.is_multiple_of(2))
         .field("list", Value::List((0..(i % 20)).map(Value::U64).collect()))
         .field("map", Value::Map(map))
         .time(Timestamp::from_nanos(r))

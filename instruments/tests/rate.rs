@@ -140,7 +140,7 @@ fn the_rate_instrument_gives_rates_into_the_scope() {
     let run = given();
     let rates = run.spawn(run.stream().where_(["rate"]).collect::<Vec<_>>());
     let training = given();
-    Rate::new().skip(1).attach_to(&training, &run);
+    let _rate = Rate::new().skip(1).attach_to(&training, &run);
     let giver = training.giver();
     for event in iterate_events("train", 50, Duration::from_millis(20), 32, 10) {
         giver.give(event);

@@ -39,8 +39,16 @@ pub(crate) enum Record {
 /// past that, keys are allocated per event.
 #[derive(Default)]
 pub(crate) struct KeyCache {
+    /// The first keys seen, searched linearly: logs have few distinct keys, and comparing a
+    /// few short byte strings is faster than hashing.
+    recent: Vec<(Box<[u8]>, &'static str)>,
     local: HashMap<Box<[u8]>, &'static str>,
+    /// The fields of the record being read (reused, so reading allocates no vector).
+    fields: Vec<(Key, Value)>,
 }
+
+/// Keys kept in [`KeyCache::recent`].
+const RECENT: usize = 32;
 
 const MAX_INTERNED: usize = 4096;
 
@@ -48,6 +56,9 @@ static INTERNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
 impl KeyCache {
     fn key(&mut self, bytes: &[u8]) -> Result<Key> {
+        if let Some((_, key)) = self.recent.iter().find(|(k, _)| **k == *bytes) {
+            return Ok(Cow::Borrowed(key));
+        }
         if let Some(key) = self.local.get(bytes) {
             return Ok(Cow::Borrowed(key));
         }
@@ -63,7 +74,11 @@ impl KeyCache {
             }
             None => return Ok(Cow::Owned(text.to_owned())),
         };
-        self.local.insert(bytes.into(), key);
+        if self.recent.len() < RECENT {
+            self.recent.push((bytes.into(), key));
+        } else {
+            self.local.insert(bytes.into(), key);
+        }
         Ok(Cow::Borrowed(key))
     }
 }
@@ -236,7 +251,7 @@ impl<'a> Decoder<'a> {
             )));
         };
         let mut time = None;
-        let mut data = None;
+        let mut data = false;
         let mut end = None;
         let mut events = 0;
         let mut dropped = 0;
@@ -249,7 +264,10 @@ impl<'a> Decoder<'a> {
             };
             match name {
                 b"time" => time = Some(self.uint_field("time")?),
-                b"data" => data = Some(self.fields(keys)?),
+                b"data" => {
+                    self.fields(keys)?;
+                    data = true;
+                }
                 b"end" => end = Some(self.uint_field("end")?),
                 b"events" => events = self.uint_field("events")?,
                 b"dropped" => dropped = self.uint_field("dropped")?,
@@ -257,9 +275,13 @@ impl<'a> Decoder<'a> {
             }
         }
         match (time, data, end) {
-            (Some(time), Some(builder), _) => Ok(Record::Event(
-                builder.time(Timestamp::from_nanos(time)).build(),
-            )),
+            (Some(time), true, _) => {
+                let mut builder = Event::builder().time(Timestamp::from_nanos(time));
+                for (key, value) in keys.fields.drain(..) {
+                    builder = builder.field(key, value);
+                }
+                Ok(Record::Event(builder.build()))
+            }
             (_, _, Some(_)) => Ok(Record::End { events, dropped }),
             _ => Err(DecodeError::Invalid(
                 "a record has neither `time` and `data` nor `end`".to_owned(),
@@ -267,14 +289,15 @@ impl<'a> Decoder<'a> {
         }
     }
 
-    fn fields(&mut self, keys: &mut KeyCache) -> Result<giving::EventBuilder> {
+    /// Reads an event's fields into `keys.fields`.
+    fn fields(&mut self, keys: &mut KeyCache) -> Result<()> {
         let marker = self.byte()?;
         let Some(len) = self.map_len(marker)? else {
             return Err(DecodeError::Invalid(
                 "an event's `data` is not a map".to_owned(),
             ));
         };
-        let mut builder = Event::builder();
+        keys.fields.clear();
         for _ in 0..len {
             let marker = self.byte()?;
             let Some(name) = self.str_bytes(marker)? else {
@@ -283,8 +306,9 @@ impl<'a> Decoder<'a> {
                 ));
             };
             let key = keys.key(name)?;
-            builder = builder.field(key, self.value(1)?);
+            let value = self.value(1)?;
+            keys.fields.push((key, value));
         }
-        Ok(builder)
+        Ok(())
     }
 }
