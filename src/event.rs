@@ -193,6 +193,23 @@ impl Event {
         Self::from_parts(fields, Timestamp::now(), None)
     }
 
+    /// An event with the given fields and timestamp (replays, logs, injected clocks).
+    ///
+    /// ```
+    /// use giving::{Event, Timestamp};
+    ///
+    /// let event = Event::new_at([("step", 1u64)], Timestamp::from_nanos(42));
+    /// assert_eq!(event.time().as_nanos(), 42);
+    /// ```
+    pub fn new_at<K, V>(fields: impl IntoIterator<Item = (K, V)>, time: Timestamp) -> Self
+    where
+        K: Into<Key>,
+        V: Into<Value>,
+    {
+        let fields: Fields = fields.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        Self::from_parts(fields, time, None)
+    }
+
     /// The value of `key`, if the event has it (the first one if given twice).
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields().iter().find(|(k, _)| k == key).map(|(_, v)| v)
@@ -304,6 +321,12 @@ impl EventBuilder {
     pub fn field(mut self, key: impl Into<Key>, value: impl Into<Value>) -> Self {
         self.fields.push((key.into(), value.into()));
         self
+    }
+
+    /// Appends a field in place (for loops that build an event field by field).
+    #[inline]
+    pub fn push(&mut self, key: impl Into<Key>, value: impl Into<Value>) {
+        self.fields.push((key.into(), value.into()));
     }
 
     /// Sets a field: replaces the value of `key` if present, appends it otherwise.

@@ -176,6 +176,11 @@ impl ScopeHandle {
         }
     }
 
+    /// Whether the scope has ended.
+    pub fn is_finished(&self) -> bool {
+        self.scope.is_closed()
+    }
+
     /// Wraps a future so that every poll of it runs inside the scope (for tokio tasks, which
     /// may move between threads).
     pub fn wrap<F: Future>(&self, future: F) -> InScope<F> {

@@ -70,6 +70,9 @@ pub use subscriber::{Delivery, EventStream, Lag};
 pub use value::Value;
 pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
 
+/// The version of this crate (for log headers and reports).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The generic operators (`giving-operators`), re-exported.
 pub use giving_operators as operators;
 
