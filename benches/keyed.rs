@@ -74,6 +74,19 @@ fn keyed_pipelines(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(10));
 
+    // Reference: the same handoff with no operator at all (as benches/give.rs measures it).
+    group.bench_function("count only (reference), 5M events", |b| {
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let (elapsed, n) = end_to_end(EVENTS, Executor::Plain, |s| s.count());
+                    assert_eq!(n, EVENTS as usize);
+                    elapsed
+                })
+                .sum()
+        })
+    });
+
     group.bench_function("key.map.filter.min, 5M events", |b| {
         b.iter_custom(|iters| {
             (0..iters)
@@ -143,6 +156,12 @@ fn pipelines_only(c: &mut Criterion) {
     let mut group = c.benchmark_group("keyed/pipeline only");
     group.throughput(Throughput::Elements(IN_MEMORY));
     group.sample_size(10);
+    group.bench_function("count only (reference), 1M events", |b| {
+        b.iter(|| {
+            let n = futures::executor::block_on(source().count());
+            assert_eq!(n, IN_MEMORY as usize);
+        })
+    });
     group.bench_function("key.map.filter.min, 1M events", |b| {
         b.iter(|| {
             let min = futures::executor::block_on(
