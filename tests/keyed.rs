@@ -767,3 +767,70 @@ fn wmap_receives_the_end_event_and_ignores_unmatched_ends() {
     );
     assert_eq!(run(paired), vec![43]);
 }
+
+#[test]
+fn wrap_guards_and_keyed_streams_can_move_between_threads() {
+    fn assert_send<T: Send>() {}
+    fn assert_sync<T: Sync>() {}
+    type Events = giving::EventStream;
+    assert_send::<giving::Wrap>();
+    assert_sync::<giving::Wrap>();
+    assert_send::<giving::GroupWrap<Events>>();
+    assert_send::<giving::WrapGroup<Events>>();
+    assert_sync::<giving::WrapGroup<Events>>();
+    assert_send::<giving::Affix<Events, Events>>();
+    assert_send::<giving::KFlatten<Events>>();
+    assert_send::<giving::Keyed<Events, giving::CollectBetween>>();
+    assert_send::<giving::Keyed<Events, giving::Tag>>();
+}
+
+#[test]
+fn merging_operators_on_given_events() {
+    let gv = given();
+    let steps = gv.spawn(
+        gv.stream()
+            .collect_between("begin", "end")
+            .format("{begin}:{loss}:{end}")
+            .unwrap()
+            .collect::<Vec<_>>(),
+    );
+    let best = gv.spawn(
+        gv.stream()
+            .where_(["loss"])
+            .affix_with("best", |s| s.key::<f64>("loss").min_scan())
+            .key::<f64>("best")
+            .collect::<Vec<_>>(),
+    );
+    let state = gv.spawn(gv.stream().kscan().last());
+    let samples = gv.spawn(
+        gv.stream()
+            .where_(["per_sample"])
+            .kflatten("per_sample")
+            .sole::<f64>()
+            .count(),
+    );
+    let tags = gv.spawn(
+        gv.stream()
+            .tag_group("tests-given")
+            .where_([TAG_WORD])
+            .count(),
+    );
+    for (step, loss) in [(0u64, 0.5), (1, 0.7), (2, 0.25)] {
+        give!(begin = step);
+        give!(loss);
+        give!(per_sample = vec![loss, loss]);
+        give!(end = step);
+    }
+    gv.finish().unwrap();
+    assert_eq!(
+        steps.join().unwrap(),
+        vec!["0:0.5:0", "1:0.7:1", "2:0.25:2"]
+    );
+    assert_eq!(best.join().unwrap(), vec![0.5, 0.5, 0.25]);
+    assert_eq!(
+        state.join().unwrap().unwrap().to_string(),
+        "begin=2 loss=0.25 per_sample=[0.25, 0.25] end=2"
+    );
+    assert_eq!(samples.join().unwrap(), 6);
+    assert_eq!(tags.join().unwrap(), 12);
+}
