@@ -60,8 +60,9 @@ pub use given::{Entered, Given, InScope, ScopeHandle, given};
 pub use iterate::{Iterate, iterate};
 pub use keyed::{
     Affix, AsKey, Augment, CollectBetween, DisplayEvents, EventStreamExt, Format, GroupWrap,
-    KFilter, KFlatten, KMap, KMerge, Keep, KeyOf, Keyed, KeyedOp, Sole, TAG_GROUP, TAG_WORD, Tag,
-    Template, TemplateError, TryKeyOf, ValueStreamExt, WMap, Where, WhereAny, WrapGroup,
+    KFilter, KFlatten, KGroup, KGroupBy, KMap, KMerge, Keep, KeyOf, Keyed, KeyedOp, Sole,
+    TAG_GROUP, TAG_WORD, Tag, Template, TemplateError, TryKeyOf, ValueStreamExt, WMap, Where,
+    WhereAny, WrapGroup,
 };
 pub use lazy::{LazyValue, Resolve, ResolveError};
 pub use pipeline::{FinishError, Pipeline, PipelineError};

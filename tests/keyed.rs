@@ -834,3 +834,62 @@ fn merging_operators_on_given_events() {
     assert_eq!(samples.join().unwrap(), 6);
     assert_eq!(tags.join().unwrap(), 12);
 }
+
+#[test]
+fn kgroup_by_splits_by_the_value_of_a_key() {
+    let stream = events(vec![
+        event!(mode = "train", x = 1),
+        event!(x = 0),
+        event!(mode = "test", x = 2),
+        event!(mode = "train", x = 3),
+        event!(mode = 1u64, x = 4),
+    ]);
+    block_on(async {
+        let groups: Vec<_> = stream.kgroup_by("mode").collect().await;
+        let mut out = Vec::new();
+        for (mode, group) in groups {
+            out.push((mode, group.key::<i64>("x").collect::<Vec<_>>().await));
+        }
+        assert_eq!(
+            out,
+            vec![
+                (Value::from("train"), vec![1, 3]),
+                (Value::from("test"), vec![2]),
+                (Value::U64(1), vec![4]),
+            ]
+        );
+    });
+    assert!(run(none().kgroup_by("mode")).is_empty());
+}
+
+#[test]
+fn kgroup_by_groups_consumed_concurrently_through_a_scope() {
+    let gv = given();
+    let stream = gv.stream();
+    let sums = gv.spawn(async move {
+        let mut groups = stream.kgroup_by("worker");
+        let mut tasks = Vec::new();
+        while let Some((worker, group)) = groups.next().await {
+            let sum = tokio::spawn(group.key::<u64>("x").sum());
+            tasks.push((worker.to_string(), sum));
+        }
+        let mut sums = Vec::new();
+        for (worker, sum) in tasks {
+            sums.push((worker, sum.await.unwrap()));
+        }
+        sums
+    });
+    for x in 0..10u64 {
+        let worker = x % 3;
+        give!(worker, x);
+    }
+    gv.finish().unwrap();
+    assert_eq!(
+        sums.join().unwrap(),
+        vec![
+            ("0".into(), Some(18)),
+            ("1".into(), Some(12)),
+            ("2".into(), Some(15))
+        ]
+    );
+}

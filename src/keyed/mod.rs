@@ -13,6 +13,7 @@ mod keep;
 mod key;
 mod kfilter;
 mod kflatten;
+mod kgroup_by;
 mod kmap;
 mod kmerge;
 mod sole;
@@ -35,6 +36,7 @@ pub use keep::Keep;
 pub use key::{KeyOf, TryKeyOf};
 pub use kfilter::KFilter;
 pub use kflatten::KFlatten;
+pub use kgroup_by::{KGroup, KGroupBy};
 pub use kmap::KMap;
 pub use kmerge::KMerge;
 pub use sole::Sole;
@@ -463,6 +465,40 @@ pub trait EventStreamExt: Stream<Item = Event> {
         Self: Sized,
     {
         Keyed::new(self, CollectBetween::new(start, end, Some(common.into())))
+    }
+
+    /// Splits the events by the value of the field `key` (giving's `group_by(key)` on dicts):
+    /// emits `(value, group)` at the first event with each value, where `group` streams every
+    /// event with that value, in order. Events without the field are skipped. Values are
+    /// compared with `==` (so `1u64` and `1i64` are different groups).
+    ///
+    /// As [`StreamOps::group_by`]: the outer stream drives the upstream, so consume the groups
+    /// concurrently with it (spawn them, or merge them); a dropped group discards its events;
+    /// every group completes when the upstream does. Named `kgroup_by` because
+    /// [`StreamOps::group_by`] takes a key function.
+    ///
+    /// ```
+    /// # use giving::prelude::*;
+    /// # use giving::{event, Event};
+    /// # futures::executor::block_on(async {
+    /// let events = futures::stream::iter([
+    ///     event!(mode = "train", loss = 0.5),
+    ///     event!(mode = "test", loss = 0.7),
+    ///     event!(mode = "train", loss = 0.25),
+    /// ]);
+    /// let groups: Vec<_> = events.kgroup_by("mode").collect().await;
+    /// let mut out = Vec::new();
+    /// for (mode, group) in groups {
+    ///     out.push((mode.to_string(), group.key::<f64>("loss").collect::<Vec<_>>().await));
+    /// }
+    /// assert_eq!(out, vec![("train".into(), vec![0.5, 0.25]), ("test".into(), vec![0.7])]);
+    /// # });
+    /// ```
+    fn kgroup_by(self, key: impl Into<Key>) -> KGroupBy<Self>
+    where
+        Self: Sized,
+    {
+        KGroupBy::new(self, key)
     }
 
     /// One group per block wrapped by [`wrap!`](crate::wrap) with this name, emitted when the

@@ -1,0 +1,79 @@
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
+
+use futures::Stream;
+use futures::channel::mpsc;
+use pin_project_lite::pin_project;
+
+use crate::{Event, Key, Value};
+
+pin_project! {
+    /// Stream of [`kgroup_by`](super::EventStreamExt::kgroup_by): `(value, group)` at the first
+    /// event with each value of a key.
+    #[must_use = "streams do nothing unless polled"]
+    pub struct KGroupBy<S> {
+        #[pin]
+        stream: S,
+        key: Key,
+        // A handful of values: a vector compared with `==` (values are not `Hash`).
+        groups: Vec<(Value, mpsc::UnboundedSender<Event>)>,
+    }
+}
+
+impl<S> KGroupBy<S> {
+    pub(crate) fn new(stream: S, key: impl Into<Key>) -> Self {
+        Self {
+            stream,
+            key: key.into(),
+            groups: Vec::new(),
+        }
+    }
+}
+
+impl<S: Stream<Item = Event>> Stream for KGroupBy<S> {
+    type Item = (Value, KGroup);
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<(Value, KGroup)>> {
+        let mut this = self.project();
+        loop {
+            let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) else {
+                // Completing the upstream completes every group.
+                this.groups.clear();
+                return Poll::Ready(None);
+            };
+            let Some(value) = event.get(this.key) else {
+                continue;
+            };
+            match this.groups.iter().find(|(v, _)| v == value) {
+                Some((_, sender)) => {
+                    // A dropped group discards its later events.
+                    let _ = sender.unbounded_send(event);
+                }
+                None => {
+                    let value = value.clone();
+                    let (sender, receiver) = mpsc::unbounded();
+                    let _ = sender.unbounded_send(event);
+                    this.groups.push((value.clone(), sender));
+                    return Poll::Ready(Some((value, KGroup { receiver })));
+                }
+            }
+        }
+    }
+}
+
+/// The events of one group of [`kgroup_by`](super::EventStreamExt::kgroup_by), in order.
+///
+/// Fed while the outer [`KGroupBy`] stream is polled; completes when the upstream completes.
+#[derive(Debug)]
+#[must_use = "streams do nothing unless polled"]
+pub struct KGroup {
+    receiver: mpsc::UnboundedReceiver<Event>,
+}
+
+impl Stream for KGroup {
+    type Item = Event;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        Pin::new(&mut self.receiver).poll_next(cx)
+    }
+}
