@@ -51,7 +51,7 @@ struct Common {
     /// Validation items per epoch [default: the model's].
     #[arg(long)]
     valid_size: Option<usize>,
-    /// Steps per device-sync window.
+    /// Steps per device-sync window [default: 10].
     #[arg(long)]
     window: Option<usize>,
 }
