@@ -167,7 +167,7 @@ impl Event {
         }
     }
 
-    fn fields(&self) -> &[Field] {
+    pub(crate) fn fields(&self) -> &[Field] {
         &self.inner.slice
     }
 
@@ -206,7 +206,10 @@ impl Event {
         K: Into<Key>,
         V: Into<Value>,
     {
-        let fields: Fields = fields.into_iter().map(|(k, v)| (k.into(), v.into())).collect();
+        let fields: Fields = fields
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
         Self::from_parts(fields, time, None)
     }
 

@@ -31,7 +31,7 @@
 //!   loss tensor never forces a device sync on the training thread.
 //! - [`iterate`] wraps the batch loop: progress, steps, one sync per window, clean early stop.
 //! - [`prelude`] brings every operator: the keyed ones of [`EventStreamExt`] and the generic
-//!   ones of [`StreamOps`] (from `giving-operators`).
+//!   ones of [`StreamOps`](giving_operators::StreamOps) (from `giving-operators`).
 //!
 //! See `docs/architecture.md` for how events travel and why.
 
@@ -82,7 +82,7 @@ pub use giving_operators as operators;
 /// Brings the operator traits ([`StreamOps`](giving_operators::StreamOps),
 /// [`EventStreamExt`], [`ValueStreamExt`]) and `futures::Stream`. It deliberately does not
 /// bring `futures::StreamExt`, whose method names (`map`, `filter`, `collect`, …) would clash
-/// with [`StreamOps`]'s synchronous ones.
+/// with `StreamOps`'s synchronous ones.
 pub mod prelude {
     pub use crate::{EventStreamExt, ValueStreamExt};
     pub use futures::Stream;
