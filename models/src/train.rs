@@ -5,8 +5,10 @@
 //! - from [`iterate`] (`task = "train"`): `{task, progress: (0, n)}` then one
 //!   `{task, step, batch, progress}` event per step (`step` counts from 0 in each epoch), with
 //!   `synced: true` on the last step of each window, after the device sync;
-//! - after each forward pass: `{epoch, step, loss}`, `step` counting from 0 over the whole run
-//!   and `loss` a lazy [`LazyTensor`]: the loop never reads it, the consumer does;
+//! - after each forward pass: `{epoch, global_step, loss}`, `global_step` counting from 0 over
+//!   the whole run (a key of its own, so that instruments reading `iterate`'s per-epoch `step`
+//!   events, such as the rate, never mistake a loss event for a step) and `loss` a lazy
+//!   [`LazyTensor`]: the loop never reads it, the consumer does;
 //! - after each epoch's validation: `{epoch, val_loss, accuracy}`, both lazy too.
 //!
 //! The device is synced once per window (`iterate`'s `window`), never per step.
@@ -194,7 +196,11 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
         {
             items += W::batch_len(&batch) as u64;
             let loss = workload.loss(&model, batch);
-            give!(epoch, step, loss = LazyTensor::detached(&loss));
+            give!(
+                epoch,
+                global_step = step,
+                loss = LazyTensor::detached(&loss)
+            );
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = optim.step(lr, model, grads);
             last_loss = Some(loss.inner());

@@ -74,3 +74,56 @@ fn bad_input_gets_a_clear_error() {
         assert!(out.contains(&format!("--features {backend}")), "{out}");
     }
 }
+
+#[test]
+fn train_with_instruments_stops_early_logs_and_reads_the_log_back() {
+    let dir = std::env::temp_dir().join(format!("giving-cli-log-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out) = giving(&[
+        "train",
+        "mlp",
+        "--epochs",
+        "50",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "64",
+        "--valid-size",
+        "16",
+        "--window",
+        "2",
+        "--rate-skip",
+        "0",
+        "--stop",
+        "3",
+        "--log",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "early stop must exit 0:\n{out}");
+    assert!(out.contains("(stopped early)"), "{out}");
+
+    let logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(logs.len(), 1, "one log per run: {logs:?}");
+    let log = logs[0].to_str().unwrap();
+
+    let (ok, stats) = giving(&["log", "stats", log]);
+    assert!(ok, "{stats}");
+    for key in ["loss", "rate", "global_step", "progress"] {
+        assert!(stats.contains(key), "stats lack `{key}`:\n{stats}");
+    }
+    let (ok, dump) = giving(&["log", "dump", "--json", log]);
+    assert!(ok, "{dump}");
+    let rates = dump.lines().filter(|l| l.contains("\"rate\"")).count();
+    assert!(
+        rates >= 3,
+        "at least the 3 rates that stopped the run:\n{dump}"
+    );
+
+    let (ok, out) = giving(&["log", "stats", "Cargo.toml"]);
+    assert!(!ok);
+    assert!(out.contains("not a giving log"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

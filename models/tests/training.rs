@@ -149,7 +149,7 @@ fn the_loop_gives_steps_epochs_and_lr() {
     let loss_steps: Vec<u64> = events
         .iter()
         .filter(|e| e.has("loss"))
-        .map(|e| e.get_as("step").unwrap())
+        .map(|e| e.get_as("global_step").unwrap())
         .collect();
     assert_eq!(loss_steps, (0..8).collect::<Vec<_>>());
 

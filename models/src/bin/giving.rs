@@ -2,13 +2,17 @@
 //!
 //! ```text
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
+//!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
+//! giving log dump FILE [--json]
+//! giving log stats FILE
 //! ```
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand};
 use giving::Event;
 use giving::prelude::*;
+use giving_instruments::{InstrumentArgs, LogCommand, Overseer};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -25,6 +29,9 @@ enum Command {
     Train(TrainArgs),
     /// Measure training throughput (items/s) bare and with one subscriber, in the same process.
     Bench(BenchArgs),
+    /// Read a MessagePack log written by `train --log`.
+    #[command(subcommand)]
+    Log(LogCommand),
 }
 
 /// Options shared by `train` and `bench`.
@@ -92,6 +99,9 @@ struct TrainArgs {
     /// Print a progress line every N steps (0: only epochs and the summary).
     #[arg(long, default_value_t = 100)]
     every: u64,
+    /// Instruments: rate (always), log, early stop, monitors.
+    #[command(flatten)]
+    instruments: InstrumentArgs,
 }
 
 #[derive(Debug, Args)]
@@ -101,9 +111,15 @@ struct BenchArgs {
     /// Steps per measured run.
     #[arg(long, default_value_t = 300)]
     steps: usize,
-    /// Measured pairs of runs (bare, then subscribed), after one warm-up run.
+    /// Measured pairs of runs (bare, then observed), after one warm-up run.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
+    /// Observe with the instruments chosen by the options below (rate always) instead of one
+    /// subscriber that reads every loss.
+    #[arg(long)]
+    instrumented: bool,
+    #[command(flatten)]
+    instruments: InstrumentArgs,
 }
 
 fn parse_model(s: &str) -> Result<ModelKind, String> {
@@ -118,6 +134,7 @@ fn main() -> Result<()> {
     match Cli::parse().command {
         Command::Train(args) => train(args),
         Command::Bench(args) => bench(args),
+        Command::Log(command) => Ok(command.run()?),
     }
 }
 
@@ -132,6 +149,30 @@ fn check_device(device: &DeviceSpec) -> Result<()> {
     Ok(())
 }
 
+/// Turns the run's events into progress lines: one per `every` steps with the latest rate
+/// from the `Rate` instrument, one per validation.
+struct Progress {
+    model: ModelKind,
+    every: u64,
+    rate: Option<f64>,
+}
+
+impl Progress {
+    fn line(&mut self, event: &Event) -> Option<String> {
+        if let Ok(rate) = event.get_as::<f64>("rate") {
+            if event.get("units").and_then(|u| u.as_str()) == Some("items/s") {
+                self.rate = Some(rate);
+            }
+            return None;
+        }
+        let line = progress_line(self.model, self.every, event)?;
+        Some(match (self.rate, event.has("loss")) {
+            (Some(rate), true) => format!("{line}  {rate:>8.0} {}/s", self.model.item_name()),
+            _ => line,
+        })
+    }
+}
+
 /// A progress line for a loss event (every `every` steps) or a validation event.
 fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> {
     let epoch = event.get_as::<u64>("epoch").ok()?;
@@ -143,7 +184,7 @@ fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> 
             100.0 * accuracy
         ));
     }
-    let step = event.get_as::<u64>("step").ok()?;
+    let step = event.get_as::<u64>("global_step").ok()?;
     if every == 0 || (step + 1) % every != 0 {
         return None;
     }
@@ -184,21 +225,41 @@ fn train(args: TrainArgs) -> Result<()> {
         model.item_name(),
     );
 
-    // The loop only gives; the progress lines come from this pipeline.
-    let gv = giving::given();
+    // The loop only gives; the instruments and the progress lines attach from outside.
+    let instruments = args.instruments.instruments().map_err(|e| anyhow!(e))?;
     let every = args.every;
-    let lines = gv
-        .stream()
-        .where_any(["loss", "accuracy"])
-        .filter_map(move |event| progress_line(model, every, &event))
-        .for_each(|line| println!("{line}"));
-    let printer = gv.spawn(lines);
-
-    let report = giving_models::train(model, &config, &common.device);
-    gv.finish().context("progress pipeline failed")?;
-    printer.join().context("progress pipeline failed")?;
-    let report = report?;
+    let run = Overseer::new()
+        .with_all(instruments)
+        .instrument_fn("progress", move |start| {
+            let mut progress = Progress {
+                model,
+                every,
+                rate: None,
+            };
+            let lines = start
+                .given()
+                .stream()
+                .where_any(["loss", "accuracy", "rate"])
+                .filter_map(move |event| progress.line(&event))
+                .for_each(|line| println!("{line}"));
+            start.spawn(lines);
+            Ok(())
+        })
+        .run(|| giving_models::train(model, &config, &common.device));
+    let code = run.exit_code();
+    if !run.problems.is_empty() {
+        eprintln!(
+            "[{model}] {} instrument problem(s) were reported above; training went on",
+            run.problems.len()
+        );
+    }
+    let report = run
+        .output
+        .map_err(|panic| anyhow!("training panicked: {panic}"))??;
     print_summary(model, &report);
+    if code != 0 {
+        std::process::exit(code);
+    }
     Ok(())
 }
 
@@ -230,15 +291,39 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
     println!("{summary}");
 }
 
-/// One training run of the benchmark, with or without a subscriber that reads every loss.
+/// How a benchmark run is observed.
+enum Observer<'a> {
+    /// Nobody listens.
+    Bare,
+    /// One subscriber that reads (resolves) every loss.
+    Subscriber,
+    /// The Overseer with these instruments.
+    Instruments(&'a InstrumentArgs),
+}
+
+/// One training run of the benchmark.
 fn bench_run(
     model: ModelKind,
     config: &TrainConfig,
     device: &DeviceSpec,
-    subscribed: bool,
+    observer: Observer<'_>,
 ) -> Result<TrainReport> {
-    if !subscribed {
-        return Ok(giving_models::train(model, config, device)?);
+    match observer {
+        Observer::Bare => return Ok(giving_models::train(model, config, device)?),
+        Observer::Instruments(args) => {
+            let instruments = args.instruments().map_err(|e| anyhow!(e))?;
+            let run = Overseer::new()
+                .with_all(instruments)
+                .quiet(true)
+                .run(|| giving_models::train(model, config, device));
+            if let Some(problem) = run.problems.first() {
+                bail!("instrument problem: {problem}");
+            }
+            return Ok(run
+                .output
+                .map_err(|p| anyhow!("training panicked: {p}"))??);
+        }
+        Observer::Subscriber => {}
     }
     let gv = giving::given();
     // One subscriber that reads (resolves) every loss: the most a consumer asks of the loop.
@@ -269,7 +354,19 @@ fn bench(args: BenchArgs) -> Result<()> {
         "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
         common.device, args.steps, config.batch_size, args.repeats
     );
-    let warmup = bench_run(model, &config, &common.device, false)?;
+    let observed = || {
+        if args.instrumented {
+            Observer::Instruments(&args.instruments)
+        } else {
+            Observer::Subscriber
+        }
+    };
+    let observed_name = if args.instrumented {
+        "instrumented"
+    } else {
+        "one subscriber"
+    };
+    let warmup = bench_run(model, &config, &common.device, Observer::Bare)?;
     println!(
         "warm-up: {:.0} {}/s",
         warmup.items_per_second(),
@@ -277,10 +374,10 @@ fn bench(args: BenchArgs) -> Result<()> {
     );
     let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     for repeat in 0..args.repeats.max(1) {
-        let b = bench_run(model, &config, &common.device, false)?.items_per_second();
-        let s = bench_run(model, &config, &common.device, true)?.items_per_second();
+        let b = bench_run(model, &config, &common.device, Observer::Bare)?.items_per_second();
+        let s = bench_run(model, &config, &common.device, observed())?.items_per_second();
         println!(
-            "run {}: bare {b:.0} {items}/s, one subscriber {s:.0} {items}/s (ratio {:.3})",
+            "run {}: bare {b:.0} {items}/s, {observed_name} {s:.0} {items}/s (ratio {:.3})",
             repeat + 1,
             s / b,
             items = model.item_name(),
@@ -294,7 +391,7 @@ fn bench(args: BenchArgs) -> Result<()> {
         v[v.len() / 2]
     };
     println!(
-        "[{model}] median: bare {:.0} {items}/s, one subscriber {:.0} {items}/s, ratio (median of pairs) {:.3}",
+        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3}",
         median(bare),
         median(subscribed),
         median(ratios),
