@@ -193,7 +193,8 @@ impl Event {
         Self::from_parts(fields, Timestamp::now(), None)
     }
 
-    /// An event with the given fields and timestamp (replays, logs, injected clocks).
+    /// An event with the given fields and timestamp (replays, logs, injected clocks), built
+    /// straight into its one allocation.
     ///
     /// ```
     /// use giving::{Event, Timestamp};
@@ -201,16 +202,15 @@ impl Event {
     /// let event = Event::new_at([("step", 1u64)], Timestamp::from_nanos(42));
     /// assert_eq!(event.time().as_nanos(), 42);
     /// ```
-    pub fn new_at<K, V>(fields: impl IntoIterator<Item = (K, V)>, time: Timestamp) -> Self
+    pub fn new_at<K, V, I>(fields: I, time: Timestamp) -> Self
     where
         K: Into<Key>,
         V: Into<Value>,
+        I: IntoIterator<Item = (K, V)>,
+        I::IntoIter: ExactSizeIterator,
     {
-        let fields: Fields = fields
-            .into_iter()
-            .map(|(k, v)| (k.into(), v.into()))
-            .collect();
-        Self::from_parts(fields, time, None)
+        let fields = fields.into_iter().map(|(k, v)| (k.into(), v.into()));
+        Self::from_fields(fields, time, None)
     }
 
     /// The value of `key`, if the event has it (the first one if given twice).

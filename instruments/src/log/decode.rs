@@ -276,11 +276,8 @@ impl<'a> Decoder<'a> {
         }
         match (time, data, end) {
             (Some(time), true, _) => {
-                let mut builder = Event::builder().time(Timestamp::from_nanos(time));
-                for (key, value) in keys.fields.drain(..) {
-                    builder = builder.field(key, value);
-                }
-                Ok(Record::Event(builder.build()))
+                let time = Timestamp::from_nanos(time);
+                Ok(Record::Event(Event::new_at(keys.fields.drain(..), time)))
             }
             (_, _, Some(_)) => Ok(Record::End { events, dropped }),
             _ => Err(DecodeError::Invalid(
