@@ -475,11 +475,7 @@ pub fn train_mlp<B: AutodiffBackend>(
     config: &TrainConfig,
     model: &MlpConfig,
 ) -> Result<TrainReport, Error> {
-    config.validate()?;
-    let (train, valid) = digit_sets(config);
-    let model = init_seeded::<B, _>(device, config.seed, |d| model.init(d));
-    let workload = Classification::new(train, valid, config.batch_size, config.seed);
-    fit(&workload, model, config, device).map(|(_, report)| report)
+    train_digits::<B, _>(device, config, |d| model.init(d))
 }
 
 /// Trains a [`Cnn`](crate::Cnn) on [`digits`](data::digits), like [`train_mlp`].
@@ -488,9 +484,23 @@ pub fn train_cnn<B: AutodiffBackend>(
     config: &TrainConfig,
     model: &CnnConfig,
 ) -> Result<TrainReport, Error> {
+    train_digits::<B, _>(device, config, |d| model.init(d))
+}
+
+/// Trains the classifier that `init` makes on the digit sets of a run.
+fn train_digits<B, M>(
+    device: &B::Device,
+    config: &TrainConfig,
+    init: impl FnOnce(&B::Device) -> M,
+) -> Result<TrainReport, Error>
+where
+    B: AutodiffBackend,
+    M: AutodiffModule<B> + Classifier<B>,
+    M::InnerModule: Classifier<B::InnerBackend>,
+{
     config.validate()?;
     let (train, valid) = digit_sets(config);
-    let model = init_seeded::<B, _>(device, config.seed, |d| model.init(d));
+    let model = init_seeded::<B, _>(device, config.seed, init);
     let workload = Classification::new(train, valid, config.batch_size, config.seed);
     fit(&workload, model, config, device).map(|(_, report)| report)
 }

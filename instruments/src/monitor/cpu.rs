@@ -64,11 +64,7 @@ impl Instrument for CpuMonitor {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
-        let handle = self.attach(start.given());
-        start.on_close(handle.stopper());
-        if let Some(pipeline) = handle.into_pipeline() {
-            start.track(pipeline);
-        }
+        self.attach(start.given()).hand_over(start);
         Ok(())
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use futures::{FutureExt, StreamExt};
 use giving::{Delivery, Event, Given, Pipeline};
 
-use crate::overseer::BoxError;
+use crate::overseer::{BoxError, Start};
 
 pub use cpu::CpuMonitor;
 pub use gpu::GpuMonitor;
@@ -43,6 +43,15 @@ pub struct MonitorHandle {
 }
 
 impl MonitorHandle {
+    /// Hands the running monitor to the Overseer: stopped when training returns, its
+    /// pipeline reported under the instrument's name.
+    pub(crate) fn hand_over(self, start: &mut Start<'_>) {
+        start.on_close(self.stopper());
+        if let Some(pipeline) = self.into_pipeline() {
+            start.track(pipeline);
+        }
+    }
+
     /// A handle for a monitor that does not run (its device is absent).
     pub(crate) fn inert() -> Self {
         Self {
