@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::monitor::seconds;
 use crate::overseer::{BoxError, Instrument};
-use crate::{CpuMonitor, EarlyStop, GpuMonitor, MsgpackLog, Rate};
+use crate::{CpuMonitor, Dash, EarlyStop, GpuMonitor, MsgpackLog, Rate};
 
 /// `--log DIR`: write a MessagePack log of the run into `DIR`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -48,9 +48,20 @@ pub struct CpuArgs {
     pub cpu_poll: Option<f64>,
 }
 
+/// `--dash` and `--plot KEY`: the live terminal dashboard.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct DashArgs {
+    /// Show a live dashboard (plain lines when stdout is not a terminal); `q` stops cleanly.
+    #[arg(long)]
+    pub dash: bool,
+    /// Chart KEY on the dashboard besides the loss (repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub plot: Vec<String>,
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`] and
-/// [`CpuMonitor`] when their option is given.
+/// [`CpuMonitor`] when their option is given, and [`Dash`] last with `--dash`.
 ///
 /// [`instruments`]: InstrumentArgs::instruments
 ///
@@ -89,6 +100,9 @@ pub struct InstrumentArgs {
     /// `--cpu-poll SECS`.
     #[command(flatten)]
     pub cpu: CpuArgs,
+    /// `--dash`, `--plot KEY`.
+    #[command(flatten)]
+    pub dash: DashArgs,
 }
 
 impl InstrumentArgs {
@@ -112,6 +126,14 @@ impl InstrumentArgs {
         if let Some(secs) = self.cpu.cpu_poll {
             let interval: Duration = seconds(secs).map_err(|e| format!("--cpu-poll: {e}"))?;
             instruments.push(Box::new(CpuMonitor::new().interval(interval)));
+        }
+        if self.dash.dash {
+            let dash = self
+                .dash
+                .plot
+                .iter()
+                .fold(Dash::new(), |d, key| d.plot(key));
+            instruments.push(Box::new(dash));
         }
         Ok(instruments)
     }

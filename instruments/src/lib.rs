@@ -11,6 +11,7 @@
 //!   per window).
 //! - [`EarlyStop`]: stops the loop cleanly after N observations of a key.
 //! - [`log`]: the MessagePack log ([`MsgpackLog`]), its reader, `replay`, `dump` and `stats`.
+//! - [`Dash`]: the live terminal dashboard (plain lines when stdout is not a terminal).
 //! - [`GpuMonitor`] (NVML) and [`CpuMonitor`] (sysinfo).
 //! - [`InstrumentArgs`]: the clap options (`--log`, `--stop`, `--gpu-poll`, …) a binary
 //!   flattens into its `train` command; [`LogCommand`]: the `giving log` subcommands.
@@ -20,13 +21,17 @@
 #![warn(missing_docs)]
 
 mod args;
+mod dash;
 mod early_stop;
 pub mod log;
 mod monitor;
 mod overseer;
 mod rate;
 
-pub use args::{CpuArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
+pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
+pub use dash::{
+    CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, Series, TaskStat, render_dash,
+};
 pub use early_stop::EarlyStop;
 pub use log::{LogCommand, MsgpackLog};
 pub use monitor::{CpuMonitor, GpuMonitor, MonitorHandle, Sampler, poll};

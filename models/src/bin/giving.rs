@@ -3,6 +3,7 @@
 //! ```text
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
 //!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
+//!                                [--dash [--plot KEY]...]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
@@ -228,9 +229,10 @@ fn train(args: TrainArgs) -> Result<()> {
     // The loop only gives; the instruments and the progress lines attach from outside.
     let instruments = args.instruments.instruments().map_err(|e| anyhow!(e))?;
     let every = args.every;
-    let run = Overseer::new()
-        .with_all(instruments)
-        .instrument_fn("progress", move |start| {
+    let mut overseer = Overseer::new().with_all(instruments);
+    // The dashboard shows progress itself: no progress lines over it.
+    if !args.instruments.dash.dash {
+        overseer = overseer.instrument_fn("progress", move |start| {
             let mut progress = Progress {
                 model,
                 every,
@@ -244,8 +246,9 @@ fn train(args: TrainArgs) -> Result<()> {
                 .for_each(|line| println!("{line}"));
             start.spawn(lines);
             Ok(())
-        })
-        .run(|| giving_models::train(model, &config, &common.device));
+        });
+    }
+    let run = overseer.run(|| giving_models::train(model, &config, &common.device));
     let code = run.exit_code();
     if !run.problems.is_empty() {
         eprintln!(

@@ -1,0 +1,258 @@
+//! Draws a [`DashState`] into a ratatui frame: header, task progress, charts, keys, GPU and
+//! CPU panels. Pure drawing, tested with ratatui's `TestBackend`.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Direction, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::symbols;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Cell, Chart, Dataset, GraphType, LineGauge, Paragraph, Row, Table,
+};
+
+use super::state::{DashState, clock, number, show, si};
+
+/// Draws the whole dashboard into `frame`.
+///
+/// ```
+/// use giving::{Event, Timestamp, Value};
+/// use giving_instruments::{DashState, render_dash};
+/// use ratatui::{Terminal, backend::TestBackend};
+///
+/// let mut state = DashState::new(Vec::<String>::new());
+/// state.observe(&Event::new_at([("loss", Value::from(0.25))], Timestamp::from_nanos(1)));
+/// let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+/// terminal.draw(|frame| render_dash(frame, &state)).unwrap();
+/// let screen = format!("{:?}", terminal.backend().buffer());
+/// assert!(screen.contains("0.250"));
+/// ```
+pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
+    let area = frame.area();
+    let tasks = state.tasks().len().max(1) as u16;
+    let monitors = if state.gpus().is_empty() && state.cpu().is_none() {
+        0
+    } else {
+        (state.gpus().len().max(1) as u16 + 2).max(4)
+    };
+    let rows = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints([
+            Constraint::Length(1),
+            Constraint::Length(2 * tasks + 2),
+            Constraint::Min(8),
+            Constraint::Length(monitors),
+        ])
+        .split(area);
+    header(frame, rows[0], state);
+    progress(frame, rows[1], state);
+    let middle = Layout::default()
+        .direction(Direction::Horizontal)
+        .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+        .split(rows[2]);
+    charts(frame, middle[0], state);
+    keys(frame, middle[1], state);
+    if monitors > 0 {
+        let bottom = Layout::default()
+            .direction(Direction::Horizontal)
+            .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
+            .split(rows[3]);
+        gpus(frame, bottom[0], state);
+        cpu(frame, bottom[1], state);
+    }
+}
+
+fn header(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let status = if state.is_finished() {
+        "finished"
+    } else {
+        "running"
+    };
+    let line = Line::from(vec![
+        Span::styled(
+            " giving dash ",
+            Style::new().add_modifier(Modifier::REVERSED),
+        ),
+        Span::raw(format!(
+            "  {status}  events {}  lag: pending {} dropped {}  [q] stop",
+            state.events(),
+            state.pending(),
+            state.dropped()
+        )),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+fn progress(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let block = Block::default().borders(Borders::ALL).title(" progress ");
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    if state.tasks().is_empty() {
+        frame.render_widget(Paragraph::new("waiting for progress events…"), inner);
+        return;
+    }
+    let mut y = inner.y;
+    for task in state.tasks() {
+        if y + 1 >= inner.y + inner.height {
+            break;
+        }
+        let name = if task.name.is_empty() {
+            "(no task)"
+        } else {
+            &task.name
+        };
+        let mut text = format!("{name:<12}");
+        if let Some((i, n)) = task.progress {
+            text += &format!(" {i}/{n}");
+        }
+        if let Some(eta) = task.eta() {
+            text += &format!("  eta {}", clock(eta));
+        }
+        let units = task.units.as_deref().unwrap_or("");
+        if let Some(rate) = task.rate {
+            text += &format!("  rate {} {units}", si(rate));
+        }
+        if let Some(mean) = task.mean_rate() {
+            text += &format!("  mean {} {units}", si(mean));
+        }
+        frame.render_widget(Paragraph::new(text), Rect::new(inner.x, y, inner.width, 1));
+        if task.progress.is_some() {
+            let ratio = task.ratio();
+            let gauge = LineGauge::default()
+                .filled_style(Style::new().fg(Color::Green))
+                .line_set(symbols::line::THICK)
+                .label(format!("{:>3.0}%", 100.0 * ratio))
+                .ratio(ratio);
+            frame.render_widget(gauge, Rect::new(inner.x, y + 1, inner.width, 1));
+        }
+        y += 2;
+    }
+}
+
+fn charts(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let plots = state.plots();
+    let constraints: Vec<Constraint> = plots
+        .iter()
+        .map(|_| Constraint::Ratio(1, plots.len() as u32))
+        .collect();
+    let areas = Layout::default()
+        .direction(Direction::Vertical)
+        .constraints(constraints)
+        .split(area);
+    for (key, area) in plots.iter().zip(areas.iter()) {
+        chart(frame, *area, state, key);
+    }
+}
+
+fn chart(frame: &mut Frame<'_>, area: Rect, state: &DashState, key: &str) {
+    let series = state.series(key);
+    let latest = series
+        .and_then(|s| s.points.last())
+        .map(|&(_, y)| format!(" = {}", number(y)))
+        .unwrap_or_default();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" {key}{latest} "));
+    let Some((series, (x, y))) = series.and_then(|s| Some((s, s.bounds()?))) else {
+        let text = Paragraph::new(format!("no {key} yet")).block(block);
+        frame.render_widget(text, area);
+        return;
+    };
+    let pad = ((y[1] - y[0]) * 0.05).max(f64::EPSILON * y[1].abs().max(1.0));
+    let y = [y[0] - pad, y[1] + pad];
+    let x = if x[1] > x[0] { x } else { [x[0], x[0] + 1.0] };
+    let dataset = Dataset::default()
+        .marker(symbols::Marker::Braille)
+        .graph_type(GraphType::Line)
+        .style(Style::new().fg(Color::Cyan))
+        .data(&series.points);
+    let chart = Chart::new(vec![dataset])
+        .block(block)
+        .x_axis(
+            Axis::default()
+                .bounds(x)
+                .labels([number(x[0]), number(x[1])]),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds(y)
+                .labels([number(y[0]), number(y[1])]),
+        );
+    frame.render_widget(chart, area);
+}
+
+fn keys(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let rows = state.keys().iter().map(|(key, stat)| {
+        Row::new([
+            Cell::from(key.as_str()),
+            Cell::from(show(&stat.value)),
+            Cell::from(stat.units.as_deref().unwrap_or("")),
+            Cell::from(stat.count.to_string()),
+        ])
+    });
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Percentage(30),
+            Constraint::Percentage(35),
+            Constraint::Percentage(17),
+            Constraint::Percentage(18),
+        ],
+    )
+    .header(Row::new(["key", "latest", "units", "events"]).style(Style::new().fg(Color::Yellow)))
+    .block(Block::default().borders(Borders::ALL).title(" keys "));
+    frame.render_widget(table, area);
+}
+
+fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    x.map_or_else(|| "-".to_owned(), f)
+}
+
+fn gpus(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let block = Block::default().borders(Borders::ALL).title(" GPU ");
+    let lines: Vec<Line> = if state.gpus().is_empty() {
+        vec![Line::from("no gpudata (--gpu-poll)")]
+    } else {
+        state
+            .gpus()
+            .iter()
+            .map(|(index, gpu)| {
+                let memory = gpu.memory.map_or_else(
+                    || "-".to_owned(),
+                    |(used, total)| format!("{used:.0}/{total:.0} MB"),
+                );
+                Line::from(format!(
+                    "gpu {index}: load {}  mem {memory}  temp {}  power {}",
+                    opt(gpu.load, |l| format!("{:.0}%", 100.0 * l)),
+                    opt(gpu.temperature, |t| format!("{t:.0}°C")),
+                    opt(gpu.power, |p| format!("{p:.0} W")),
+                ))
+            })
+            .collect()
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+fn cpu(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let block = Block::default().borders(Borders::ALL).title(" CPU ");
+    let lines = match state.cpu() {
+        None => vec![Line::from("no cpudata (--cpu-poll)")],
+        Some(cpu) => {
+            let memory = cpu.memory.map_or_else(
+                || "-".to_owned(),
+                |(used, total)| format!("{used:.0}/{total:.0} MB"),
+            );
+            vec![
+                Line::from(format!(
+                    "load {}  mem {memory}",
+                    opt(cpu.load, |l| format!("{:.0}%", 100.0 * l))
+                )),
+                Line::from(format!(
+                    "process: cpu {}  rss {}",
+                    opt(cpu.process_cpu, |c| format!("{c:.0}%")),
+                    opt(cpu.rss_mb, |r| format!("{r:.0} MB")),
+                )),
+            ]
+        }
+    };
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}

@@ -1,0 +1,509 @@
+//! [`DashState`]: what the dashboard shows, aggregated from events one at a time. Pure: no
+//! terminal, no clock (times come from the events), so it is fed directly in tests.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use giving::{Event, Timestamp, Value};
+
+/// Points kept per chart; past this, every other point is dropped (the chart keeps its shape
+/// over the whole run at half the resolution).
+const MAX_POINTS: usize = 2048;
+
+/// The latest value of one key, how many events carried it, and its units (the `units` field
+/// of the same event, as rate events have).
+#[derive(Debug, Clone)]
+pub struct KeyStat {
+    /// The latest value (possibly lazy: it is read when drawn).
+    pub value: Value,
+    /// The units given beside it, if any.
+    pub units: Option<String>,
+    /// Events that carried this key.
+    pub count: u64,
+}
+
+/// One task's progress and rate (`train`, `valid`, `early_stop`, …).
+#[derive(Debug, Clone, Default)]
+pub struct TaskStat {
+    /// The task's name (`""` for events without a task).
+    pub name: String,
+    /// The latest `progress: (i, n)`.
+    pub progress: Option<(u64, u64)>,
+    /// When its current run started (its `progress: (0, n)` event, or its first progress).
+    pub started: Option<Timestamp>,
+    /// The time of its latest progress.
+    pub last: Option<Timestamp>,
+    /// The latest rate given for it.
+    pub rate: Option<f64>,
+    /// The units of its rate (`items/s`).
+    pub units: Option<String>,
+    rate_sum: f64,
+    rate_count: u64,
+}
+
+impl TaskStat {
+    /// The mean of the rates given for this task.
+    pub fn mean_rate(&self) -> Option<f64> {
+        (self.rate_count > 0).then(|| self.rate_sum / self.rate_count as f64)
+    }
+
+    /// Done fraction in 0..=1 (0 when the total is 0 or unknown).
+    pub fn ratio(&self) -> f64 {
+        match self.progress {
+            Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
+            _ => 0.0,
+        }
+    }
+
+    /// Estimated time left: the time the first `i` steps took, scaled to the `n - i` left.
+    pub fn eta(&self) -> Option<Duration> {
+        let (i, n) = self.progress?;
+        if i == 0 || i > n {
+            return None;
+        }
+        let elapsed = self.last?.duration_since(self.started?).as_secs_f64();
+        let left = elapsed / i as f64 * (n - i) as f64;
+        Duration::try_from_secs_f64(left).ok()
+    }
+}
+
+/// One GPU of a `gpudata` event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GpuStat {
+    /// Load in 0..1.
+    pub load: Option<f64>,
+    /// Memory used and total, in MB.
+    pub memory: Option<(f64, f64)>,
+    /// Temperature in °C.
+    pub temperature: Option<f64>,
+    /// Power in W.
+    pub power: Option<f64>,
+}
+
+/// The machine and process figures of a `cpudata`/`process` event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CpuStat {
+    /// Machine CPU load in 0..1.
+    pub load: Option<f64>,
+    /// Machine memory used and total, in MB.
+    pub memory: Option<(f64, f64)>,
+    /// This process's resident memory, in MB.
+    pub rss_mb: Option<f64>,
+    /// This process's CPU use, in percent of one core.
+    pub process_cpu: Option<f64>,
+}
+
+/// A chart's points: `(step, value)`.
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    /// The points, in arrival order.
+    pub points: Vec<(f64, f64)>,
+    stride: u64,
+    seen: u64,
+}
+
+impl Series {
+    fn push(&mut self, x: f64, y: f64) {
+        self.seen += 1;
+        if self.stride == 0 {
+            self.stride = 1;
+        }
+        if !(self.seen - 1).is_multiple_of(self.stride) {
+            return;
+        }
+        self.points.push((x, y));
+        if self.points.len() >= MAX_POINTS {
+            let mut keep = 0;
+            self.points.retain(|_| {
+                keep += 1;
+                keep % 2 == 1
+            });
+            self.stride *= 2;
+        }
+    }
+
+    /// The smallest and largest x and y, if there is a point.
+    pub fn bounds(&self) -> Option<([f64; 2], [f64; 2])> {
+        let mut points = self.points.iter();
+        let &(x0, y0) = points.next()?;
+        let mut b = ([x0, x0], [y0, y0]);
+        for &(x, y) in points {
+            b.0 = [b.0[0].min(x), b.0[1].max(x)];
+            b.1 = [b.1[0].min(y), b.1[1].max(y)];
+        }
+        Some(b)
+    }
+}
+
+/// Everything the dashboard shows, built from events by [`observe`](DashState::observe).
+///
+/// ```
+/// use giving::{Event, Timestamp, Value};
+/// use giving_instruments::DashState;
+///
+/// let mut state = DashState::new(["acc"]);
+/// let t = Timestamp::from_nanos(1_000_000_000);
+/// let start = [("task", Value::from("train")), ("progress", Value::from((0, 10)))];
+/// state.observe(&Event::new_at(start, t));
+/// let step = [("global_step", Value::from(0)), ("loss", Value::from(0.5))];
+/// state.observe(&Event::new_at(step, t));
+/// assert_eq!(state.key("loss").unwrap().count, 1);
+/// assert_eq!(state.series("loss").unwrap().points, [(0.0, 0.5)]);
+/// assert_eq!(state.tasks()[0].progress, Some((0, 10)));
+/// ```
+#[derive(Debug, Clone)]
+pub struct DashState {
+    plots: Vec<String>,
+    keys: BTreeMap<String, KeyStat>,
+    tasks: Vec<TaskStat>,
+    current_task: Option<usize>,
+    series: BTreeMap<String, Series>,
+    gpus: BTreeMap<String, GpuStat>,
+    cpu: Option<CpuStat>,
+    events: u64,
+    dropped: u64,
+    pending: usize,
+    latest: Option<Timestamp>,
+    finished: bool,
+}
+
+/// Keys that describe an event rather than measure something: not given units.
+const META: [&str; 2] = ["task", "units"];
+
+impl DashState {
+    /// An empty state that charts `loss` and the keys of `plots`.
+    pub fn new<S: Into<String>>(plots: impl IntoIterator<Item = S>) -> Self {
+        let mut keys = vec!["loss".to_owned()];
+        for key in plots {
+            let key = key.into();
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        Self {
+            plots: keys,
+            keys: BTreeMap::new(),
+            tasks: Vec::new(),
+            current_task: None,
+            series: BTreeMap::new(),
+            gpus: BTreeMap::new(),
+            cpu: None,
+            events: 0,
+            dropped: 0,
+            pending: 0,
+            latest: None,
+            finished: false,
+        }
+    }
+
+    /// Reads one event. Values of any shape are accepted; what cannot be read is shown as is.
+    pub fn observe(&mut self, event: &Event) {
+        self.events += 1;
+        let time = event.time();
+        self.latest = Some(self.latest.map_or(time, |t| t.max(time)));
+        let units = event
+            .get("units")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        for (key, value) in event.iter() {
+            let stat = self.keys.entry(key.to_owned()).or_insert_with(|| KeyStat {
+                value: Value::Null,
+                units: None,
+                count: 0,
+            });
+            stat.value = value.clone();
+            stat.count += 1;
+            if !META.contains(&key) {
+                stat.units = units.clone();
+            }
+        }
+        self.observe_task(event, units);
+        self.observe_plots(event);
+        if let Some(Value::Map(gpus)) = event.get("gpudata") {
+            for (index, gpu) in gpus {
+                self.gpus.insert(index.clone(), gpu_stat(gpu));
+            }
+        }
+        let cpudata = event.get("cpudata");
+        let process = event.get("process");
+        if cpudata.is_some() || process.is_some() {
+            let cpu = self.cpu.get_or_insert_with(CpuStat::default);
+            if let Some(c) = cpudata {
+                cpu.load = field_f64(c, "load");
+                cpu.memory = field(c, "memory").and_then(pair);
+            }
+            if let Some(p) = process {
+                cpu.rss_mb = field_f64(p, "rss_mb");
+                cpu.process_cpu = field_f64(p, "cpu");
+            }
+        }
+    }
+
+    fn observe_task(&mut self, event: &Event, units: Option<String>) {
+        let progress = event.get("progress").and_then(pair_u64);
+        let rate = event.get("rate").and_then(Value::as_f64);
+        if progress.is_none() && rate.is_none() {
+            return;
+        }
+        let name = event.get("task").and_then(Value::as_str).unwrap_or("");
+        let index = match self.tasks.iter().position(|t| t.name == name) {
+            Some(index) => index,
+            None => {
+                self.tasks.push(TaskStat {
+                    name: name.to_owned(),
+                    ..TaskStat::default()
+                });
+                self.tasks.len() - 1
+            }
+        };
+        let task = &mut self.tasks[index];
+        let time = event.time();
+        if let Some((i, n)) = progress {
+            let restarted = match task.progress {
+                Some((last, _)) => i == 0 || i < last,
+                None => true,
+            };
+            if restarted {
+                task.started = Some(time);
+            }
+            task.progress = Some((i, n));
+            task.last = Some(time);
+            self.current_task = Some(index);
+        }
+        if let Some(rate) = rate.filter(|r| r.is_finite()) {
+            task.rate = Some(rate);
+            task.rate_sum += rate;
+            task.rate_count += 1;
+            task.units = units;
+        }
+    }
+
+    fn observe_plots(&mut self, event: &Event) {
+        for key in &self.plots {
+            let Some(y) = event.get(key).and_then(Value::as_f64) else {
+                continue;
+            };
+            if !y.is_finite() {
+                continue;
+            }
+            let series = self.series.entry(key.clone()).or_default();
+            let x = ["global_step", "step"]
+                .iter()
+                .find_map(|k| event.get(k).and_then(Value::as_f64))
+                .unwrap_or(series.seen as f64);
+            series.push(x, y);
+        }
+    }
+
+    /// Records the subscription's lag: events dropped and events waiting.
+    pub fn set_lag(&mut self, dropped: u64, pending: usize) {
+        self.dropped = dropped;
+        self.pending = pending;
+    }
+
+    /// Marks the run as over (the scope ended).
+    pub fn finish(&mut self) {
+        self.finished = true;
+    }
+
+    /// Whether the run is over.
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The keys charted, `loss` first.
+    pub fn plots(&self) -> &[String] {
+        &self.plots
+    }
+
+    /// Every key seen, in key order.
+    pub fn keys(&self) -> &BTreeMap<String, KeyStat> {
+        &self.keys
+    }
+
+    /// One key's latest value, units and count.
+    pub fn key(&self, key: &str) -> Option<&KeyStat> {
+        self.keys.get(key)
+    }
+
+    /// Every task, in the order they appeared.
+    pub fn tasks(&self) -> &[TaskStat] {
+        &self.tasks
+    }
+
+    /// The task that gave progress last.
+    pub fn current_task(&self) -> Option<&TaskStat> {
+        self.current_task.and_then(|i| self.tasks.get(i))
+    }
+
+    /// A charted key's points.
+    pub fn series(&self, key: &str) -> Option<&Series> {
+        self.series.get(key)
+    }
+
+    /// The latest figures of every GPU, by index.
+    pub fn gpus(&self) -> &BTreeMap<String, GpuStat> {
+        &self.gpus
+    }
+
+    /// The latest CPU, memory and process figures.
+    pub fn cpu(&self) -> Option<&CpuStat> {
+        self.cpu.as_ref()
+    }
+
+    /// Events observed.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Events the subscription dropped (see [`set_lag`](DashState::set_lag)).
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Events waiting in the subscription (see [`set_lag`](DashState::set_lag)).
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    /// The one-line summary printed when stdout is not a terminal:
+    /// `train 45% 1200/2650 loss=0.231 rate=5.1k items/s eta 0:32`.
+    pub fn plain_line(&self) -> String {
+        let mut line = String::new();
+        let task = self.current_task();
+        if let Some(task) = task {
+            let name = if task.name.is_empty() {
+                "run"
+            } else {
+                &task.name
+            };
+            line += name;
+            if let Some((i, n)) = task.progress {
+                line += &format!(" {:.0}% {i}/{n}", 100.0 * task.ratio());
+            }
+        } else {
+            line += &format!("{} events", self.events);
+        }
+        if let Some(loss) = self.key("loss").and_then(|k| k.value.as_f64()) {
+            line += &format!(" loss={}", number(loss));
+        }
+        for key in self.plots.iter().skip(1) {
+            if let Some(v) = self.key(key).and_then(|k| k.value.as_f64()) {
+                line += &format!(" {key}={}", number(v));
+            }
+        }
+        let rated = task
+            .filter(|t| t.rate.is_some())
+            .or_else(|| self.tasks.iter().rev().find(|t| t.rate.is_some()));
+        if let Some(t) = rated
+            && let Some(rate) = t.rate
+        {
+            line += &format!(" rate={}", si(rate));
+            if let Some(units) = &t.units {
+                line += &format!(" {units}");
+            }
+        }
+        if let Some(eta) = task.and_then(TaskStat::eta) {
+            line += &format!(" eta {}", clock(eta));
+        }
+        if self.dropped > 0 {
+            line += &format!(" dropped={}", self.dropped);
+        }
+        line
+    }
+}
+
+fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    match value.resolved().ok()? {
+        Value::Map(map) => map.get(key),
+        _ => None,
+    }
+}
+
+fn field_f64(value: &Value, key: &str) -> Option<f64> {
+    field(value, key).and_then(Value::as_f64)
+}
+
+fn pair(value: &Value) -> Option<(f64, f64)> {
+    match value.resolved().ok()? {
+        Value::List(items) if items.len() == 2 => Some((items[0].as_f64()?, items[1].as_f64()?)),
+        _ => None,
+    }
+}
+
+fn pair_u64(value: &Value) -> Option<(u64, u64)> {
+    let (i, n) = pair(value)?;
+    let ok = |x: f64| x.is_finite() && x >= 0.0;
+    (ok(i) && ok(n)).then_some((i as u64, n as u64))
+}
+
+fn gpu_stat(gpu: &Value) -> GpuStat {
+    GpuStat {
+        load: field_f64(gpu, "load"),
+        memory: field(gpu, "memory").and_then(pair),
+        temperature: field_f64(gpu, "temperature"),
+        power: field_f64(gpu, "power"),
+    }
+}
+
+/// A number for display: 4 significant digits, or scientific notation when tiny or huge.
+pub(crate) fn number(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || (1e-3..1e6).contains(&a) {
+        let digits = if a >= 1000.0 {
+            0
+        } else if a >= 100.0 {
+            1
+        } else if a >= 10.0 {
+            2
+        } else {
+            3
+        };
+        format!("{x:.digits$}")
+    } else {
+        format!("{x:.3e}")
+    }
+}
+
+/// A rate for display: `5.1k`, `12.0M`, `830`.
+pub(crate) fn si(x: f64) -> String {
+    let a = x.abs();
+    if a >= 1e9 {
+        format!("{:.1}G", x / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.1}M", x / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
+}
+
+/// A duration as `m:ss` or `h:mm:ss`.
+pub(crate) fn clock(d: Duration) -> String {
+    let s = d.as_secs();
+    if s >= 3600 {
+        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+    } else {
+        format!("{}:{:02}", s / 60, s % 60)
+    }
+}
+
+/// A value for the keys table: numbers compactly, strings as is, lists and maps abridged.
+pub(crate) fn show(value: &Value) -> String {
+    let value = match value.resolved() {
+        Ok(v) => v,
+        Err(_) => return "(unreadable)".to_owned(),
+    };
+    match value {
+        Value::F64(x) => number(*x),
+        Value::List(items) if items.len() <= 4 => {
+            let parts: Vec<String> = items.iter().map(show).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        Value::List(items) => format!("[{} items]", items.len()),
+        Value::Map(map) => format!("{{{} keys}}", map.len()),
+        Value::Bytes(b) => format!("({} bytes)", b.len()),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,284 @@
+//! The dashboard's state and drawing, for scripted events: no terminal, no sleeps, no clock.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use giving::{Event, Timestamp, Value};
+use giving_instruments::{Dash, DashMode, DashState, Overseer, render_dash};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+fn at(ms: u64) -> Timestamp {
+    Timestamp::from_nanos(1_000_000_000).plus(Duration::from_millis(ms))
+}
+
+/// A training task of `n` steps of 32 items, 10 ms each, with a loss and a rate every 10 steps.
+fn script(state: &mut DashState, n: u64, done: u64) {
+    state.observe(
+        &Event::builder()
+            .field("task", "train")
+            .field("progress", (0u64, n))
+            .time(at(0))
+            .build(),
+    );
+    for step in 0..done {
+        let t = at(10 * (step + 1));
+        state.observe(
+            &Event::builder()
+                .field("task", "train")
+                .field("step", step)
+                .field("batch", 32u64)
+                .field("progress", (step + 1, n))
+                .time(t)
+                .build(),
+        );
+        let loss = 2.0 / (step as f64 + 1.0);
+        state.observe(
+            &Event::builder()
+                .field("epoch", 0u64)
+                .field("global_step", step)
+                .field("loss", loss)
+                .field("lr", 0.01 * (1.0 - step as f64 / n as f64))
+                .time(t)
+                .build(),
+        );
+        if (step + 1) % 10 == 0 {
+            state.observe(
+                &Event::builder()
+                    .field("task", "train")
+                    .field("rate", 3000.0 + step as f64)
+                    .field("units", "items/s")
+                    .time(t)
+                    .build(),
+            );
+        }
+    }
+}
+
+fn monitors(state: &mut DashState) {
+    let mut gpu = BTreeMap::new();
+    gpu.insert("load".to_owned(), Value::F64(0.75));
+    gpu.insert(
+        "memory".to_owned(),
+        Value::List(vec![Value::F64(2048.0), Value::F64(81920.0)]),
+    );
+    gpu.insert("temperature".to_owned(), Value::F64(61.0));
+    gpu.insert("power".to_owned(), Value::Null);
+    let mut gpus = BTreeMap::new();
+    gpus.insert("0".to_owned(), Value::Map(gpu));
+    state.observe(
+        &Event::builder()
+            .field("gpudata", Value::Map(gpus))
+            .time(at(500))
+            .build(),
+    );
+    let mut cpu = BTreeMap::new();
+    cpu.insert("load".to_owned(), Value::F64(0.5));
+    cpu.insert(
+        "memory".to_owned(),
+        Value::List(vec![Value::F64(4000.0), Value::F64(16000.0)]),
+    );
+    let mut process = BTreeMap::new();
+    process.insert("pid".to_owned(), Value::U64(42));
+    process.insert("rss_mb".to_owned(), Value::F64(321.0));
+    process.insert("cpu".to_owned(), Value::F64(180.0));
+    state.observe(
+        &Event::builder()
+            .field("cpudata", Value::Map(cpu))
+            .field("process", Value::Map(process))
+            .time(at(500))
+            .build(),
+    );
+}
+
+fn screen(state: &DashState, width: u16, height: u16) -> Vec<String> {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|frame| render_dash(frame, state)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..height)
+        .map(|y| {
+            (0..width)
+                .map(|x| buffer[(x, y)].symbol().to_owned())
+                .collect::<String>()
+        })
+        .collect()
+}
+
+fn shows(lines: &[String], text: &str) -> bool {
+    lines.iter().any(|line| line.contains(text))
+}
+
+#[test]
+fn state_aggregates_progress_rates_keys_and_series() {
+    let mut state = DashState::new(["lr"]);
+    script(&mut state, 200, 100);
+    let task = &state.tasks()[0];
+    assert_eq!(task.name, "train");
+    assert_eq!(task.progress, Some((100, 200)));
+    assert_eq!(task.ratio(), 0.5);
+    // 100 steps in 1 s: 100 left take 1 s more.
+    assert_eq!(task.eta(), Some(Duration::from_secs(1)));
+    assert_eq!(task.rate, Some(3099.0));
+    assert_eq!(task.mean_rate(), Some(3054.0)); // the mean of 3009, 3019, …, 3099
+    assert_eq!(task.units.as_deref(), Some("items/s"));
+    assert_eq!(state.key("loss").unwrap().count, 100);
+    assert_eq!(state.key("rate").unwrap().units.as_deref(), Some("items/s"));
+    assert_eq!(state.key("task").unwrap().units, None);
+    let loss = state.series("loss").unwrap();
+    assert_eq!(loss.points.len(), 100);
+    assert_eq!(loss.points[0], (0.0, 2.0));
+    assert_eq!(loss.points[99], (99.0, 0.02));
+    assert_eq!(state.series("lr").unwrap().points.len(), 100);
+    assert_eq!(state.events(), 1 + 100 + 100 + 10);
+}
+
+#[test]
+fn plain_line_is_compact() {
+    let mut state = DashState::new(Vec::<String>::new());
+    script(&mut state, 200, 100);
+    assert_eq!(
+        state.plain_line(),
+        "train 50% 100/200 loss=0.020 rate=3.1k items/s eta 0:01"
+    );
+    state.set_lag(7, 0);
+    assert!(state.plain_line().ends_with("dropped=7"));
+    assert_eq!(DashState::new(["x"]).plain_line(), "0 events");
+}
+
+#[test]
+fn renders_values_progress_and_chart() {
+    let mut state = DashState::new(["lr"]);
+    script(&mut state, 200, 100);
+    state.set_lag(3, 5);
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    // Header: events and the subscription's lag.
+    assert!(shows(&lines, "events 211"), "{all}");
+    assert!(shows(&lines, "pending 5 dropped 3"), "{all}");
+    // Progress: i/n, ETA, rates, percentage.
+    assert!(shows(&lines, "train"), "{all}");
+    assert!(shows(&lines, "100/200"), "{all}");
+    assert!(shows(&lines, "eta 0:01"), "{all}");
+    assert!(shows(&lines, "rate 3.1k items/s"), "{all}");
+    assert!(shows(&lines, "mean 3.1k items/s"), "{all}");
+    assert!(shows(&lines, " 50%"), "{all}");
+    // Keys: latest values, units and counts.
+    assert!(shows(&lines, "keys"), "{all}");
+    let loss_row = lines
+        .iter()
+        .find(|l| l.contains("│loss") || l.contains("│ loss") || l.contains("loss   "))
+        .expect(&all);
+    assert!(
+        loss_row.contains("0.020") && loss_row.contains("100"),
+        "{all}"
+    );
+    let rate_row = lines.iter().find(|l| l.contains("3099")).expect(&all);
+    assert!(
+        rate_row.contains("items/s") && rate_row.contains("10"),
+        "{all}"
+    );
+    // Charts: loss (with its latest value and y range) and lr, drawn in braille.
+    assert!(shows(&lines, "loss = 0.020"), "{all}");
+    assert!(shows(&lines, " lr = "), "{all}");
+    assert!(shows(&lines, "99.00"), "{all}"); // the x axis ends at the last step
+    let braille = all
+        .chars()
+        .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
+        .count();
+    assert!(braille > 20, "{all}");
+}
+
+#[test]
+fn renders_gpu_and_cpu_panels() {
+    let mut state = DashState::new(Vec::<String>::new());
+    script(&mut state, 50, 5);
+    monitors(&mut state);
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    assert!(shows(&lines, "GPU"), "{all}");
+    assert!(
+        shows(
+            &lines,
+            "gpu 0: load 75%  mem 2048/81920 MB  temp 61°C  power -"
+        ),
+        "{all}"
+    );
+    assert!(shows(&lines, "load 50%  mem 4000/16000 MB"), "{all}");
+    assert!(shows(&lines, "process: cpu 180%  rss 321 MB"), "{all}");
+    assert_eq!(state.key("gpudata").unwrap().count, 1);
+}
+
+#[test]
+fn renders_before_any_event_and_in_a_tiny_terminal() {
+    let state = DashState::new(["acc"]);
+    let lines = screen(&state, 120, 40);
+    assert!(shows(&lines, "waiting for progress events"));
+    assert!(shows(&lines, "no loss yet"));
+    assert!(shows(&lines, "no acc yet"));
+    let mut state = DashState::new(["acc"]);
+    script(&mut state, 10, 10);
+    monitors(&mut state);
+    for (w, h) in [(1, 1), (10, 3), (30, 8), (200, 60)] {
+        screen(&state, w, h); // nothing panics
+    }
+}
+
+#[test]
+fn any_events_are_shown_as_they_come() {
+    let mut state = DashState::new(["score"]);
+    let events = [
+        Event::new_at([("score", Value::from(f64::NAN))], at(1)),
+        Event::new_at([("score", Value::from("high"))], at(2)),
+        Event::new_at([("progress", Value::from("half"))], at(3)),
+        Event::new_at([("progress", Value::from((-1, 5)))], at(4)),
+        Event::new_at([("rate", Value::from(f64::INFINITY))], at(5)),
+        Event::new_at([("blob", Value::Bytes(vec![1, 2, 3]))], at(6)),
+        Event::new_at([("gpudata", Value::from(3))], at(7)),
+        Event::new_at([("cpudata", Value::from("?"))], at(8)),
+        Event::new_at(
+            [("score", Value::from(7u64)), ("step", Value::from(3))],
+            at(9),
+        ),
+        Event::new_at([("nested", Value::from(vec![vec![1, 2], vec![3]]))], at(10)),
+    ];
+    for event in &events {
+        state.observe(event);
+    }
+    assert_eq!(state.series("score").unwrap().points, [(3.0, 7.0)]);
+    assert_eq!(state.key("score").unwrap().count, 3);
+    let lines = screen(&state, 120, 40);
+    assert!(shows(&lines, "(3 bytes)"));
+    assert!(shows(&lines, "[[1, 2], [3]]"));
+}
+
+#[test]
+fn long_series_are_thinned_not_unbounded() {
+    let mut state = DashState::new(Vec::<String>::new());
+    for step in 0..100_000u64 {
+        state.observe(&Event::new_at(
+            [
+                ("global_step", Value::from(step)),
+                ("loss", Value::from(1.0)),
+            ],
+            at(step),
+        ));
+    }
+    let points = &state.series("loss").unwrap().points;
+    assert!(points.len() < 2048, "{}", points.len());
+    assert_eq!(points[0].0, 0.0);
+    assert!(points.last().unwrap().0 > 99_000.0);
+}
+
+#[test]
+fn a_plain_dash_runs_in_an_overseer() {
+    let run = Overseer::new()
+        .with(Dash::new().mode(DashMode::Plain).plot("lr"))
+        .run(|| {
+            for step in giving::iterate("train", 0..50u64) {
+                let loss = 1.0 / (step as f64 + 1.0);
+                giving::give!(loss);
+            }
+        });
+    assert_eq!(run.exit_code(), 0);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+}
