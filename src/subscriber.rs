@@ -18,10 +18,6 @@ use futures::task::AtomicWaker;
 use crate::Event;
 use crate::scope::Scope;
 
-/// How many times an empty queue is re-checked before the consumer parks: about a microsecond,
-/// far less than a park and wake-up round trip.
-const SPINS_BEFORE_PARKING: usize = 64;
-
 /// How a subscriber receives events when it falls behind the loop that gives them.
 ///
 /// Whatever the policy, giving never blocks and never waits for a consumer.
@@ -103,25 +99,9 @@ impl Subscriber {
         self.waker.wake();
     }
 
-    /// Looks for an event for a short while before the caller parks: a consumer that keeps
-    /// up with a fast producer would otherwise park after every event, and every event would
-    /// then cost the producer a wake-up (a futex call when the consumer's thread sleeps).
-    fn pop_spinning(&self) -> Option<Event> {
-        for _ in 0..SPINS_BEFORE_PARKING {
-            if let Some(event) = self.pop() {
-                return Some(event);
-            }
-            if self.closed.load(Ordering::Relaxed) {
-                return None;
-            }
-            std::hint::spin_loop();
-        }
-        self.pop()
-    }
-
     fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         loop {
-            if let Some(event) = self.pop_spinning() {
+            if let Some(event) = self.pop() {
                 return Poll::Ready(Some(event));
             }
             if self.closed.load(Ordering::Acquire) {
