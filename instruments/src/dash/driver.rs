@@ -68,10 +68,9 @@ impl Driver {
             let done = self.shared.done.load(Ordering::SeqCst);
             self.shared.update_lag();
             if let Some(t) = terminal.as_mut() {
-                let drawn = {
-                    let state = self.shared.state();
-                    t.draw(|frame| render_dash(frame, &state)).map(drop)
-                };
+                // Draw a copy: the pipeline that feeds the state never waits for the drawing.
+                let state = self.shared.state().clone();
+                let drawn = t.draw(|frame| render_dash(frame, &state)).map(drop);
                 if let Err(error) = drawn {
                     term::restore();
                     terminal = None;

@@ -157,7 +157,14 @@ fn chart(frame: &mut Frame<'_>, area: Rect, state: &DashState, key: &str) {
         frame.render_widget(text, area);
         return;
     };
-    let pad = ((y[1] - y[0]) * 0.05).max(f64::EPSILON * y[1].abs().max(1.0));
+    // A flat series gets a band of ±5% around its value (±1 around 0).
+    let pad = if y[1] > y[0] {
+        (y[1] - y[0]) * 0.05
+    } else if y[0] != 0.0 {
+        y[0].abs() * 0.05
+    } else {
+        1.0
+    };
     let y = [y[0] - pad, y[1] + pad];
     let x = if x[1] > x[0] { x } else { [x[0], x[0] + 1.0] };
     let dataset = Dataset::default()
