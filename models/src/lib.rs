@@ -10,7 +10,7 @@
 //!   public-domain text; all deterministic from a seed, nothing downloaded.
 //! - [`model`]: an [`Mlp`] and a small [`Cnn`] for `digits`, a tiny character-level
 //!   transformer ([`CharLm`]) for the text.
-//! - [`train`]: the shared loop [`fit`], and [`train_mlp`], [`train_cnn`], [`train_charlm`].
+//! - [`train`](mod@train): the shared loop [`fit`], and [`train_mlp`], [`train_cnn`], [`train_charlm`].
 //! - burn glue: [`LazyTensor`], a tensor given as a lazy [`giving::Value`] that the consumer
 //!   reads; the loops sync the device once per `iterate` window with `B::sync`.
 //! - [`DeviceSpec`]: `flex` (CPU, default feature), `wgpu`, `cuda[:N]`, chosen at run time
