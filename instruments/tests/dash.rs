@@ -282,3 +282,40 @@ fn a_plain_dash_runs_in_an_overseer() {
     assert_eq!(run.exit_code(), 0);
     assert!(run.problems.is_empty(), "{:?}", run.problems);
 }
+
+#[test]
+fn a_panicking_loop_still_finishes_the_dash() {
+    let run = Overseer::new()
+        .with(Dash::new().mode(DashMode::Plain))
+        .quiet(true)
+        .run(|| {
+            giving::give!(loss = 0.5);
+            panic!("diverged");
+        });
+    assert_eq!(run.exit_code(), 101);
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+}
+
+/// Without a terminal, the terminal mode reports and falls back to plain lines: training goes
+/// on. (Skipped where a terminal is at hand, so as not to take it over during `cargo test`.)
+#[test]
+fn without_a_terminal_the_terminal_mode_falls_back() {
+    use std::io::IsTerminal;
+    let tty = std::fs::File::open("/dev/tty").is_ok()
+        || std::io::stdin().is_terminal()
+        || std::io::stdout().is_terminal();
+    if tty {
+        eprintln!("skipped: a terminal is at hand");
+        return;
+    }
+    let run = Overseer::new()
+        .with(Dash::new().mode(DashMode::Terminal))
+        .run(|| {
+            for step in giving::iterate("train", 0..20u64) {
+                giving::give!(step);
+            }
+            7
+        });
+    assert_eq!(run.output, Ok(7));
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+}
