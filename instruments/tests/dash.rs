@@ -319,3 +319,27 @@ fn without_a_terminal_the_terminal_mode_falls_back() {
     assert_eq!(run.output, Ok(7));
     assert!(run.problems.is_empty(), "{:?}", run.problems);
 }
+
+#[test]
+fn dash_and_plot_options_add_the_dashboard_last() {
+    use clap::Parser;
+    use giving_instruments::InstrumentArgs;
+
+    #[derive(Parser)]
+    struct Train {
+        #[command(flatten)]
+        instruments: InstrumentArgs,
+    }
+
+    let args = Train::parse_from(["train", "--dash", "--plot", "lr", "--plot", "acc", "--stop"]);
+    assert!(args.instruments.dash.dash);
+    assert_eq!(args.instruments.dash.plot, ["lr", "acc"]);
+    let instruments = args.instruments.instruments().unwrap();
+    let names: Vec<&str> = instruments.iter().map(|i| i.name()).collect();
+    assert_eq!(names, ["rate", "early-stop", "dash"]);
+    let off = Train::parse_from(["train"])
+        .instruments
+        .instruments()
+        .unwrap();
+    assert!(off.iter().all(|i| i.name() != "dash"));
+}
