@@ -343,3 +343,46 @@ fn dash_and_plot_options_add_the_dashboard_last() {
         .unwrap();
     assert!(off.iter().all(|i| i.name() != "dash"));
 }
+
+/// A loss still on the device: counts how often it is read.
+struct DeviceLoss(f64, std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl giving::Resolve for DeviceLoss {
+    fn resolve(&self) -> Result<Value, giving::ResolveError> {
+        self.1.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok(Value::F64(self.0))
+    }
+}
+
+#[test]
+fn lazy_losses_are_read_sparingly() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut state = DashState::new(Vec::<String>::new());
+    for step in 0..1000u64 {
+        let loss = Value::lazy(DeviceLoss(1.0 / (step as f64 + 1.0), reads.clone()));
+        state.observe(&Event::new_at(
+            [("global_step", Value::from(step)), ("loss", loss)],
+            at(step), // 1 ms apart
+        ));
+    }
+    // One read per 50 ms of event time: steps 0, 50, …, 950.
+    assert_eq!(reads.load(Ordering::SeqCst), 20);
+    let points = &state.series("loss").unwrap().points;
+    assert_eq!(points.len(), 20);
+    assert_eq!(points[1], (50.0, 1.0 / 51.0));
+    assert_eq!(state.key("loss").unwrap().count, 1000);
+    // The keys table and the plain line read the latest value only.
+    assert!(state.plain_line().contains("loss=0.001"));
+    assert_eq!(reads.load(Ordering::SeqCst), 21);
+
+    let reads = Arc::new(AtomicUsize::new(0));
+    let mut state = DashState::new(Vec::<String>::new()).read_lazy_every(Duration::ZERO);
+    for step in 0..100u64 {
+        let loss = Value::lazy(DeviceLoss(0.5, reads.clone()));
+        state.observe(&Event::new_at([("loss", loss)], at(step)));
+    }
+    assert_eq!(reads.load(Ordering::SeqCst), 100);
+    assert_eq!(state.series("loss").unwrap().points[99], (99.0, 0.5));
+}

@@ -86,6 +86,7 @@ pub struct Dash {
     redraw: Duration,
     plain_every: Duration,
     capacity: usize,
+    read_every: Duration,
     shared: Option<Arc<Shared>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -106,6 +107,7 @@ impl Dash {
             redraw: Duration::from_millis(100),
             plain_every: Duration::from_secs(2),
             capacity: 1 << 16,
+            read_every: DashState::DEFAULT_READ_EVERY,
             shared: None,
             thread: None,
         }
@@ -142,6 +144,13 @@ impl Dash {
         self
     }
 
+    /// Charts read a lazy value (a loss still on the device) at most once per `gap` of event
+    /// time (default 50 ms; see [`DashState::read_lazy_every`]).
+    pub fn read_lazy_every(mut self, gap: Duration) -> Self {
+        self.read_every = gap;
+        self
+    }
+
     fn stop_thread(&mut self) {
         if let Some(shared) = &self.shared {
             shared.done.store(true, Ordering::SeqCst);
@@ -161,7 +170,9 @@ impl Instrument for Dash {
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
         let mut events = start.given().stream_with(Delivery::Bounded(self.capacity));
         let shared = Arc::new(Shared {
-            state: Mutex::new(DashState::new(self.plots.iter().cloned())),
+            state: Mutex::new(
+                DashState::new(self.plots.iter().cloned()).read_lazy_every(self.read_every),
+            ),
             lag: Mutex::new(Some(events.lag())),
             done: AtomicBool::new(false),
         });

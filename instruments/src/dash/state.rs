@@ -100,6 +100,10 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
     stride: u64,
     seen: u64,
+    /// Events that carried the key (the x of events without a step).
+    count: u64,
+    /// When the last lazy value was read for this chart.
+    last_read: Option<Timestamp>,
 }
 
 impl Series {
@@ -165,6 +169,7 @@ pub struct DashState {
     pending: usize,
     latest: Option<Timestamp>,
     finished: bool,
+    read_every: Duration,
 }
 
 /// Keys that describe an event rather than measure something: not given units.
@@ -193,7 +198,20 @@ impl DashState {
             pending: 0,
             latest: None,
             finished: false,
+            read_every: Self::DEFAULT_READ_EVERY,
         }
+    }
+
+    /// How often, by default, a chart reads a lazy value: at most once per 50 ms of event time.
+    pub const DEFAULT_READ_EVERY: Duration = Duration::from_millis(50);
+
+    /// Charts read a lazy value (a loss still on the device) at most once per `gap` of event
+    /// time; the others are counted but not read, because reading every one makes the backend
+    /// hand over every value and slows training. Values already read, and plain numbers, are
+    /// always charted. `Duration::ZERO` reads them all.
+    pub fn read_lazy_every(mut self, gap: Duration) -> Self {
+        self.read_every = gap;
+        self
     }
 
     /// Reads one event. Values of any shape are accepted; what cannot be read is shown as is.
@@ -279,18 +297,30 @@ impl DashState {
     }
 
     fn observe_plots(&mut self, event: &Event) {
+        let time = event.time();
         for key in &self.plots {
-            let Some(y) = event.get(key).and_then(Value::as_f64) else {
+            let Some(value) = event.get(key) else {
                 continue;
             };
-            if !y.is_finite() {
-                continue;
-            }
             let series = self.series.entry(key.clone()).or_default();
+            series.count += 1;
+            let unread = matches!(value, Value::Lazy(lazy) if !lazy.is_resolved());
+            if unread {
+                let recent = series
+                    .last_read
+                    .is_some_and(|last| time.duration_since(last) < self.read_every);
+                if recent {
+                    continue;
+                }
+                series.last_read = Some(time);
+            }
+            let Some(y) = value.as_f64().filter(|y| y.is_finite()) else {
+                continue;
+            };
             let x = ["global_step", "step"]
                 .iter()
                 .find_map(|k| event.get(k).and_then(Value::as_f64))
-                .unwrap_or(series.seen as f64);
+                .unwrap_or((series.count - 1) as f64);
             series.push(x, y);
         }
     }
