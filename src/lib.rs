@@ -35,6 +35,8 @@
 //!
 //! See `docs/architecture.md` for how events travel and why.
 
+#![warn(missing_docs)]
+
 mod convert;
 mod event;
 mod give;
