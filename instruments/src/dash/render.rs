@@ -165,7 +165,13 @@ fn chart(frame: &mut Frame<'_>, area: Rect, state: &DashState, key: &str) {
     } else {
         1.0
     };
-    let y = [y[0] - pad, y[1] + pad];
+    // A series that never goes below zero (a loss, a rate) keeps its axis at or above zero.
+    let low = if y[0] >= 0.0 {
+        (y[0] - pad).max(0.0)
+    } else {
+        y[0] - pad
+    };
+    let y = [low, y[1] + pad];
     let x = if x[1] > x[0] { x } else { [x[0], x[0] + 1.0] };
     let dataset = Dataset::default()
         .marker(symbols::Marker::Braille)
