@@ -1,7 +1,7 @@
 use giving_operators::reduce::Reducer;
 
+use crate::Event;
 use crate::event::Fields;
-use crate::{Event, Key};
 
 /// Reducer of [`kmerge`](super::EventStreamExt::kmerge) and
 /// [`kscan`](super::EventStreamExt::kscan): merges the fields of every event into one.
@@ -23,10 +23,10 @@ impl KMerge {
 
 /// Sets the fields of `update` on `base`: replaced in place, or appended.
 pub(crate) fn merge_into(base: &mut Fields, update: &Event) {
-    for (key, value) in update.iter() {
+    for (key, value) in update.fields() {
         match base.iter_mut().find(|(k, _)| k == key) {
             Some(slot) => slot.1 = value.clone(),
-            None => base.push((Key::Owned(key.to_owned()), value.clone())),
+            None => base.push((key.clone(), value.clone())),
         }
     }
 }

@@ -76,9 +76,9 @@ impl KeyedOp<Event> for Tag {
         let word = tag_word(self.counter.fetch_add(1, Ordering::Relaxed));
         let mut fields = Fields::new();
         fields.push((Key::Borrowed(TAG_WORD), Value::from(word)));
-        for (key, value) in event.iter() {
+        for (key, value) in event.fields() {
             if key != TAG_WORD && !(self.group.is_some() && key == TAG_GROUP) {
-                fields.push((Key::Owned(key.to_owned()), value.clone()));
+                fields.push((key.clone(), value.clone()));
             }
         }
         if let Some(group) = &self.group {

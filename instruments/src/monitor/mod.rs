@@ -7,8 +7,7 @@ mod gpu;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
-use giving::{Delivery, Event, Given, Pipeline};
+use giving::{Event, Given, Pipeline};
 
 use crate::overseer::{BoxError, Start};
 
@@ -86,11 +85,12 @@ impl MonitorHandle {
 /// scope ends or [`MonitorHandle::stop`]. A failing sample is reported once on stderr and
 /// the monitor stops.
 ///
-/// The monitor learns that the scope ended at its next tick (it keeps a latest-only
-/// subscription for that); the [`Overseer`](crate::Overseer) stops it at once.
+/// The monitor learns that the scope ended at its next tick; the
+/// [`Overseer`](crate::Overseer) stops it at once.
 pub fn poll(gv: &Given, name: &str, interval: Duration, sampler: impl Sampler) -> MonitorHandle {
     let giver = gv.giver();
-    let mut closed = gv.stream_with(Delivery::Latest);
+    // Checked at each tick: a subscription would cost the training thread a push per event.
+    let scope = gv.handle();
     let shutdown = Arc::new(tokio::sync::Notify::new());
     let stop = shutdown.clone();
     let name = name.to_owned();
@@ -105,13 +105,8 @@ pub fn poll(gv: &Given, name: &str, interval: Duration, sampler: impl Sampler) -
                 () = stop.notified() => break,
                 _ = ticks.tick() => {}
             }
-            // Has the scope ended? Drain the latest-only subscription without waiting.
-            loop {
-                match closed.next().now_or_never() {
-                    Some(Some(_)) => continue,
-                    Some(None) => return,
-                    None => break,
-                }
+            if scope.is_finished() {
+                return;
             }
             let Some(mut s) = sampler.take() else { return };
             let outcome = tokio::task::spawn_blocking(move || {
