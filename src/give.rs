@@ -1,10 +1,11 @@
 //! The give side: the [`give!`](crate::give) macro and the [`Giver`] handle.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 
 use crate::event::{Fields, Origin, Timestamp};
-use crate::scope::{self, ACTIVE_SCOPES, Scope};
+use crate::queue::Subscriber;
+use crate::routing;
+use crate::scope::Scope;
 use crate::{Event, Key, Value};
 
 /// Gives values to whoever listens: every open [`given`](crate::given) scope of this thread and
@@ -102,56 +103,54 @@ macro_rules! __give_array {
     };
 }
 
-#[doc(hidden)]
-pub mod __private {
-    use super::*;
+/// Whether a scope is open anywhere (the fast check of `give!`).
+#[inline(always)]
+pub fn is_listening() -> bool {
+    routing::any_scope_open()
+}
 
-    #[inline(always)]
-    pub fn is_listening() -> bool {
-        ACTIVE_SCOPES.load(Ordering::Relaxed) != 0
+/// Fields from the array the macros build.
+#[inline]
+pub fn fields<const N: usize>(fields: [(&'static str, Value); N]) -> Fields {
+    fields
+        .into_iter()
+        .map(|(k, v)| (Key::Borrowed(k), v))
+        .collect()
+}
+
+/// An event of `fields`, given now at `origin`.
+pub fn event_at(origin: &'static Origin, fields: Fields) -> Event {
+    Event::from_parts(fields, Timestamp::now(), Some(origin))
+}
+
+/// An event of the array the macros build, straight into the event's allocation.
+#[inline]
+pub fn event_from_array<const N: usize>(
+    origin: &'static Origin,
+    fields: [(&'static str, Value); N],
+) -> Event {
+    let fields = fields.into_iter().map(|(k, v)| (Key::Borrowed(k), v));
+    Event::from_fields(fields, Timestamp::now(), Some(origin))
+}
+
+/// The slow path of `give!` (some scope is open somewhere), for the fields the macro writes as
+/// an array: built only when this thread has a receiver, straight into the event's allocation.
+#[inline]
+pub fn give_array<const N: usize>(
+    origin: &'static Origin,
+    build: impl FnOnce() -> [(&'static str, Value); N],
+) {
+    if routing::has_receivers() {
+        routing::dispatch(event_from_array(origin, build()));
     }
+}
 
-    #[inline]
-    pub fn fields<const N: usize>(fields: [(&'static str, Value); N]) -> Fields {
-        fields
-            .into_iter()
-            .map(|(k, v)| (Key::Borrowed(k), v))
-            .collect()
-    }
-
-    pub fn event_at(origin: &'static Origin, fields: Fields) -> Event {
-        Event::from_parts(fields, Timestamp::now(), Some(origin))
-    }
-
-    #[inline]
-    pub fn event_from_array<const N: usize>(
-        origin: &'static Origin,
-        fields: [(&'static str, Value); N],
-    ) -> Event {
-        let fields = fields.into_iter().map(|(k, v)| (Key::Borrowed(k), v));
-        Event::from_fields(fields, Timestamp::now(), Some(origin))
-    }
-
-    /// The slow path of `give!` (some scope is open somewhere), for the fields the macro
-    /// writes as an array: built straight into the event's allocation.
-    #[inline]
-    pub fn give_array<const N: usize>(
-        origin: &'static Origin,
-        build: impl FnOnce() -> [(&'static str, Value); N],
-    ) {
-        if scope::has_receivers() {
-            scope::dispatch_owned(event_from_array(origin, build()));
-        }
-    }
-
-    /// The slow path of `give!`: some scope is open somewhere. The fields are built only when
-    /// this thread has a receiver, and outside any borrow of the routing table, so a field
-    /// expression may itself give.
-    #[inline]
-    pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
-        if scope::has_receivers() {
-            scope::dispatch_owned(event_at(origin, build()));
-        }
+/// Gives the fields `build` makes, if this thread has a receiver. The fields are built outside
+/// any borrow of the routing table, so a field expression may itself give.
+#[inline]
+pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
+    if routing::has_receivers() {
+        routing::dispatch(event_at(origin, build()));
     }
 }
 
@@ -175,35 +174,45 @@ pub mod __private {
 #[derive(Clone)]
 pub struct Giver {
     scopes: Arc<[Arc<Scope>]>,
+    /// A derivation's own input, which its outputs do not reach (no feedback loops).
+    skip: Option<Arc<Subscriber>>,
 }
 
 impl Giver {
     pub(crate) fn new(scopes: Vec<Arc<Scope>>) -> Self {
         Self {
             scopes: scopes.into(),
+            skip: None,
         }
+    }
+
+    /// A giver whose events do not reach the subscriber `skip`.
+    pub(crate) fn skipping(mut self, skip: Arc<Subscriber>) -> Self {
+        self.skip = Some(skip);
+        self
     }
 
     /// A giver for the thread scopes the calling thread is in now (and the global scopes).
     pub fn current() -> Self {
-        Self::new(scope::current_thread_scopes())
+        Self::new(routing::current_thread_scopes())
     }
 
     /// Whether giving now would reach an open scope: check it before building a costly event.
     pub fn is_listening(&self) -> bool {
-        ACTIVE_SCOPES.load(Ordering::Relaxed) != 0
-            && (self.scopes.iter().any(|s| !s.is_closed()) || scope::has_global_scopes())
+        routing::any_scope_open()
+            && (self.scopes.iter().any(|s| !s.is_finished()) || routing::has_global_scopes())
     }
 
-    /// Gives `event` to this giver's scopes and to the global scopes.
+    /// Gives `event` to this giver's scopes and to the global scopes (once each).
     pub fn give(&self, event: Event) {
-        if ACTIVE_SCOPES.load(Ordering::Relaxed) == 0 {
+        if !routing::any_scope_open() {
             return;
         }
+        let skip = self.skip.as_ref();
         for scope in self.scopes.iter() {
-            scope.deliver(&event);
+            scope.deliver(&event, skip);
         }
-        scope::dispatch_global(&event);
+        routing::dispatch_global(&event, &self.scopes, skip);
     }
 }
 

@@ -5,9 +5,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use crate::pipeline::{FinishError, Pipeline, PipelineSet};
-use crate::scope::{self, Scope};
-use crate::subscriber::{Delivery, EventStream};
+use crate::pipeline::{Completion, FinishError, Pipeline, PipelineSet};
+use crate::queue::Delivery;
+use crate::routing;
+use crate::scope::{Derivation, Scope};
+use crate::stream::EventStream;
 use crate::{Giver, StopToken};
 
 /// Opens a scope that receives every event given on this thread, until it ends.
@@ -31,9 +33,7 @@ use crate::{Giver, StopToken};
 /// assert_eq!(losses.join().unwrap(), vec![0.9, 0.4, 0.6]);
 /// ```
 pub fn given() -> Given {
-    let scope = Scope::open(false);
-    scope::enter_thread_scope(&scope);
-    Given::new(scope)
+    Given::new(routing::open(false))
 }
 
 /// An open scope; see [`given()`]. Ends when finished or dropped.
@@ -64,22 +64,22 @@ impl Given {
     /// assert_eq!(seen, vec![7]);
     /// ```
     pub fn global() -> Given {
-        Given::new(Scope::open(true))
+        Given::new(routing::open(true))
     }
 
     /// Subscribes, losslessly, to the events given from now on.
     pub fn stream(&self) -> EventStream {
-        self.scope.subscribe(Delivery::Lossless)
+        self.stream_with(Delivery::Lossless)
     }
 
     /// Subscribes with a chosen [`Delivery`] policy (bounded with drop-oldest, latest-only).
     pub fn stream_with(&self, delivery: Delivery) -> EventStream {
-        self.scope.subscribe(delivery)
+        EventStream::new(self.scope.subscribe(delivery), self.scope.clone())
     }
 
-    /// A handle that carries this scope into another thread or task; see [`ScopeHandle`].
-    pub fn handle(&self) -> ScopeHandle {
-        ScopeHandle {
+    /// A handle that carries this scope into another thread or task; see [`GivenHandle`].
+    pub fn handle(&self) -> GivenHandle {
+        GivenHandle {
             scope: self.scope.clone(),
         }
     }
@@ -97,7 +97,7 @@ impl Given {
 
     /// Whether the scope has ended.
     pub fn is_finished(&self) -> bool {
-        self.scope.is_closed()
+        self.scope.is_finished()
     }
 
     /// Runs a pipeline future: on the current tokio runtime if called from one, otherwise on a
@@ -111,24 +111,85 @@ impl Given {
         self.pipelines.spawn(pipeline)
     }
 
+    /// Runs a pipeline that *derives* events: it reads this scope's events from `events` and
+    /// gives new ones back into the scope through `giver` (a rate from step events, a stop
+    /// request's progress, a smoothed loss). What it gives reaches every subscriber of the
+    /// scope, including its last outputs: [`finish`](Given::finish) first completes the
+    /// derivations' inputs, one at a time in the order they were made, and waits for each
+    /// pipeline to end before it ends the scope for everyone else.
+    ///
+    /// So a derivation sees the final outputs of the derivations made before it (derive a
+    /// rate, then an early stop that counts rates), and its own outputs never come back to
+    /// its input (no feedback loop). Derived pipelines are waited for by `finish` like
+    /// [`spawn`](Given::spawn)ed ones, and their panics are reported the same way. A scope
+    /// that is dropped without `finish` ends at once, derivations included.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::{Event, give, given};
+    ///
+    /// let gv = given();
+    /// let sink = gv.spawn(gv.stream().key::<f64>("best").collect::<Vec<_>>());
+    /// let _best = gv.derive(|events, giver| async move {
+    ///     // The minimum is known when the loop's events end; it still reaches the sink.
+    ///     if let Some(best) = events.key::<f64>("loss").min().await {
+    ///         giver.give(Event::builder().field("best", best).build());
+    ///     }
+    /// });
+    /// for loss in [0.9, 0.3, 0.5] {
+    ///     give!(loss);
+    /// }
+    /// gv.finish().unwrap();
+    /// assert_eq!(sink.join().unwrap(), vec![0.3]);
+    /// ```
+    pub fn derive<F, Fut>(&self, derive: F) -> Pipeline<Fut::Output>
+    where
+        F: FnOnce(EventStream, Giver) -> Fut,
+        Fut: Future + Send + 'static,
+        Fut::Output: Send + 'static,
+    {
+        let input = self.scope.subscribe(Delivery::Lossless);
+        let giver = self.giver().skipping(input.clone());
+        let events = EventStream::new(input.clone(), self.scope.clone());
+        let done = Arc::new(Completion::default());
+        let pipeline = self
+            .pipelines
+            .spawn_with(derive(events, giver), Some(done.clone()));
+        self.scope.add_derivation(Derivation { input, done });
+        pipeline
+    }
+
     /// Ends the scope, then blocks until every pipeline spawned on it has finished (their
-    /// streams complete once drained, so logs get flushed). Errors list the pipelines that
+    /// streams complete once drained, so logs get flushed). [Derivations](Given::derive) are
+    /// drained first, so their last outputs reach every sink. Errors list the pipelines that
     /// panicked. Inside async code, use [`finish_async`](Given::finish_async).
     pub fn finish(self) -> Result<(), FinishError> {
-        self.scope.close();
+        while let Some(derivation) = self.scope.take_derivation() {
+            derivation.input.close();
+            if let Err(error) = derivation.done.wait() {
+                routing::finish(&self.scope);
+                return Err(error);
+            }
+        }
+        routing::finish(&self.scope);
         self.pipelines.wait()
     }
 
-    /// [`finish`](Given::finish) for async code: ends the scope and awaits the pipelines.
+    /// [`finish`](Given::finish) for async code: drains the derivations, ends the scope and
+    /// awaits the pipelines.
     pub async fn finish_async(self) -> Result<(), FinishError> {
-        self.scope.close();
+        while let Some(derivation) = self.scope.take_derivation() {
+            derivation.input.close();
+            derivation.done.wait_async().await;
+        }
+        routing::finish(&self.scope);
         self.pipelines.wait_async().await
     }
 }
 
 impl Drop for Given {
     fn drop(&mut self) {
-        self.scope.close();
+        routing::finish(&self.scope);
     }
 }
 
@@ -162,14 +223,14 @@ impl std::fmt::Debug for Given {
 /// assert_eq!(xs, vec![1]);
 /// ```
 #[derive(Clone)]
-pub struct ScopeHandle {
+pub struct GivenHandle {
     scope: Arc<Scope>,
 }
 
-impl ScopeHandle {
+impl GivenHandle {
     /// Makes the calling thread part of the scope until the guard drops.
     pub fn enter(&self) -> Entered {
-        let entered = scope::enter_thread_scope(&self.scope);
+        let entered = routing::enter_thread_scope(&self.scope);
         Entered {
             scope: entered.then(|| self.scope.clone()),
             _not_send: std::marker::PhantomData,
@@ -178,26 +239,26 @@ impl ScopeHandle {
 
     /// Whether the scope has ended.
     pub fn is_finished(&self) -> bool {
-        self.scope.is_closed()
+        self.scope.is_finished()
     }
 
     /// Wraps a future so that every poll of it runs inside the scope (for tokio tasks, which
     /// may move between threads).
-    pub fn wrap<F: Future>(&self, future: F) -> InScope<F> {
-        InScope {
+    pub fn wrap<F: Future>(&self, future: F) -> InGiven<F> {
+        InGiven {
             future,
             handle: self.clone(),
         }
     }
 }
 
-impl std::fmt::Debug for ScopeHandle {
+impl std::fmt::Debug for GivenHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScopeHandle").finish_non_exhaustive()
+        f.debug_struct("GivenHandle").finish_non_exhaustive()
     }
 }
 
-/// Guard of [`ScopeHandle::enter`]; leaving the scope when dropped. Stays on its thread.
+/// Guard of [`GivenHandle::enter`]; leaving the scope when dropped. Stays on its thread.
 pub struct Entered {
     scope: Option<Arc<Scope>>,
     _not_send: std::marker::PhantomData<*const ()>,
@@ -206,7 +267,7 @@ pub struct Entered {
 impl Drop for Entered {
     fn drop(&mut self) {
         if let Some(scope) = &self.scope {
-            scope::exit_thread_scope(scope);
+            routing::exit_thread_scope(scope);
         }
     }
 }
@@ -218,16 +279,16 @@ impl std::fmt::Debug for Entered {
 }
 
 pin_project_lite::pin_project! {
-    /// Future of [`ScopeHandle::wrap`].
+    /// Future of [`GivenHandle::wrap`].
     #[must_use = "futures do nothing unless polled"]
-    pub struct InScope<F> {
+    pub struct InGiven<F> {
         #[pin]
         future: F,
-        handle: ScopeHandle,
+        handle: GivenHandle,
     }
 }
 
-impl<F: Future> Future for InScope<F> {
+impl<F: Future> Future for InGiven<F> {
     type Output = F::Output;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {

@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use crate::event::{Fields, Origin};
-use crate::give::__private::give_with;
-use crate::{Key, StopToken, Value, scope};
+use crate::give::{fields, give_with};
+use crate::vocab::keys;
+use crate::{Key, StopToken, Value, routing};
 
 static ORIGIN: Origin = Origin {
     file: file!(),
@@ -133,7 +134,7 @@ impl<'a, I: Iterator> Iterate<'a, I> {
     }
 
     fn stop_requested(&self) -> bool {
-        self.stop.as_ref().is_some_and(StopToken::is_stopped) || scope::stop_requested()
+        self.stop.as_ref().is_some_and(StopToken::is_stopped) || routing::stop_requested()
     }
 
     fn progress(&self, done: usize) -> Option<Value> {
@@ -152,19 +153,19 @@ impl<'a, I: Iterator> Iterate<'a, I> {
             }
             self.in_window = 0;
         }
-        let progress = self.progress(self.completed);
+        // Built only when someone listens.
         give_with(&ORIGIN, || {
             let mut fields = Fields::new();
-            fields.push((Key::Borrowed("task"), self.task.clone()));
-            fields.push((Key::Borrowed("step"), Value::from(step)));
+            fields.push((Key::Borrowed(keys::TASK), self.task.clone()));
+            fields.push((Key::Borrowed(keys::STEP), Value::from(step)));
             if let Some(batch) = batch {
-                fields.push((Key::Borrowed("batch"), Value::from(batch)));
+                fields.push((Key::Borrowed(keys::BATCH), Value::from(batch)));
             }
-            if let Some(progress) = progress {
-                fields.push((Key::Borrowed("progress"), progress));
+            if let Some(progress) = self.progress(self.completed) {
+                fields.push((Key::Borrowed(keys::PROGRESS), progress));
             }
             if synced {
-                fields.push((Key::Borrowed("synced"), Value::Bool(true)));
+                fields.push((Key::Borrowed(keys::SYNCED), Value::Bool(true)));
             }
             fields
         });
@@ -180,10 +181,10 @@ impl<I: Iterator> Iterator for Iterate<'_, I> {
         }
         if !self.started {
             self.started = true;
-            if let Some(progress) = self.progress(0) {
-                let task = self.task.clone();
+            if self.total.is_some() {
                 give_with(&ORIGIN, || {
-                    crate::give::__private::fields([("task", task), ("progress", progress)])
+                    let progress = self.progress(0).unwrap_or_default();
+                    fields([(keys::TASK, self.task.clone()), (keys::PROGRESS, progress)])
                 });
             }
         }

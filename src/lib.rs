@@ -30,7 +30,7 @@
 //! - [`Event`] and [`Value`] are what flows; a [`Value::Lazy`] is read by the consumer, so a
 //!   loss tensor never forces a device sync on the training thread.
 //! - [`iterate`] wraps the batch loop: progress, steps, one sync per window, clean early stop.
-//! - [`prelude`] brings every operator: the keyed ones of [`EventStreamExt`] and the generic
+//! - [`prelude`] brings every operator: the keyed ones of [`EventStreamOps`] and the generic
 //!   ones of [`StreamOps`](giving_operators::StreamOps) (from `giving-operators`).
 //!
 //! See `docs/architecture.md` for how events travel and why.
@@ -42,35 +42,35 @@ mod event;
 mod give;
 mod given;
 mod iterate;
-mod keyed;
-mod lazy;
+pub mod keyed;
 mod pipeline;
+mod queue;
+mod routing;
 mod scope;
 mod serde_impl;
 mod stop;
-mod subscriber;
+mod stream;
 mod value;
+pub mod vocab;
 mod wrap;
 
+/// What the exported macros expand to. **Not a stable API**: public only because macro
+/// expansions must name it; it may change in any release.
 #[doc(hidden)]
-pub use give::__private;
+#[path = "macro_support.rs"]
+pub mod __private;
 
 pub use convert::{FromValue, ToValue, TypeMismatch};
 pub use event::{Event, EventBuilder, Key, Origin, Timestamp, ValueError};
 pub use give::Giver;
-pub use given::{Entered, Given, InScope, ScopeHandle, given};
+pub use given::{Entered, Given, InGiven, GivenHandle, given};
 pub use iterate::{Iterate, iterate};
-pub use keyed::{
-    Affix, AsKey, Augment, CollectBetween, DisplayEvents, EventStreamExt, Format, GroupWrap,
-    KFilter, KFlatten, KGroup, KGroupBy, KMap, KMerge, Keep, KeyOf, Keyed, KeyedOp, Sole,
-    TAG_GROUP, TAG_WORD, Tag, Template, TemplateError, TryKeyOf, ValueStreamExt, WMap, Where,
-    WhereAny, WrapGroup,
-};
-pub use lazy::{LazyValue, Resolve, ResolveError};
+pub use keyed::{EventStreamOps, TAG_GROUP, TAG_WORD, Template, TemplateError, ValueStreamOps};
 pub use pipeline::{FinishError, Pipeline, PipelineError};
 pub use stop::StopToken;
-pub use subscriber::{Delivery, EventStream, Lag};
-pub use value::Value;
+pub use queue::Delivery;
+pub use stream::{EventStream, Lag};
+pub use value::{LazyValue, Resolve, ResolveError, Value};
 pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
 
 /// The version of this crate (for log headers and reports).
@@ -82,11 +82,11 @@ pub use giving_operators as operators;
 /// Everything a pipeline needs: `use giving::prelude::*;`.
 ///
 /// Brings the operator traits ([`StreamOps`](giving_operators::StreamOps),
-/// [`EventStreamExt`], [`ValueStreamExt`]) and `futures::Stream`. It deliberately does not
+/// [`EventStreamOps`], [`ValueStreamOps`]) and `futures::Stream`. It deliberately does not
 /// bring `futures::StreamExt`, whose method names (`map`, `filter`, `collect`, …) would clash
 /// with `StreamOps`'s synchronous ones.
 pub mod prelude {
-    pub use crate::{EventStreamExt, ValueStreamExt};
+    pub use crate::{EventStreamOps, ValueStreamOps};
     pub use futures::Stream;
     pub use giving_operators::StreamOps;
 }

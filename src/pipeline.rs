@@ -105,6 +105,19 @@ impl PipelineSet {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        self.spawn_with(future, None)
+    }
+
+    /// [`spawn`](PipelineSet::spawn), also marking `done` complete when the pipeline ends.
+    pub(crate) fn spawn_with<F>(
+        self: &Arc<Self>,
+        future: F,
+        done: Option<Arc<Completion>>,
+    ) -> Pipeline<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let index = {
             let mut state = self.state();
             state.running += 1;
@@ -115,6 +128,7 @@ impl PipelineSet {
         let mut guard = EndGuard {
             set: self.clone(),
             failure: None,
+            done,
         };
         let task = async move {
             let outcome = AssertUnwindSafe(future)
@@ -156,14 +170,10 @@ impl PipelineSet {
     }
 
     pub(crate) fn wait(&self) -> Result<(), FinishError> {
-        if self.state().running > 0 && Handle::try_current().is_ok() {
-            let handle = Handle::current();
-            if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread {
-                return Err(FinishError::WouldDeadlock);
-            }
-            return tokio::task::block_in_place(|| self.wait_blocking());
+        if self.state().running == 0 {
+            return Self::outcome(&mut self.state());
         }
-        self.wait_blocking()
+        blocking(|| self.wait_blocking())
     }
 
     fn wait_blocking(&self) -> Result<(), FinishError> {
@@ -198,11 +208,78 @@ impl PipelineSet {
 struct EndGuard {
     set: Arc<PipelineSet>,
     failure: Option<PipelineError>,
+    done: Option<Arc<Completion>>,
 }
 
 impl Drop for EndGuard {
     fn drop(&mut self) {
+        if let Some(done) = &self.done {
+            done.complete();
+        }
         self.set.ended(self.failure.take());
+    }
+}
+
+/// Whether one pipeline has ended, waitable from sync and async code alike (for the
+/// derivations a scope drains before it finishes).
+#[derive(Default)]
+pub(crate) struct Completion {
+    done: Mutex<bool>,
+    all_done: Condvar,
+    notify: tokio::sync::Notify,
+}
+
+impl Completion {
+    fn complete(&self) {
+        *self.done.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.all_done.notify_all();
+        self.notify.notify_waiters();
+    }
+
+    fn is_complete(&self) -> bool {
+        *self.done.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Blocks until the pipeline has ended; see [`blocking`] for runtimes.
+    pub(crate) fn wait(&self) -> Result<(), FinishError> {
+        if self.is_complete() {
+            return Ok(());
+        }
+        blocking(|| {
+            let mut done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+            while !*done {
+                done = self
+                    .all_done
+                    .wait(done)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            Ok(())
+        })
+    }
+
+    pub(crate) async fn wait_async(&self) {
+        loop {
+            let notified = self.notify.notified();
+            let mut notified = std::pin::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_complete() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+/// Runs `wait` on this thread, which may be a tokio worker: allowed on a multi-thread runtime
+/// (through `block_in_place`), refused on a current-thread one, where the pipelines waited for
+/// run on this very thread.
+fn blocking<T>(wait: impl FnOnce() -> Result<T, FinishError>) -> Result<T, FinishError> {
+    match Handle::try_current() {
+        Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::CurrentThread => {
+            Err(FinishError::WouldDeadlock)
+        }
+        Ok(_) => tokio::task::block_in_place(wait),
+        Err(_) => wait(),
     }
 }
 

@@ -1,13 +1,14 @@
 //! Wrapped blocks: [`wrap!`](crate::wrap) gives a `begin` event when a block starts and an `end`
-//! event when it ends, which [`group_wrap`](crate::EventStreamExt::group_wrap) and
-//! [`wmap`](crate::EventStreamExt::wmap) pair up (Python giving's `give.wrap`).
+//! event when it ends, which [`group_wrap`](crate::EventStreamOps::group_wrap) and
+//! [`wmap`](crate::EventStreamOps::wmap) pair up (Python giving's `give.wrap`).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::event::{Fields, Origin, Timestamp};
-use crate::scope;
+use crate::give::is_listening;
+use crate::routing;
 use crate::{Event, Key, Value};
 
 /// The field that marks the events of a wrapped block: a map `{name, step, id}` (giving's
@@ -164,7 +165,7 @@ fn give_mark(active: &Active, step: WrapStep) {
     let mut fields = Fields::with_capacity(active.fields.len() + 1);
     fields.push(mark(&active.name, step, active.id));
     fields.extend(active.fields.iter().cloned());
-    scope::dispatch(&Event::from_parts(
+    routing::dispatch(Event::from_parts(
         fields,
         Timestamp::now(),
         Some(active.origin),
@@ -178,7 +179,7 @@ impl Wrap {
         name: impl Into<Key>,
         build: impl FnOnce() -> Fields,
     ) -> Wrap {
-        if !crate::__private::is_listening() || !scope::has_receivers() {
+        if !is_listening() || !routing::has_receivers() {
             return Wrap { active: None };
         }
         let active = Active {
@@ -225,8 +226,8 @@ impl Wrap {
 impl Drop for Wrap {
     fn drop(&mut self) {
         if let Some(active) = self.active.take()
-            && crate::__private::is_listening()
-            && scope::has_receivers()
+            && is_listening()
+            && routing::has_receivers()
         {
             give_mark(&active, WrapStep::End);
         }

@@ -1,4 +1,4 @@
-//! Semantics of every keyed operator (`EventStreamExt`, `ValueStreamExt`) and of `wrap!`:
+//! Semantics of every keyed operator (`EventStreamOps`, `ValueStreamOps`) and of `wrap!`:
 //! hand-made events, empty streams, completion, and events given through real `given()` scopes.
 
 use std::cell::Cell;
@@ -769,22 +769,6 @@ fn wmap_receives_the_end_event_and_ignores_unmatched_ends() {
 }
 
 #[test]
-fn wrap_guards_and_keyed_streams_can_move_between_threads() {
-    fn assert_send<T: Send>() {}
-    fn assert_sync<T: Sync>() {}
-    type Events = giving::EventStream;
-    assert_send::<giving::Wrap>();
-    assert_sync::<giving::Wrap>();
-    assert_send::<giving::GroupWrap<Events>>();
-    assert_send::<giving::WrapGroup<Events>>();
-    assert_sync::<giving::WrapGroup<Events>>();
-    assert_send::<giving::Affix<Events, Events>>();
-    assert_send::<giving::KFlatten<Events>>();
-    assert_send::<giving::Keyed<Events, giving::CollectBetween>>();
-    assert_send::<giving::Keyed<Events, giving::Tag>>();
-}
-
-#[test]
 fn merging_operators_on_given_events() {
     let gv = given();
     let steps = gv.spawn(
@@ -892,4 +876,54 @@ fn kgroup_by_groups_consumed_concurrently_through_a_scope() {
             ("2".into(), Some(15))
         ]
     );
+}
+
+#[test]
+fn where_eq_matches_iterate_steps_once_per_epoch() {
+    let gv = given();
+    let fifth = gv.spawn(gv.stream().where_eq("step", 5).collect::<Vec<_>>());
+    for _epoch in 0..3 {
+        for _batch in giving::iterate("train", 0..8) {}
+    }
+    gv.finish().unwrap();
+    let fifth = fifth.join().unwrap();
+    assert_eq!(fifth.len(), 3, "one step 5 per epoch: {fifth:?}");
+    assert!(fifth.iter().all(|e| e.get_as::<u64>("step").unwrap() == 5));
+}
+
+#[test]
+fn numbers_compare_numerically_in_conditions() {
+    let events = vec![
+        giving::event!(x = 4i64),
+        giving::event!(x = 4u64),
+        giving::event!(x = 4.0),
+        giving::event!(x = 4.5),
+        giving::event!(x = "4"),
+    ];
+    let matched: Vec<Event> =
+        block_on(futures::stream::iter(events.clone()).where_eq("x", 4.0).collect());
+    assert_eq!(matched.len(), 3);
+    let matched: Vec<Event> =
+        block_on(futures::stream::iter(events).where_eq("x", 4usize).collect());
+    assert_eq!(matched.len(), 3);
+}
+
+#[test]
+fn distinct_values_treat_equal_numbers_as_one() {
+    let values = vec![
+        Value::I64(4),
+        Value::F64(4.0),
+        Value::U64(4),
+        Value::F64(4.5),
+        Value::from("4"),
+        Value::I64(-1),
+    ];
+    let distinct: Vec<Value> = block_on(futures::stream::iter(values.clone()).distinct().collect());
+    assert_eq!(
+        distinct,
+        vec![Value::I64(4), Value::F64(4.5), Value::from("4"), Value::I64(-1)]
+    );
+    let changed: Vec<Value> =
+        block_on(futures::stream::iter(values).distinct_until_changed().collect());
+    assert_eq!(changed.len(), 4);
 }

@@ -17,7 +17,7 @@ pub trait KeyedOp<In> {
 }
 
 pin_project! {
-    /// Stream of a keyed operator on [`EventStreamExt`](super::EventStreamExt): runs its
+    /// Stream of a keyed operator on [`EventStreamOps`](super::EventStreamOps): runs its
     /// [`KeyedOp`] on every item of the upstream.
     #[must_use = "streams do nothing unless polled"]
     pub struct Keyed<S, Op> {

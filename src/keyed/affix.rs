@@ -7,8 +7,8 @@ use pin_project_lite::pin_project;
 use crate::{Event, Key, Value};
 
 pin_project! {
-    /// Stream of [`affix`](super::EventStreamExt::affix) and
-    /// [`affix_with`](super::EventStreamExt::affix_with): each event with the next item of
+    /// Stream of [`affix`](super::EventStreamOps::affix) and
+    /// [`affix_with`](super::EventStreamOps::affix_with): each event with the next item of
     /// another stream set as one more field.
     #[must_use = "streams do nothing unless polled"]
     pub struct Affix<S, O: Stream> {

@@ -1,7 +1,7 @@
 use super::KeyedOp;
 use crate::{Event, Key, Value};
 
-/// Operator of [`as_key`](super::ValueStreamExt::as_key): wraps each item into an event with one
+/// Operator of [`as_key`](super::ValueStreamOps::as_key): wraps each item into an event with one
 /// field.
 #[derive(Debug, Clone)]
 pub struct AsKey {

@@ -1,7 +1,7 @@
 use super::KeyedOp;
 use crate::{Event, Key, Value};
 
-/// Operator of [`augment`](super::EventStreamExt::augment): adds (or replaces) a field computed
+/// Operator of [`augment`](super::EventStreamOps::augment): adds (or replaces) a field computed
 /// from each event.
 #[derive(Debug, Clone)]
 pub struct Augment<F> {

@@ -3,8 +3,8 @@ use super::kmerge::merge_into;
 use crate::event::Fields;
 use crate::{Event, Key, Value};
 
-/// Operator of [`collect_between`](super::EventStreamExt::collect_between) and
-/// [`collect_between_by`](super::EventStreamExt::collect_between_by): merges the events from
+/// Operator of [`collect_between`](super::EventStreamOps::collect_between) and
+/// [`collect_between_by`](super::EventStreamOps::collect_between_by): merges the events from
 /// one with the key `start` up to one with the key `end` into one event.
 #[derive(Debug, Clone)]
 pub struct CollectBetween {

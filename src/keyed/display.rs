@@ -9,7 +9,7 @@ use pin_project_lite::pin_project;
 use crate::Event;
 
 pin_project! {
-    /// Future of [`display`](super::EventStreamExt::display).
+    /// Future of [`display`](super::EventStreamOps::display).
     #[must_use = "futures do nothing unless awaited"]
     pub struct DisplayEvents<S> {
         #[pin]

@@ -3,7 +3,7 @@ use std::fmt::Write as _;
 use super::KeyedOp;
 use crate::{Event, Value};
 
-/// A template that [`format`](super::EventStreamExt::format) fills with an event's fields, parsed
+/// A template that [`format`](super::EventStreamOps::format) fills with an event's fields, parsed
 /// once when the operator is built.
 ///
 /// `{loss}` is replaced by the field `loss`; `{loss:.3}` sets a precision, `{loss:>8.3}` also a
@@ -178,7 +178,7 @@ impl Spec {
     }
 }
 
-/// Operator of [`format`](super::EventStreamExt::format).
+/// Operator of [`format`](super::EventStreamOps::format).
 #[derive(Debug, Clone)]
 pub struct Format {
     template: Template,

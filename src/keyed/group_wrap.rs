@@ -10,7 +10,7 @@ use futures::task::{ArcWake, waker_ref};
 use crate::wrap::{WrapMark, WrapStep};
 use crate::{Event, Key};
 
-/// Stream of [`group_wrap`](super::EventStreamExt::group_wrap): one [`WrapGroup`] per wrapped
+/// Stream of [`group_wrap`](super::EventStreamOps::group_wrap): one [`WrapGroup`] per wrapped
 /// block of a name, emitted when the block begins.
 ///
 /// The outer stream and its groups drive the upstream together: whichever is polled with
@@ -24,7 +24,7 @@ pub struct GroupWrap<S> {
 }
 
 /// The events given inside one wrapped block, in order, without the `$wrap` events
-/// themselves; an item of [`group_wrap`](super::EventStreamExt::group_wrap).
+/// themselves; an item of [`group_wrap`](super::EventStreamOps::group_wrap).
 ///
 /// Completes when the block's `end` event arrives, or when the upstream completes.
 #[must_use = "streams do nothing unless polled"]

@@ -2,8 +2,8 @@ use super::KeyedOp;
 use crate::event::Fields;
 use crate::{Event, Key};
 
-/// Operator of [`keep`](super::EventStreamExt::keep) and
-/// [`keep_as`](super::EventStreamExt::keep_as): keeps only some fields, optionally renamed;
+/// Operator of [`keep`](super::EventStreamOps::keep) and
+/// [`keep_as`](super::EventStreamOps::keep_as): keeps only some fields, optionally renamed;
 /// events with none of them are dropped.
 #[derive(Debug, Clone)]
 pub struct Keep {

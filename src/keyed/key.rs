@@ -3,7 +3,7 @@ use std::marker::PhantomData;
 use super::KeyedOp;
 use crate::{Event, FromValue, Key, ValueError};
 
-/// Operator of [`key`](super::EventStreamExt::key): the values of one key, read as `T`.
+/// Operator of [`key`](super::EventStreamOps::key): the values of one key, read as `T`.
 #[derive(Debug, Clone)]
 pub struct KeyOf<T> {
     key: Key,
@@ -27,7 +27,7 @@ impl<T: FromValue> KeyedOp<Event> for KeyOf<T> {
     }
 }
 
-/// Operator of [`try_key`](super::EventStreamExt::try_key): the values of one key, with an
+/// Operator of [`try_key`](super::EventStreamOps::try_key): the values of one key, with an
 /// error for each one that is not a `T`.
 #[derive(Debug, Clone)]
 pub struct TryKeyOf<T> {

@@ -1,7 +1,7 @@
 use super::KeyedOp;
 use crate::Event;
 
-/// Operator of [`kfilter`](super::EventStreamExt::kfilter): keeps the events for which a
+/// Operator of [`kfilter`](super::EventStreamOps::kfilter): keeps the events for which a
 /// closure that reads their fields returns true.
 #[derive(Debug, Clone)]
 pub struct KFilter<F> {

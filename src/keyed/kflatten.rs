@@ -7,7 +7,7 @@ use pin_project_lite::pin_project;
 use crate::{Event, Key, Value};
 
 pin_project! {
-    /// Stream of [`kflatten`](super::EventStreamExt::kflatten): an event whose field is a list
+    /// Stream of [`kflatten`](super::EventStreamOps::kflatten): an event whose field is a list
     /// becomes one event per element.
     #[must_use = "streams do nothing unless polled"]
     pub struct KFlatten<S> {

@@ -8,7 +8,7 @@ use pin_project_lite::pin_project;
 use crate::{Event, Key, Value};
 
 pin_project! {
-    /// Stream of [`kgroup_by`](super::EventStreamExt::kgroup_by): `(value, group)` at the first
+    /// Stream of [`kgroup_by`](super::EventStreamOps::kgroup_by): `(value, group)` at the first
     /// event with each value of a key.
     #[must_use = "streams do nothing unless polled"]
     pub struct KGroupBy<S> {
@@ -61,7 +61,7 @@ impl<S: Stream<Item = Event>> Stream for KGroupBy<S> {
     }
 }
 
-/// The events of one group of [`kgroup_by`](super::EventStreamExt::kgroup_by), in order.
+/// The events of one group of [`kgroup_by`](super::EventStreamOps::kgroup_by), in order.
 ///
 /// Fed while the outer [`KGroupBy`] stream is polled; completes when the upstream completes.
 #[derive(Debug)]

@@ -1,7 +1,7 @@
 use super::KeyedOp;
 use crate::Event;
 
-/// Operator of [`kmap`](super::EventStreamExt::kmap): maps each event through a closure that
+/// Operator of [`kmap`](super::EventStreamOps::kmap): maps each event through a closure that
 /// reads its fields.
 #[derive(Debug, Clone)]
 pub struct KMap<F> {

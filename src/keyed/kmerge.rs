@@ -3,8 +3,8 @@ use giving_operators::reduce::Reducer;
 use crate::Event;
 use crate::event::Fields;
 
-/// Reducer of [`kmerge`](super::EventStreamExt::kmerge) and
-/// [`kscan`](super::EventStreamExt::kscan): merges the fields of every event into one.
+/// Reducer of [`kmerge`](super::EventStreamOps::kmerge) and
+/// [`kscan`](super::EventStreamOps::kscan): merges the fields of every event into one.
 ///
 /// A later value of a key replaces the earlier one in place; new keys are appended in the
 /// order they first appear. The merged event carries the time and origin of the last event

@@ -1,5 +1,10 @@
 //! Keyed operators: the part of the vocabulary that reads events by their field names
 //! (Python giving's `where`, `keep`, `kmap`, `gv["loss"]`, …).
+//!
+//! The operators are the methods of [`EventStreamOps`] (streams of events) and
+//! [`ValueStreamOps`] (streams of values), both in [`giving::prelude`](crate::prelude). The
+//! types of this module are what those methods return (as tokio-stream's `adapters`): a
+//! pipeline rarely names them.
 
 mod adapter;
 mod affix;
@@ -45,7 +50,8 @@ pub use where_::Where;
 pub use where_any::WhereAny;
 pub use wmap::WMap;
 
-use giving_operators::{Reduce, Running, Shared, StreamOps};
+use giving_operators::StreamOps;
+use giving_operators::{Reduce, Running, Shared}; // TEMP-ADAPTERS
 
 use crate::{Event, FromValue, Key, Value};
 
@@ -66,7 +72,7 @@ use crate::{Event, FromValue, Key, Value};
 /// }
 /// # let _ = events();
 /// ```
-pub trait EventStreamExt: Stream<Item = Event> {
+pub trait EventStreamOps: Stream<Item = Event> {
     /// Keeps the events that have every key; a key written `"!key"` must be absent instead
     /// (giving's `where(*keys)`).
     ///
@@ -229,7 +235,7 @@ pub trait EventStreamExt: Stream<Item = Event> {
     }
 
     /// The values of `key` read as `T` (giving's `gv["loss"]`): events without the key, and
-    /// values that are not a `T`, are skipped. Use [`try_key`](EventStreamExt::try_key) to see
+    /// values that are not a `T`, are skipped. Use [`try_key`](EventStreamOps::try_key) to see
     /// the type errors instead.
     ///
     /// ```
@@ -380,7 +386,7 @@ pub trait EventStreamExt: Stream<Item = Event> {
         Affix::new(self, key, other)
     }
 
-    /// As [`affix`](EventStreamExt::affix), with the other stream derived from this one
+    /// As [`affix`](EventStreamOps::affix), with the other stream derived from this one
     /// (giving's `affix(key=lambda o: ...)`): `make` receives a shared handle of this stream.
     /// The derived stream must give exactly one item per event (use the `_scan` reductions).
     ///
@@ -437,7 +443,7 @@ pub trait EventStreamExt: Stream<Item = Event> {
         Keyed::new(self, CollectBetween::new(start, end, None))
     }
 
-    /// As [`collect_between`](EventStreamExt::collect_between), with one group per value of
+    /// As [`collect_between`](EventStreamOps::collect_between), with one group per value of
     /// the key `common`, so that interleaved groups (one per worker, say) are collected apart
     /// (giving's `collect_between(start, end, common)`). Events without `common` are ignored.
     ///
@@ -634,7 +640,7 @@ pub trait EventStreamExt: Stream<Item = Event> {
         Keyed::new(self, Tag::new(""))
     }
 
-    /// As [`tag`](EventStreamExt::tag), with the words of the sequence of `group` (an
+    /// As [`tag`](EventStreamOps::tag), with the words of the sequence of `group` (an
     /// independent sequence), and the field [`$group`](TAG_GROUP) set to `group` (giving's
     /// `tag(group=...)`).
     ///
@@ -673,10 +679,10 @@ pub trait EventStreamExt: Stream<Item = Event> {
     }
 }
 
-impl<S: Stream<Item = Event> + ?Sized> EventStreamExt for S {}
+impl<S: Stream<Item = Event> + ?Sized> EventStreamOps for S {}
 
 /// Operators on streams of plain values, to turn them back into events.
-pub trait ValueStreamExt: Stream {
+pub trait ValueStreamOps: Stream {
     /// Wraps each item into an event with the single field `key` (giving's `as_`).
     ///
     /// ```
@@ -698,4 +704,4 @@ pub trait ValueStreamExt: Stream {
     }
 }
 
-impl<S: Stream + ?Sized> ValueStreamExt for S {}
+impl<S: Stream + ?Sized> ValueStreamOps for S {}

@@ -3,7 +3,7 @@ use std::marker::PhantomData;
 use super::KeyedOp;
 use crate::{Event, FromValue};
 
-/// Operator of [`sole`](super::EventStreamExt::sole): the value of each single-field event,
+/// Operator of [`sole`](super::EventStreamOps::sole): the value of each single-field event,
 /// read as `T`.
 #[derive(Debug, Clone)]
 pub struct Sole<T> {

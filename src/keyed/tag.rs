@@ -6,14 +6,14 @@ use super::KeyedOp;
 use crate::event::Fields;
 use crate::{Event, Key, Value};
 
-/// The field [`tag`](super::EventStreamExt::tag) puts the word in (giving's `$word`).
+/// The field [`tag`](super::EventStreamOps::tag) puts the word in (giving's `$word`).
 pub const TAG_WORD: &str = "$word";
-/// The field [`tag_group`](super::EventStreamExt::tag_group) puts the group in (giving's
+/// The field [`tag_group`](super::EventStreamOps::tag_group) puts the group in (giving's
 /// `$group`).
 pub const TAG_GROUP: &str = "$group";
 
-/// Operator of [`tag`](super::EventStreamExt::tag) and
-/// [`tag_group`](super::EventStreamExt::tag_group): adds a unique word to each event.
+/// Operator of [`tag`](super::EventStreamOps::tag) and
+/// [`tag_group`](super::EventStreamOps::tag_group): adds a unique word to each event.
 #[derive(Debug, Clone)]
 pub struct Tag {
     group: Option<Value>,

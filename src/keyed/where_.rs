@@ -12,8 +12,8 @@ enum Condition {
     Matches(Key, Predicate),
 }
 
-/// Operator of [`where_`](super::EventStreamExt::where_), [`where_eq`](super::EventStreamExt::where_eq)
-/// and [`where_with`](super::EventStreamExt::where_with): keeps the events that meet every
+/// Operator of [`where_`](super::EventStreamOps::where_), [`where_eq`](super::EventStreamOps::where_eq)
+/// and [`where_with`](super::EventStreamOps::where_with): keeps the events that meet every
 /// condition.
 pub struct Where {
     conditions: Vec<Condition>,

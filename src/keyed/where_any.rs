@@ -1,7 +1,7 @@
 use super::KeyedOp;
 use crate::{Event, Key};
 
-/// Operator of [`where_any`](super::EventStreamExt::where_any): keeps the events that have at
+/// Operator of [`where_any`](super::EventStreamOps::where_any): keeps the events that have at
 /// least one of the keys.
 #[derive(Debug, Clone)]
 pub struct WhereAny {

@@ -4,7 +4,7 @@ use super::KeyedOp;
 use crate::wrap::{WrapMark, WrapStep};
 use crate::{Event, Key};
 
-/// Operator of [`wmap`](super::EventStreamExt::wmap): per wrapped block, a state made from the
+/// Operator of [`wmap`](super::EventStreamOps::wmap): per wrapped block, a state made from the
 /// `begin` event and a result made from that state and the `end` event.
 pub struct WMap<B, E, St> {
     name: Key,

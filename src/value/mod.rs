@@ -4,7 +4,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::{LazyValue, Resolve, ResolveError};
+mod lazy;
+
+pub use lazy::{LazyValue, Resolve, ResolveError};
 
 /// A value given by a training loop: a number, a string, a nested list or map, or a
 /// [`Lazy`](Value::Lazy) value that the consumer reads when it needs it.
@@ -101,8 +103,21 @@ impl Value {
     }
 }
 
-/// Values compare by content; a lazy value compares as the value it resolves to (an
-/// unresolvable one equals nothing).
+/// Values compare by content, and numbers compare **numerically** across [`Value::I64`],
+/// [`Value::U64`] and [`Value::F64`], as in Python: `I64(5) == U64(5) == F64(5.0)`, so
+/// `where_eq("step", 5)` matches the `usize` steps [`iterate`](crate::iterate) gives. The
+/// comparison is exact (no rounding through `f64`); NaN equals nothing. A lazy value compares
+/// as the value it resolves to (an unresolvable one equals nothing).
+///
+/// ```
+/// use giving::Value;
+///
+/// assert_eq!(Value::I64(5), Value::U64(5));
+/// assert_eq!(Value::F64(4.0), Value::I64(4));
+/// assert_ne!(Value::F64(4.5), Value::I64(4));
+/// assert_ne!(Value::I64(-1), Value::U64(u64::MAX));
+/// assert_ne!(Value::F64(f64::NAN), Value::F64(f64::NAN));
+/// ```
 impl PartialEq for Value {
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
@@ -115,14 +130,90 @@ impl PartialEq for Value {
             }
             (Value::Null, Value::Null) => true,
             (Value::Bool(a), Value::Bool(b)) => a == b,
-            (Value::I64(a), Value::I64(b)) => a == b,
-            (Value::U64(a), Value::U64(b)) => a == b,
-            (Value::F64(a), Value::F64(b)) => a == b,
             (Value::Str(a), Value::Str(b)) => a == b,
             (Value::Bytes(a), Value::Bytes(b)) => a == b,
             (Value::List(a), Value::List(b)) => a == b,
             (Value::Map(a), Value::Map(b)) => a == b,
-            _ => false,
+            (a, b) => match (Number::of(a), Number::of(b)) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+        }
+    }
+}
+
+/// Equality is numeric (see `PartialEq`). It is an equivalence for every value but NaN, which
+/// equals nothing, as in Python, where `distinct` lets every NaN through.
+impl Eq for Value {}
+
+/// Hashes agree with the numeric equality: `I64(4)`, `U64(4)` and `F64(4.0)` hash alike, so
+/// `distinct` treats them as one value. A lazy value hashes as the value it resolves to.
+impl std::hash::Hash for Value {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Value::Lazy(lazy) => match lazy.resolve() {
+                Ok(value) => value.hash(state),
+                Err(_) => state.write_u8(9),
+            },
+            Value::Null => state.write_u8(0),
+            Value::Bool(b) => {
+                state.write_u8(1);
+                b.hash(state);
+            }
+            Value::Str(s) => {
+                state.write_u8(2);
+                s.hash(state);
+            }
+            Value::Bytes(b) => {
+                state.write_u8(3);
+                b.hash(state);
+            }
+            Value::List(items) => {
+                state.write_u8(4);
+                items.hash(state);
+            }
+            Value::Map(map) => {
+                state.write_u8(5);
+                map.hash(state);
+            }
+            number => match Number::of(number) {
+                Some(Number::Int(i)) => {
+                    state.write_u8(6);
+                    i.hash(state);
+                }
+                Some(Number::Float(f)) => {
+                    state.write_u8(7);
+                    f.to_bits().hash(state);
+                }
+                None => state.write_u8(8),
+            },
+        }
+    }
+}
+
+/// A number in a form where integers and integral floats compare exactly.
+#[derive(PartialEq)]
+enum Number {
+    Int(i128),
+    /// A float with a fractional part, an infinity or NaN.
+    Float(f64),
+}
+
+impl Number {
+    fn of(value: &Value) -> Option<Number> {
+        match *value {
+            Value::I64(i) => Some(Number::Int(i128::from(i))),
+            Value::U64(u) => Some(Number::Int(i128::from(u))),
+            Value::F64(f) => {
+                // Integral floats within the integers' range compare as integers, exactly.
+                let integral = f.is_finite() && f.trunc() == f && f.abs() < 2f64.powi(64);
+                Some(if integral {
+                    Number::Int(f as i128)
+                } else {
+                    Number::Float(f)
+                })
+            }
+            _ => None,
         }
     }
 }

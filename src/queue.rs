@@ -1,4 +1,6 @@
-//! One subscriber's queue and the [`EventStream`] that drains it.
+//! One subscriber's queue: what the give side pushes into and an
+//! [`EventStream`](crate::EventStream) drains. A leaf: it knows events, nothing of scopes or
+//! routing.
 //!
 //! The give side pushes and wakes the consumer only when it is parked, so a busy consumer costs
 //! the producer a queue push and one load per event, never a wake-up. The handshake: the
@@ -6,17 +8,13 @@
 //! and then checks `parked`. A full fence on both sides guarantees that one of them sees the
 //! other, so no event is left behind a sleeping consumer.
 
-use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::task::{Context, Poll};
 
 use crossbeam_queue::{ArrayQueue, SegQueue};
-use futures::Stream;
 use futures::task::AtomicWaker;
 
 use crate::Event;
-use crate::scope::Scope;
 
 /// How a subscriber receives events when it falls behind the loop that gives them.
 ///
@@ -38,6 +36,7 @@ enum Queue {
     Bounded(ArrayQueue<Event>),
 }
 
+/// One subscriber's queue, shared by the give side (which pushes) and its stream (which pops).
 pub(crate) struct Subscriber {
     queue: Queue,
     delivery: Delivery,
@@ -79,14 +78,14 @@ impl Subscriber {
         }
     }
 
-    fn pop(&self) -> Option<Event> {
+    pub(crate) fn pop(&self) -> Option<Event> {
         match &self.queue {
             Queue::Unbounded(queue) => queue.pop(),
             Queue::Bounded(queue) => queue.pop(),
         }
     }
 
-    fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         match &self.queue {
             Queue::Unbounded(queue) => queue.len(),
             Queue::Bounded(queue) => queue.len(),
@@ -99,7 +98,7 @@ impl Subscriber {
         self.waker.wake();
     }
 
-    fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    pub(crate) fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         loop {
             if let Some(event) = self.pop() {
                 return Poll::Ready(Some(event));
@@ -121,113 +120,13 @@ impl Subscriber {
             self.parked.store(false, Ordering::Relaxed);
         }
     }
-}
-
-/// The events of a scope, as an asynchronous [`Stream`]: what
-/// [`Given::stream`](crate::Given::stream) returns.
-///
-/// The subscription starts when the stream is created, not when it is first polled, so no event
-/// given after that call is missed. The stream ends when its scope ends and every event given
-/// before has been taken. Dropping it unsubscribes.
-pub struct EventStream {
-    subscriber: Arc<Subscriber>,
-    scope: Arc<Scope>,
-}
-
-impl EventStream {
-    pub(crate) fn new(subscriber: Arc<Subscriber>, scope: Arc<Scope>) -> Self {
-        Self { subscriber, scope }
+    /// The delivery policy this queue was made with.
+    pub(crate) fn delivery(&self) -> Delivery {
+        self.delivery
     }
 
-    /// How many events this subscriber lost because its bounded queue was full (always 0 for
-    /// [`Delivery::Lossless`]).
-    pub fn dropped(&self) -> u64 {
-        self.subscriber.dropped.load(Ordering::Relaxed)
-    }
-
-    /// How many events are waiting to be taken.
-    pub fn pending(&self) -> usize {
-        self.subscriber.len()
-    }
-
-    /// This stream's delivery policy.
-    pub fn delivery(&self) -> Delivery {
-        self.subscriber.delivery
-    }
-
-    /// A handle that reads this stream's lag after the stream has been moved into a pipeline.
-    ///
-    /// ```
-    /// use giving::{Delivery, give, given};
-    ///
-    /// let gv = given();
-    /// let stream = gv.stream_with(Delivery::Bounded(2));
-    /// let lag = stream.lag();
-    /// for step in 0..5 {
-    ///     give!(step);
-    /// }
-    /// assert_eq!(lag.dropped(), 3);
-    /// assert_eq!(lag.pending(), 2);
-    /// # drop(stream);
-    /// ```
-    pub fn lag(&self) -> Lag {
-        Lag {
-            subscriber: self.subscriber.clone(),
-        }
-    }
-}
-
-impl Stream for EventStream {
-    type Item = Event;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.subscriber.poll_next(cx)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.subscriber.len(), None)
-    }
-}
-
-impl Drop for EventStream {
-    fn drop(&mut self) {
-        self.scope.unsubscribe(&self.subscriber);
-    }
-}
-
-impl std::fmt::Debug for EventStream {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventStream")
-            .field("delivery", &self.delivery())
-            .field("pending", &self.pending())
-            .field("dropped", &self.dropped())
-            .finish()
-    }
-}
-
-/// Reads how far a subscriber has fallen behind; see [`EventStream::lag`].
-#[derive(Clone)]
-pub struct Lag {
-    subscriber: Arc<Subscriber>,
-}
-
-impl Lag {
-    /// Events dropped so far by a bounded or latest-only subscriber.
-    pub fn dropped(&self) -> u64 {
-        self.subscriber.dropped.load(Ordering::Relaxed)
-    }
-
-    /// Events queued and not yet taken.
-    pub fn pending(&self) -> usize {
-        self.subscriber.len()
-    }
-}
-
-impl std::fmt::Debug for Lag {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Lag")
-            .field("dropped", &self.dropped())
-            .field("pending", &self.pending())
-            .finish()
+    /// Events dropped so far (bounded and latest-only queues).
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
     }
 }

@@ -1,0 +1,7 @@
+//! What the exported macros (`give!`, `event!`, `wrap!`) expand to.
+//!
+//! **Not a stable API**: these items are public only because macro expansions in other crates
+//! must name them. They may change in any release; never call them directly (as tracing's
+//! `__macro_support`).
+
+pub use crate::give::{event_at, event_from_array, fields, give_array, give_with, is_listening};

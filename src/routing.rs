@@ -1,0 +1,252 @@
+//! The routing of given events: which scopes an event given on a thread reaches. The one
+//! owner of the process-wide registry (open scopes, global scopes) and of each thread's routes.
+//!
+//! Every open scope counts in [`ACTIVE_SCOPES`], so `give!` with no scope open anywhere costs one
+//! relaxed load. A thread keeps a stack of the thread scopes it is in, plus a cached copy of the
+//! global scopes, refreshed when [`GLOBAL_VERSION`] changes (rarely: when a global scope opens
+//! or finishes). For each of those scopes it also caches the subscriber list, refreshed when the
+//! scope's own version changes (a subscription starts or ends), so the give path reads one
+//! atomic per scope and takes no lock.
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::Event;
+use crate::queue::Subscriber;
+use crate::scope::{Scope, Subscribers};
+
+/// How many scopes are open in the process, thread and global.
+static ACTIVE_SCOPES: AtomicUsize = AtomicUsize::new(0);
+
+static GLOBAL_SCOPES: Mutex<Vec<Arc<Scope>>> = Mutex::new(Vec::new());
+static GLOBAL_VERSION: AtomicU64 = AtomicU64::new(0);
+
+/// Whether any scope is open anywhere: the one check `give!` makes when nobody listens.
+#[inline(always)]
+pub(crate) fn any_scope_open() -> bool {
+    ACTIVE_SCOPES.load(Ordering::Relaxed) != 0
+}
+
+/// Opens a scope: counted, registered if global, and entered by the calling thread if not.
+pub(crate) fn open(global: bool) -> Arc<Scope> {
+    let scope = Scope::new(global);
+    ACTIVE_SCOPES.fetch_add(1, Ordering::SeqCst);
+    if global {
+        global_scopes().push(scope.clone());
+        GLOBAL_VERSION.fetch_add(1, Ordering::Release);
+    } else {
+        enter_thread_scope(&scope);
+    }
+    scope
+}
+
+/// Finishes a scope: nothing is delivered to it any more and every stream completes once
+/// drained. Idempotent.
+pub(crate) fn finish(scope: &Arc<Scope>) {
+    if !scope.mark_finished() {
+        return;
+    }
+    ACTIVE_SCOPES.fetch_sub(1, Ordering::SeqCst);
+    if scope.is_global() {
+        global_scopes().retain(|s| !Arc::ptr_eq(s, scope));
+        GLOBAL_VERSION.fetch_add(1, Ordering::Release);
+    }
+    exit_thread_scope(scope);
+    scope.close_subscribers();
+}
+
+fn global_scopes() -> MutexGuard<'static, Vec<Arc<Scope>>> {
+    // The list stays consistent even if a holder panicked: every change is a single push/retain.
+    GLOBAL_SCOPES.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A scope as one thread sees it: with a cached copy of its subscriber list.
+struct Route {
+    scope: Arc<Scope>,
+    /// The scope's version that `subscribers` was copied at (`u64::MAX`: never copied).
+    version: u64,
+    subscribers: Subscribers,
+}
+
+impl Route {
+    fn new(scope: Arc<Scope>) -> Self {
+        Self {
+            scope,
+            version: u64::MAX,
+            subscribers: Arc::from([]),
+        }
+    }
+
+    fn subscribers(&mut self) -> &[Arc<Subscriber>] {
+        let version = self.scope.version();
+        if version != self.version {
+            self.subscribers = self.scope.subscribers();
+            self.version = version;
+        }
+        &self.subscribers
+    }
+}
+
+/// What one thread routes its events to.
+struct Routes {
+    /// The thread scopes this thread is in, outermost first.
+    stack: Vec<Route>,
+    /// A copy of the global scopes, valid for `global_version`.
+    globals: Vec<Route>,
+    global_version: u64,
+}
+
+impl Routes {
+    fn refresh(&mut self) {
+        let version = GLOBAL_VERSION.load(Ordering::Acquire);
+        if version != self.global_version {
+            self.globals = global_scopes().iter().cloned().map(Route::new).collect();
+            self.global_version = version;
+        }
+        if self.stack.iter().any(|r| r.scope.is_finished()) {
+            self.stack.retain(|r| !r.scope.is_finished());
+        }
+    }
+
+    fn scopes(&self) -> impl Iterator<Item = &Arc<Scope>> {
+        self.stack.iter().chain(&self.globals).map(|r| &r.scope)
+    }
+
+    fn routes_mut(&mut self) -> impl Iterator<Item = &mut Route> {
+        self.stack.iter_mut().chain(&mut self.globals)
+    }
+}
+
+thread_local! {
+    static ROUTES: RefCell<Routes> = const {
+        RefCell::new(Routes { stack: Vec::new(), globals: Vec::new(), global_version: 0 })
+    };
+}
+
+/// Whether an event given on this thread now would reach at least one open scope.
+pub(crate) fn has_receivers() -> bool {
+    ROUTES
+        .try_with(|routes| {
+            if let Ok(mut routes) = routes.try_borrow_mut() {
+                routes.refresh();
+            }
+            routes
+                .try_borrow()
+                .is_ok_and(|routes| routes.scopes().any(|s| !s.is_finished()))
+        })
+        .unwrap_or(false)
+}
+
+/// Delivers `event` to the scopes of this thread and to the global scopes, handing the event
+/// itself to the last subscriber (one reference-count round trip less per event).
+pub(crate) fn dispatch(event: Event) {
+    let _ = ROUTES.try_with(|routes| {
+        // Pushing runs no user code, so the routes cannot be borrowed here already.
+        let Ok(mut routes) = routes.try_borrow_mut() else {
+            return;
+        };
+        let mut previous: Option<&Arc<Subscriber>> = None;
+        for route in routes.routes_mut() {
+            if route.scope.is_finished() {
+                continue;
+            }
+            for subscriber in route.subscribers() {
+                if let Some(previous) = previous.replace(subscriber) {
+                    previous.push(event.clone());
+                }
+            }
+        }
+        if let Some(last) = previous {
+            last.push(event);
+        }
+    });
+}
+
+/// Delivers `event` to the global scopes that are not in `except` (a
+/// [`Giver`](crate::Giver) delivers to its own scopes itself), skipping the subscriber `skip`.
+pub(crate) fn dispatch_global(
+    event: &Event,
+    except: &[Arc<Scope>],
+    skip: Option<&Arc<Subscriber>>,
+) {
+    let globals = global_scopes().clone();
+    for scope in globals.iter() {
+        if !except.iter().any(|s| Arc::ptr_eq(s, scope)) {
+            scope.deliver(event, skip);
+        }
+    }
+}
+
+/// Whether a global scope is open.
+pub(crate) fn has_global_scopes() -> bool {
+    !global_scopes().is_empty()
+}
+
+/// The thread scopes of this thread, outermost first.
+pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
+    ROUTES
+        .try_with(|routes| {
+            routes
+                .try_borrow()
+                .map(|r| {
+                    r.stack
+                        .iter()
+                        .filter(|r| !r.scope.is_finished())
+                        .map(|r| r.scope.clone())
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
+        .unwrap_or_default()
+}
+
+/// Makes this thread part of `scope`; returns false if it already was (or the scope is global,
+/// which every thread is part of).
+pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {
+    if scope.is_global() {
+        return false;
+    }
+    ROUTES
+        .try_with(|routes| {
+            let mut routes = routes.borrow_mut();
+            if routes.stack.iter().any(|r| Arc::ptr_eq(&r.scope, scope)) {
+                false
+            } else {
+                routes.stack.push(Route::new(scope.clone()));
+                true
+            }
+        })
+        .unwrap_or(false)
+}
+
+/// Takes this thread out of `scope` (a no-op if it is not in it).
+pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
+    let _ = ROUTES.try_with(|routes| {
+        if let Ok(mut routes) = routes.try_borrow_mut()
+            && let Some(at) = routes
+                .stack
+                .iter()
+                .rposition(|r| Arc::ptr_eq(&r.scope, scope))
+        {
+            routes.stack.remove(at);
+        }
+    });
+}
+
+/// Whether any scope this thread gives to has been asked to stop.
+pub(crate) fn stop_requested() -> bool {
+    if !any_scope_open() {
+        return false;
+    }
+    ROUTES
+        .try_with(|routes| {
+            if let Ok(mut routes) = routes.try_borrow_mut() {
+                routes.refresh();
+            }
+            routes
+                .try_borrow()
+                .is_ok_and(|r| r.scopes().any(|s| s.stop_token().is_stopped()))
+        })
+        .unwrap_or(false)
+}

@@ -1,0 +1,187 @@
+//! The event vocabulary: the keys the parts of giving agree on, and typed views of the events
+//! they make. An instrument reads and gives through these, never through string literals.
+//! `docs/events.md` lists every key with its type, who gives it and who reads it.
+//!
+//! ```
+//! use giving::vocab::{StepEvent, keys};
+//! use giving::Event;
+//!
+//! let event = Event::builder()
+//!     .field(keys::TASK, "train")
+//!     .field(keys::STEP, 4usize)
+//!     .field(keys::BATCH, 32usize)
+//!     .field(keys::SYNCED, true)
+//!     .build();
+//! let step = StepEvent::of(&event).unwrap();
+//! assert_eq!((step.task, step.step, step.batch, step.synced), ("train", 4, Some(32), true));
+//! ```
+
+use crate::{Event, Value};
+
+/// The keys, as constants.
+pub mod keys {
+    /// `str`: the name of the task a loop works on (`"train"`, `"valid"`, `"early_stop"`).
+    /// Given by [`iterate`](crate::iterate) and by the instruments' own events.
+    pub const TASK: &str = "task";
+    /// `u64`: the step within the current [`iterate`](crate::iterate) loop (from 0; restarts
+    /// every epoch). Given by `iterate`.
+    pub const STEP: &str = "step";
+    /// `u64`: the items processed by the step (its batch size). Given by `iterate`.
+    pub const BATCH: &str = "batch";
+    /// `[u64, u64]`: `(done, total)` of a task. Given by `iterate` and by early stop.
+    pub const PROGRESS: &str = "progress";
+    /// `bool` (`true` only; absent otherwise): the device was synced at the end of this step,
+    /// so its timestamp closes a rate window. Given by `iterate`.
+    pub const SYNCED: &str = "synced";
+    /// `f64`: a throughput, in [`UNITS`]. Given by the rate instrument.
+    pub const RATE: &str = "rate";
+    /// `str`: the units of [`RATE`] (`"items/s"`, or `"steps/s"` when batch sizes are
+    /// unknown).
+    pub const UNITS: &str = "units";
+    /// `f64` (often lazy: a tensor still on the device): the training loss.
+    pub const LOSS: &str = "loss";
+    /// `u64`: the step counted over the whole run (does not restart every epoch).
+    pub const GLOBAL_STEP: &str = "global_step";
+    /// `u64`: the epoch, from 0.
+    pub const EPOCH: &str = "epoch";
+    /// `f64`: the learning rate.
+    pub const LR: &str = "lr";
+    /// `f64`: validation accuracy, in 0..=1.
+    pub const ACCURACY: &str = "accuracy";
+    /// `f64`: validation loss.
+    pub const VAL_LOSS: &str = "val_loss";
+    /// map of GPU index → `{load, memory: [used, total], temperature, power}`. Given by the
+    /// GPU monitor.
+    pub const GPUDATA: &str = "gpudata";
+    /// map `{load, memory: [used, total]}` for the whole machine. Given by the CPU monitor.
+    pub const CPUDATA: &str = "cpudata";
+    /// map `{pid, rss_mb, cpu}` for this process. Given by the CPU monitor.
+    pub const PROCESS: &str = "process";
+    /// `str`: what went wrong in an instrument (given with [`INSTRUMENT`]).
+    pub const PROBLEM: &str = "problem";
+    /// `str`: the instrument an event is about.
+    pub const INSTRUMENT: &str = "instrument";
+    /// The task name of early stop's progress events.
+    pub const EARLY_STOP_TASK: &str = "early_stop";
+    /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](crate::wrap)
+    /// block.
+    pub const WRAP: &str = crate::WRAP_KEY;
+}
+
+/// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,
+/// progress?, synced?}`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepEvent<'a> {
+    /// The task (`""` when the event has none).
+    pub task: &'a str,
+    /// The step within the loop.
+    pub step: u64,
+    /// The batch size, when known.
+    pub batch: Option<u64>,
+    /// `(done, total)`, when the loop's length is known.
+    pub progress: Option<(u64, u64)>,
+    /// Whether the device was synced at the end of this step.
+    pub synced: bool,
+}
+
+impl<'a> StepEvent<'a> {
+    /// The step event `event` is, if it has a numeric [`STEP`](keys::STEP).
+    pub fn of(event: &'a Event) -> Option<Self> {
+        let step = event.get(keys::STEP).and_then(as_u64)?;
+        Some(Self {
+            task: task_of(event),
+            step,
+            batch: event.get(keys::BATCH).and_then(as_u64),
+            progress: event.get(keys::PROGRESS).and_then(pair),
+            synced: matches!(event.get(keys::SYNCED), Some(Value::Bool(true))),
+        })
+    }
+}
+
+/// The progress of a task: `{task, progress: (done, total)}`. The event that starts a loop
+/// (`done == 0`, no `step`) is one; so are step events and early stop's count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProgressEvent<'a> {
+    /// The task (`""` when the event has none).
+    pub task: &'a str,
+    /// Done so far.
+    pub done: u64,
+    /// The total.
+    pub total: u64,
+}
+
+impl<'a> ProgressEvent<'a> {
+    /// The progress `event` reports, if its [`PROGRESS`](keys::PROGRESS) is a pair of
+    /// non-negative integers.
+    pub fn of(event: &'a Event) -> Option<Self> {
+        let (done, total) = event.get(keys::PROGRESS).and_then(pair)?;
+        Some(Self {
+            task: task_of(event),
+            done,
+            total,
+        })
+    }
+
+    /// The event for `(done, total)` of `task`.
+    pub fn event(task: &str, done: u64, total: u64) -> Event {
+        Event::builder()
+            .field(keys::TASK, task)
+            .field(keys::PROGRESS, Value::List(vec![done.into(), total.into()]))
+            .build()
+    }
+}
+
+/// A throughput reading, as the rate instrument gives it: `{task, rate, units}`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateEvent<'a> {
+    /// The task measured (`""` when the event has none).
+    pub task: &'a str,
+    /// The rate.
+    pub rate: f64,
+    /// Its units (`""` when absent).
+    pub units: &'a str,
+}
+
+impl<'a> RateEvent<'a> {
+    /// The rate `event` reports, if its [`RATE`](keys::RATE) is a number.
+    pub fn of(event: &'a Event) -> Option<Self> {
+        let rate = event.get(keys::RATE).and_then(Value::as_f64)?;
+        Some(Self {
+            task: task_of(event),
+            rate,
+            units: event
+                .get(keys::UNITS)
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+        })
+    }
+
+    /// The event for this reading, at `time`.
+    pub fn event(&self, time: crate::Timestamp) -> Event {
+        Event::builder()
+            .field(keys::TASK, self.task)
+            .field(keys::RATE, self.rate)
+            .field(keys::UNITS, self.units)
+            .time(time)
+            .build()
+    }
+}
+
+fn task_of(event: &Event) -> &str {
+    event.get(keys::TASK).and_then(Value::as_str).unwrap_or("")
+}
+
+fn as_u64(value: &Value) -> Option<u64> {
+    match *value {
+        Value::U64(u) => Some(u),
+        Value::I64(i) => u64::try_from(i).ok(),
+        _ => None,
+    }
+}
+
+fn pair(value: &Value) -> Option<(u64, u64)> {
+    match value {
+        Value::List(items) if items.len() == 2 => Some((as_u64(&items[0])?, as_u64(&items[1])?)),
+        _ => None,
+    }
+}
