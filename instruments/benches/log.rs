@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use giving::{Event, Timestamp, given};
+use giving::{Event, Timestamp};
+use giving_instruments::Overseer;
 use giving_instruments::log::{LogHeader, LogReader, LogWriter, MsgpackLog};
 
 const N: u64 = 200_000;
@@ -43,14 +44,14 @@ fn bench(c: &mut Criterion) {
 
     group.bench_function("give 3-field events into a logged scope", |b| {
         b.iter(|| {
-            let gv = given();
-            let log = MsgpackLog::create(&path).unwrap().attach(&gv);
-            let giver = gv.giver();
-            for event in &events {
-                giver.give(event.clone());
-            }
-            gv.finish().unwrap();
-            black_box(log.join().unwrap());
+            let log = MsgpackLog::create(&path).unwrap();
+            let run = Overseer::new().with(log).ctrl_c(false).run(|| {
+                let giver = giving::Giver::current();
+                for event in &events {
+                    giver.give(event.clone());
+                }
+            });
+            assert!(run.problems.is_empty());
         });
     });
 

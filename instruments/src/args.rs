@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::error::InstrumentError;
 use crate::monitor::seconds;
-use crate::overseer::{BoxError, Instrument};
-use crate::{CpuMonitor, Dash, EarlyStop, GpuMonitor, MsgpackLog, Rate};
+use crate::overseer::Instrument;
+use crate::{EarlyStop, MsgpackLog, Rate};
 
 /// `--log DIR`: write a MessagePack log of the run into `DIR`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -108,33 +109,78 @@ pub struct InstrumentArgs {
 impl InstrumentArgs {
     /// The instruments these options ask for. Fails with a message naming the option when a
     /// value is unusable (the log directory cannot be created, an interval is not positive).
-    pub fn instruments(&self) -> Result<Vec<Box<dyn Instrument>>, BoxError> {
+    pub fn instruments(&self) -> Result<Vec<Box<dyn Instrument>>, InstrumentError> {
         let mut instruments: Vec<Box<dyn Instrument>> = Vec::new();
         let rate = Rate::new().skip(self.rate.rate_skip.unwrap_or(Rate::DEFAULT_SKIP));
         instruments.push(Box::new(rate));
         if let Some(n) = self.stop.stop {
+            if n == 0 {
+                return Err(option("--stop", "must be at least 1 (or omit N for 60)"));
+            }
             instruments.push(Box::new(EarlyStop::new(n)));
         }
         if let Some(dir) = &self.log.log {
-            let log = MsgpackLog::in_dir(dir).map_err(|e| format!("--log: {e}"))?;
+            let log = MsgpackLog::in_dir(dir).map_err(|e| option("--log", e))?;
             instruments.push(Box::new(log));
         }
         if let Some(secs) = self.gpu.gpu_poll {
-            let interval: Duration = seconds(secs).map_err(|e| format!("--gpu-poll: {e}"))?;
-            instruments.push(Box::new(GpuMonitor::new().interval(interval)));
+            let interval: Duration = seconds(secs).map_err(|e| option("--gpu-poll", e))?;
+            instruments.push(gpu_monitor(interval)?);
         }
         if let Some(secs) = self.cpu.cpu_poll {
-            let interval: Duration = seconds(secs).map_err(|e| format!("--cpu-poll: {e}"))?;
-            instruments.push(Box::new(CpuMonitor::new().interval(interval)));
+            let interval: Duration = seconds(secs).map_err(|e| option("--cpu-poll", e))?;
+            instruments.push(cpu_monitor(interval)?);
         }
         if self.dash.dash {
-            let dash = self
-                .dash
-                .plot
-                .iter()
-                .fold(Dash::new(), |d, key| d.plot(key));
-            instruments.push(Box::new(dash));
+            instruments.push(dash(&self.dash.plot)?);
         }
         Ok(instruments)
     }
+}
+
+fn option(option: &'static str, message: impl ToString) -> InstrumentError {
+    InstrumentError::Option {
+        option,
+        message: message.to_string(),
+    }
+}
+
+#[cfg_attr(all(feature = "dash", feature = "gpu", feature = "cpu"), allow(dead_code))]
+fn not_built(flag: &'static str, feature: &str) -> InstrumentError {
+    option(
+        flag,
+        format!("this build of giving-instruments has no `{feature}` feature"),
+    )
+}
+
+#[cfg(feature = "gpu")]
+fn gpu_monitor(interval: Duration) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Ok(Box::new(crate::GpuMonitor::new().interval(interval)))
+}
+
+#[cfg(not(feature = "gpu"))]
+fn gpu_monitor(_interval: Duration) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--gpu-poll", "gpu"))
+}
+
+#[cfg(feature = "cpu")]
+fn cpu_monitor(interval: Duration) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Ok(Box::new(crate::CpuMonitor::new().interval(interval)))
+}
+
+#[cfg(not(feature = "cpu"))]
+fn cpu_monitor(_interval: Duration) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--cpu-poll", "cpu"))
+}
+
+#[cfg(feature = "dash")]
+fn dash(plots: &[String]) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Ok(Box::new(
+        plots.iter().fold(crate::Dash::new(), |d, key| d.plot(key)),
+    ))
+}
+
+#[cfg(not(feature = "dash"))]
+fn dash(_plots: &[String]) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--dash", "dash"))
 }

@@ -1,9 +1,10 @@
 //! [`EarlyStop`]: ends a training loop cleanly after N observations of a key.
 
 use giving::prelude::*;
-use giving::{Event, Given, Pipeline, Value};
+use giving::vocab::{ProgressEvent, keys};
 
-use crate::overseer::{BoxError, Instrument, Start};
+use crate::error::InstrumentError;
+use crate::overseer::{Instrument, Start};
 
 /// Counts the events that have a key (by default `rate`, as milabench does), gives
 /// `{task: "early_stop", progress: (i, n)}` as it counts, and after `n` of them asks the loop
@@ -11,23 +12,26 @@ use crate::overseer::{BoxError, Instrument, Start};
 /// ends between two steps, the training function returns normally, sinks flush and the
 /// process exits with code 0.
 ///
-/// ```
-/// use giving::prelude::*;
-/// use giving::{given, iterate};
-/// use giving_instruments::{EarlyStop, Rate};
+/// It is a [derivation](giving::Given::derive): started after [`Rate`](crate::Rate), it counts
+/// every rate, the last ones included, and its last `progress` reaches every sink.
 ///
-/// let gv = given();
-/// let progress = gv.spawn(gv.stream().where_eq("task", "early_stop").key::<Vec<u64>>("progress").collect::<Vec<_>>());
-/// let _rate = Rate::new().skip(0).attach(&gv);
-/// let _stop = EarlyStop::new(2).attach(&gv);
-/// let mut steps = 0;
-/// for _batch in iterate("train", 0..).batch_size(8).window(4) {
-///     steps += 1;
-///     std::thread::yield_now();
-/// }
-/// gv.finish().unwrap();
-/// assert!(steps >= 8); // two windows of 4 steps, then the loop ended cleanly
-/// assert_eq!(progress.join().unwrap()[..2], [vec![1, 2], vec![2, 2]]);
+/// ```
+/// use giving::iterate;
+/// use giving_instruments::{EarlyStop, Overseer, Rate};
+///
+/// let run = Overseer::new()
+///     .with(Rate::new().skip(0))
+///     .with(EarlyStop::new(2))
+///     .run(|| {
+///         let mut steps = 0;
+///         for _batch in iterate("train", 0..).batch_size(8).window(4) {
+///             steps += 1;
+///             std::thread::yield_now();
+///         }
+///         steps
+///     });
+/// assert!(run.stopped);
+/// assert!(*run.output.as_ref().unwrap() >= 8); // two windows of 4 steps, then a clean end
 /// ```
 #[derive(Debug, Clone)]
 pub struct EarlyStop {
@@ -43,7 +47,7 @@ impl EarlyStop {
     pub fn new(n: u64) -> Self {
         Self {
             n,
-            key: "rate".to_owned(),
+            key: keys::RATE.to_owned(),
         }
     }
 
@@ -51,30 +55,6 @@ impl EarlyStop {
     pub fn key(mut self, key: &str) -> Self {
         self.key = key.to_owned();
         self
-    }
-
-    /// Subscribes to `gv` now; stops its loop after `n` events with the key.
-    pub fn attach(&self, gv: &Given) -> Pipeline<()> {
-        let n = self.n;
-        let giver = gv.giver();
-        let stop = gv.stop_token();
-        let mut count = 0u64;
-        let observed = gv.stream().where_([self.key.as_str()]);
-        gv.spawn(observed.for_each(move |_| {
-            if count >= n {
-                return;
-            }
-            count += 1;
-            giver.give(
-                Event::builder()
-                    .field("task", "early_stop")
-                    .field("progress", Value::List(vec![count.into(), n.into()]))
-                    .build(),
-            );
-            if count == n {
-                stop.stop();
-            }
-        }))
     }
 }
 
@@ -89,21 +69,23 @@ impl Instrument for EarlyStop {
         "early-stop"
     }
 
-    fn add_args(&self, command: clap::Command) -> clap::Command {
-        <crate::StopArgs as clap::Args>::augment_args(command)
-    }
-
-    fn parse_args(&mut self, matches: &clap::ArgMatches) -> Result<(), BoxError> {
-        let args = <crate::StopArgs as clap::FromArgMatches>::from_arg_matches(matches)?;
-        if let Some(n) = args.stop {
-            self.n = n;
-        }
-        Ok(())
-    }
-
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
-        let pipeline = self.attach(start.given());
-        start.track(pipeline);
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
+        let n = self.n;
+        let stop = start.given().stop_token();
+        let key = self.key.clone();
+        let mut count = 0u64;
+        start.derive(move |events, giver| {
+            events.where_([key.as_str()]).for_each(move |_| {
+                if count >= n {
+                    return;
+                }
+                count += 1;
+                giver.give(ProgressEvent::event(keys::EARLY_STOP_TASK, count, n));
+                if count == n {
+                    stop.stop();
+                }
+            })
+        });
         Ok(())
     }
 }

@@ -5,35 +5,57 @@
 //! (`rate`, `progress`, `gpudata`); the [`Overseer`] runs a training function with instruments
 //! in phases, as Python's `voir` does.
 //!
-//! - [`Overseer`] and the [`Instrument`] trait: init → args → start → run → finish; failing
-//!   instruments are reported, never fatal to training; `finish` flushes every sink.
+//! - [`Overseer`] and the [`Instrument`] trait: start → run → finish; failing instruments are
+//!   reported ([`Problem`], with a typed [`InstrumentError`]), never fatal to training;
+//!   instruments that derive events ([`Start::derive`]) have their last outputs reach every
+//!   sink; `finish` flushes every sink.
 //! - [`Rate`]: items/s per task, milabench's method (host timestamps per step, one device sync
 //!   per window).
 //! - [`EarlyStop`]: stops the loop cleanly after N observations of a key.
 //! - [`log`]: the MessagePack log ([`MsgpackLog`]), its reader, `replay`, `dump` and `stats`.
-//! - [`Dash`]: the live terminal dashboard (plain lines when stdout is not a terminal).
-//! - [`GpuMonitor`] (NVML) and [`CpuMonitor`] (sysinfo).
-//! - [`InstrumentArgs`]: the clap options (`--log`, `--stop`, `--gpu-poll`, …) a binary
-//!   flattens into its `train` command; [`LogCommand`]: the `giving log` subcommands.
+//! - `Dash` (feature `dash`): the live terminal dashboard (plain lines when stdout is not a
+//!   terminal).
+//! - `GpuMonitor` (feature `gpu`, NVML) and `CpuMonitor` (feature `cpu`, sysinfo), built on
+//!   [`poll`] and a [`Sampler`].
+//! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard).
+//! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
+//!   binary flattens into its `train` command; `LogCommand`: the `giving log` subcommands.
+//!
+//! Every feature is on by default; `default-features = false` leaves the core instruments
+//! (rate, early stop, log) with no terminal, NVML, sysinfo or clap dependency.
 //!
 //! See `docs/instruments.md`.
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
 mod args;
+#[cfg(feature = "dash")]
 mod dash;
 mod early_stop;
+mod error;
 pub mod log;
 mod monitor;
 mod overseer;
 mod rate;
+mod threaded;
 
+#[cfg(feature = "cli")]
 pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
+#[cfg(feature = "dash")]
 pub use dash::{
     CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, Series, TaskStat, render_dash,
 };
 pub use early_stop::EarlyStop;
-pub use log::{LogCommand, MsgpackLog};
-pub use monitor::{CpuMonitor, GpuMonitor, MonitorHandle, Sampler, poll};
-pub use overseer::{BoxError, Instrument, Overseer, Phase, Problem, Run, Start};
+pub use error::{BoxError, InstrumentError, PanicPayload};
+#[cfg(feature = "cli")]
+pub use log::LogCommand;
+pub use log::MsgpackLog;
+#[cfg(feature = "cpu")]
+pub use monitor::CpuMonitor;
+#[cfg(feature = "gpu")]
+pub use monitor::GpuMonitor;
+pub use monitor::{MonitorHandle, Sampler, poll};
+pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Run, Start};
 pub use rate::{Rate, RateMeter};
+pub use threaded::{SinkControl, SinkThread};

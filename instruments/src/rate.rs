@@ -4,9 +4,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use giving::prelude::*;
-use giving::{Event, Given, Pipeline, Timestamp, Value};
+use giving::vocab::{ProgressEvent, RateEvent, StepEvent, keys};
+use giving::{Event, Timestamp};
 
-use crate::overseer::{BoxError, Instrument, Start};
+use crate::error::InstrumentError;
+use crate::overseer::{Instrument, Start};
 
 /// Computes rates from step events, without ever syncing the device itself: the pure part of
 /// [`Rate`], fed one event at a time (from a live scope, a replayed log or a test).
@@ -84,42 +86,42 @@ impl RateMeter {
     /// Reads one event; returns the `{task, rate, units}` event when it closes a window past
     /// the warm-up. The rate event has the time of the step that closed the window.
     pub fn observe(&mut self, event: &Event) -> Option<Event> {
-        let is_step = event.has("step");
-        if !is_step && !event.has("progress") {
-            return None;
-        }
-        let task: Arc<str> = match event.get("task").and_then(Value::as_str) {
-            Some(task) => Arc::from(task),
-            None => Arc::from(""),
+        let step = StepEvent::of(event);
+        let task = match (&step, ProgressEvent::of(event)) {
+            (Some(step), _) => step.task,
+            (None, Some(progress)) => progress.task,
+            (None, None) => return None,
         };
         let unsynced_window = self.unsynced_window;
         let skip = self.skip;
-        let window = self.tasks.entry(task.clone()).or_default();
+        let window = match self.tasks.get_mut(task) {
+            Some(window) => window,
+            None => self.tasks.entry(Arc::from(task)).or_default(),
+        };
         let time = event.time();
-        if !is_step {
+        let Some(step) = step else {
             // A task (re)starts: a new epoch's iterator. Its set-up time is not counted.
             window.start = Some(time);
             window.items = 0;
             window.steps = 0;
             window.missing_batch = false;
             return None;
-        }
+        };
         let Some(start) = window.start else {
             // No start event: this step opens the first window (its own duration is unknown).
             window.start = Some(time);
             return None;
         };
-        match event.get("batch").and_then(Value::as_f64) {
-            Some(batch) => window.items += batch.max(0.0) as u64,
+        match step.batch {
+            Some(batch) => window.items += batch,
             None => {
                 window.items += 1;
                 window.missing_batch = true;
             }
         }
         window.steps += 1;
-        let synced = matches!(event.get("synced"), Some(Value::Bool(true)));
-        window.saw_synced |= synced;
-        let ends = synced || (!window.saw_synced && window.steps >= unsynced_window);
+        window.saw_synced |= step.synced;
+        let ends = step.synced || (!window.saw_synced && window.steps >= unsynced_window);
         if !ends {
             return None;
         }
@@ -138,14 +140,12 @@ impl RateMeter {
         if window.windows <= skip || seconds <= 0.0 {
             return None;
         }
-        Some(
-            Event::builder()
-                .field("task", Value::Str(task))
-                .field("rate", items as f64 / seconds)
-                .field("units", units)
-                .time(time)
-                .build(),
-        )
+        let reading = RateEvent {
+            task,
+            rate: items as f64 / seconds,
+            units,
+        };
+        Some(reading.event(time))
     }
 }
 
@@ -157,23 +157,28 @@ impl RateMeter {
 /// once per `window` steps. Rates use the events' timestamps, so a replayed log gives the same
 /// rates as the run.
 ///
-/// Rates are given from a pipeline, a little after the steps they measure: the scope they are
-/// given into must still be open then. So the loop runs in an inner scope that ends first,
-/// and the sinks listen to an outer one, as the [`Overseer`](crate::Overseer) arranges:
+/// Rates are given from a [derivation](giving::Given::derive), a little after the steps they
+/// measure: the scope's sinks still receive the last ones at finish.
 ///
 /// ```
-/// use giving::prelude::*;
-/// use giving::{given, iterate};
-/// use giving_instruments::Rate;
+/// use giving::iterate;
+/// use giving_instruments::{Overseer, Rate};
+/// use std::sync::{Arc, Mutex};
 ///
-/// let run = given(); // the sinks' scope
-/// let rates = run.spawn(run.stream().key::<f64>("rate").collect::<Vec<_>>());
-/// let training = given(); // nested: receives the loop's events too, ends first
-/// let _rate = Rate::new().skip(1).attach_to(&training, &run);
-/// for _batch in iterate("train", 0..40).batch_size(16).window(10) {}
-/// training.finish().unwrap(); // waits for the rate pipeline: every rate is given
-/// run.finish().unwrap();
-/// let rates = rates.join().unwrap();
+/// let rates = Arc::new(Mutex::new(Vec::new()));
+/// let sink = rates.clone();
+/// let run = Overseer::new()
+///     .with(Rate::new().skip(1))
+///     .instrument_fn("rates", move |start| {
+///         use giving::prelude::*;
+///         let sink = sink.clone();
+///         let rates = start.given().stream().key::<f64>("rate");
+///         start.spawn(rates.for_each(move |rate| sink.lock().unwrap().push(rate)));
+///         Ok(())
+///     })
+///     .run(|| for _batch in iterate("train", 0..40).batch_size(16).window(10) {});
+/// assert!(run.problems.is_empty());
+/// let rates = rates.lock().unwrap();
 /// assert_eq!(rates.len(), 3); // 4 windows, the first one skipped
 /// assert!(rates.iter().all(|r| *r > 0.0));
 /// ```
@@ -212,25 +217,6 @@ impl Rate {
         self.unsynced_window = steps;
         self
     }
-
-    /// Subscribes to `gv` now and gives rate events into it until it ends. The rates of the
-    /// steps that arrive after `gv` ended are lost; see [`attach_to`](Rate::attach_to).
-    pub fn attach(&self, gv: &Given) -> Pipeline<()> {
-        self.attach_to(gv, gv)
-    }
-
-    /// Reads step events from `source` and gives rate events into `target`; the pipeline runs
-    /// on `source`, so finishing `source` waits for the last rate to be given.
-    pub fn attach_to(&self, source: &Given, target: &Given) -> Pipeline<()> {
-        let mut meter = RateMeter::new(self.skip).unsynced_window(self.unsynced_window);
-        let giver = target.giver();
-        let steps = source.stream().where_any(["step", "progress"]);
-        source.spawn(steps.for_each(move |event| {
-            if let Some(rate) = meter.observe(&event) {
-                giver.give(rate);
-            }
-        }))
-    }
 }
 
 impl Instrument for Rate {
@@ -238,9 +224,17 @@ impl Instrument for Rate {
         "rate"
     }
 
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
-        let pipeline = self.attach_to(start.training(), start.given());
-        start.track(pipeline);
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
+        let mut meter = RateMeter::new(self.skip).unsynced_window(self.unsynced_window);
+        start.derive(|events, giver| {
+            events
+                .where_any([keys::STEP, keys::PROGRESS])
+                .for_each(move |event| {
+                    if let Some(rate) = meter.observe(&event) {
+                        giver.give(rate);
+                    }
+                })
+        });
         Ok(())
     }
 }

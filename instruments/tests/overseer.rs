@@ -7,7 +7,7 @@ use giving::prelude::*;
 use giving::{give, iterate};
 use giving_instruments::log::LogReader;
 use giving_instruments::{
-    BoxError, EarlyStop, Instrument, MsgpackLog, Overseer, Phase, Rate, Start,
+    EarlyStop, Instrument, InstrumentError, MsgpackLog, Overseer, Phase, Rate, Start,
 };
 
 /// Records the phases it goes through; fails where told to.
@@ -20,22 +20,10 @@ impl Instrument for Probe {
     fn name(&self) -> &str {
         "probe"
     }
-    fn add_args(&self, command: clap::Command) -> clap::Command {
-        self.phases.lock().unwrap().push("init");
-        command.arg(clap::Arg::new("probe").long("probe"))
-    }
-    fn parse_args(&mut self, matches: &clap::ArgMatches) -> Result<(), BoxError> {
-        self.phases.lock().unwrap().push("args");
-        assert_eq!(
-            matches.get_one::<String>("probe").map(String::as_str),
-            Some("x")
-        );
-        Ok(())
-    }
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         self.phases.lock().unwrap().push("start");
         match self.fail_at {
-            Some(Phase::Start) => Err("no can do".into()),
+            Some(Phase::Start) => Err(InstrumentError::other("no can do")),
             Some(Phase::Run) => {
                 let steps = start.given().stream().where_(["step"]);
                 start.spawn(steps.for_each(|_| panic!("pipeline broke")));
@@ -44,7 +32,7 @@ impl Instrument for Probe {
             _ => Ok(()),
         }
     }
-    fn finish(&mut self) -> Result<(), BoxError> {
+    fn finish(&mut self) -> Result<(), InstrumentError> {
         self.phases.lock().unwrap().push("finish");
         if self.fail_at == Some(Phase::Finish) {
             panic!("finish broke");
@@ -68,11 +56,7 @@ fn phases_run_in_order() {
         phases: phases.clone(),
         fail_at: None,
     };
-    let ov = Overseer::new()
-        .with(probe)
-        .parse_from(["train", "--probe", "x"])
-        .unwrap();
-    let run = ov.run(|| {
+    let run = Overseer::new().with(probe).run(|| {
         phases.lock().unwrap().push("run");
         7
     });
@@ -80,7 +64,7 @@ fn phases_run_in_order() {
     assert!(run.problems.is_empty());
     assert_eq!(
         *phases.lock().unwrap(),
-        ["init", "args", "start", "run", "finish"]
+        ["start", "run", "finish"]
     );
 }
 
@@ -200,4 +184,42 @@ fn function_instruments_see_the_events_of_the_loop() {
         .run(|| train(25));
     assert_eq!(run.output, Ok(25));
     assert_eq!(seen.load(Ordering::Relaxed), 25);
+}
+
+#[test]
+fn the_last_rate_and_the_last_early_stop_progress_reach_the_log_at_finish() {
+    // The loop's last step closes the last rate window after training returned; that rate is
+    // early stop's last count. Both are given after the loop's scope would have ended: the
+    // log, started first, must still receive them, every time.
+    for round in 0..10 {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.msgpack");
+        let run = Overseer::new()
+            .with(MsgpackLog::create(&path).unwrap())
+            .with(Rate::new().skip(0))
+            .with(EarlyStop::new(10))
+            .run(|| train_windows(50, 5));
+        assert!(run.problems.is_empty(), "{:?}", run.problems);
+        let events: Vec<_> = LogReader::open(&path)
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let rates = events.iter().filter(|e| e.has("rate")).count();
+        assert_eq!(rates, 10, "round {round}: one rate per window of 5 steps");
+        let progress: Vec<Vec<u64>> = events
+            .iter()
+            .filter(|e| e.get_as::<String>("task").is_ok_and(|t| t == "early_stop"))
+            .map(|e| e.get_as::<Vec<u64>>("progress").unwrap())
+            .collect();
+        assert_eq!(progress.len(), 10, "round {round}: {progress:?}");
+        assert_eq!(progress.last().unwrap(), &vec![10, 10], "round {round}");
+    }
+}
+
+fn train_windows(steps: usize, window: usize) -> usize {
+    let mut n = 0;
+    for _ in iterate("train", 0..steps).batch_size(4).window(window) {
+        n += 1;
+    }
+    n
 }

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use giving::prelude::*;
-use giving::{Event, Timestamp, given};
-use giving_instruments::{Rate, RateMeter};
+use giving::{Event, Timestamp};
+use giving_instruments::{Overseer, Rate, RateMeter};
 
 const T0: u64 = 1_700_000_000_000_000_000;
 
@@ -137,17 +137,24 @@ fn loops_without_sync_markers_get_windows_by_step_count() {
 
 #[test]
 fn the_rate_instrument_gives_rates_into_the_scope() {
-    let run = given();
-    let rates = run.spawn(run.stream().where_(["rate"]).collect::<Vec<_>>());
-    let training = given();
-    let _rate = Rate::new().skip(1).attach_to(&training, &run);
-    let giver = training.giver();
-    for event in iterate_events("train", 50, Duration::from_millis(20), 32, 10) {
-        giver.give(event);
-    }
-    training.finish().unwrap();
-    run.finish().unwrap();
-    let rates = rates.join().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let run = Overseer::new()
+        .instrument_fn("sink", move |start| {
+            let sink = sink.clone();
+            let rates = start.given().stream().where_(["rate"]);
+            start.spawn(rates.for_each(move |e| sink.lock().unwrap().push(e)));
+            Ok(())
+        })
+        .with(Rate::new().skip(1))
+        .run(|| {
+            let giver = giving::Giver::current();
+            for event in iterate_events("train", 50, Duration::from_millis(20), 32, 10) {
+                giver.give(event);
+            }
+        });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let rates = std::mem::take(&mut *seen.lock().unwrap());
     assert_eq!(rates.len(), 4);
     for rate in rates {
         assert_eq!(rate.get_as::<f64>("rate").unwrap(), 1600.0);

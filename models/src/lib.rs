@@ -11,8 +11,8 @@
 //! - [`model`]: an [`Mlp`] and a small [`Cnn`] for `digits`, a tiny character-level
 //!   transformer ([`CharLm`]) for the text.
 //! - [`train`](mod@train): the shared loop [`fit`], and [`train_mlp`], [`train_cnn`], [`train_charlm`].
-//! - burn glue: [`LazyTensor`], a tensor given as a lazy [`giving::Value`] that the consumer
-//!   reads; the loops sync the device once per `iterate` window with `B::sync`.
+//! - the burn glue comes from [`giving_burn`]: a tensor given as a lazy [`giving::Value`]
+//!   ([`LazyTensor`](giving_burn::LazyTensor)) that the consumer reads; the loops sync the device once per `iterate` window with `B::sync`.
 //! - [`DeviceSpec`]: `flex` (CPU, default feature), `wgpu`, `cuda[:N]`, chosen at run time
 //!   among the backends compiled in (cargo features `flex`, `wgpu`, `cuda`).
 //!
@@ -34,7 +34,6 @@
 pub mod data;
 mod device;
 mod error;
-mod lazy;
 pub mod model;
 pub mod rng;
 pub mod train;
@@ -46,7 +45,6 @@ use burn::tensor::backend::AutodiffBackend;
 
 pub use device::{BackendTask, DeviceSpec};
 pub use error::Error;
-pub use lazy::{LazyTensor, data_to_value, resolution_count};
 pub use model::{CharLm, CharLmConfig, Classifier, Cnn, CnnConfig, Mlp, MlpConfig};
 pub use train::{TrainConfig, TrainReport, fit, train_charlm, train_cnn, train_mlp};
 

@@ -8,7 +8,7 @@
 //! - after each forward pass: `{epoch, global_step, loss}`, `global_step` counting from 0 over
 //!   the whole run (a key of its own, so that instruments reading `iterate`'s per-epoch `step`
 //!   events, such as the rate, never mistake a loss event for a step) and `loss` a lazy
-//!   [`LazyTensor`]: the loop never reads it, the consumer does;
+//!   [`LazyTensor`](giving_burn::LazyTensor): the loop never reads it, the consumer does;
 //! - after each epoch's validation: `{epoch, val_loss, accuracy}`, both lazy too.
 //!
 //! The device is synced once per window (`iterate`'s `window`), never per step.
@@ -27,7 +27,7 @@ use giving::{give, iterate};
 use crate::data::text::{self, TextData};
 use crate::data::{self, ClassificationData};
 use crate::error::Error;
-use crate::lazy::LazyTensor;
+use giving_burn::LazyTensor;
 use crate::model::{CharLm, CharLmConfig, Classifier, CnnConfig, MlpConfig, init_seeded};
 use crate::rng::Rng;
 
@@ -59,11 +59,12 @@ impl TrainConfig {
         if self.batch_size == 0 {
             return bad("batch size must be at least 1");
         }
-        if self.epochs == 0 {
-            return bad("epochs must be at least 1");
-        }
+        // Steps first: `--steps 0` also makes zero epochs, and must be blamed on the steps.
         if self.steps == Some(0) {
             return bad("steps must be at least 1");
+        }
+        if self.epochs == 0 {
+            return bad("epochs must be at least 1");
         }
         if !(self.lr.is_finite() && self.lr > 0.0) {
             return bad(&format!(

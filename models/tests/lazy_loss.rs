@@ -5,7 +5,8 @@
 use burn::backend::{Autodiff, Flex};
 use giving::Value;
 use giving::prelude::*;
-use giving_models::{MlpConfig, TrainConfig, resolution_count, train_mlp};
+use giving_burn::resolution_count;
+use giving_models::{MlpConfig, TrainConfig, train_mlp};
 
 #[test]
 fn the_loop_never_resolves_the_loss() {

@@ -3,7 +3,6 @@
 //! it: events reach the state through the subscription's pipeline.
 
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -13,13 +12,14 @@ use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind,
 use super::render::render_dash;
 use super::state::DashState;
 use super::term;
+use crate::error::InstrumentError;
+use crate::threaded::SinkControl;
 
 /// What the pipeline and the drawing thread share.
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) state: Mutex<DashState>,
     pub(crate) lag: Mutex<Option<Lag>>,
-    pub(crate) done: AtomicBool,
 }
 
 impl Shared {
@@ -49,8 +49,8 @@ pub(crate) struct Driver {
 }
 
 impl Driver {
-    /// Runs until [`Shared::done`]; restores the terminal before it returns.
-    pub(crate) fn run(self) {
+    /// Runs until asked to stop; restores the terminal before it returns.
+    pub(crate) fn run(self, control: &SinkControl) -> Result<(), InstrumentError> {
         let mut terminal = if self.terminal {
             match term::enter() {
                 Ok(t) => Some(t),
@@ -65,7 +65,7 @@ impl Driver {
         let mut last_plain = Instant::now();
         let mut printed = String::new();
         loop {
-            let done = self.shared.done.load(Ordering::SeqCst);
+            let done = control.should_stop();
             self.shared.update_lag();
             if let Some(t) = terminal.as_mut() {
                 // Draw a copy: the pipeline that feeds the state never waits for the drawing.
@@ -113,6 +113,7 @@ impl Driver {
             let line = self.shared.state().plain_line();
             println!("{line}");
         }
+        Ok(())
     }
 }
 

@@ -12,15 +12,15 @@ mod state;
 mod term;
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use futures::StreamExt;
 use giving::Delivery;
 
-use crate::overseer::{BoxError, Instrument, Start};
+use crate::error::InstrumentError;
+use crate::overseer::{Instrument, Start};
+use crate::threaded::SinkThread;
 use driver::{Driver, Shared};
 
 pub use render::render_dash;
@@ -87,8 +87,7 @@ pub struct Dash {
     plain_every: Duration,
     capacity: usize,
     read_every: Duration,
-    shared: Option<Arc<Shared>>,
-    thread: Option<JoinHandle<()>>,
+    thread: Option<SinkThread<()>>,
 }
 
 impl Default for Dash {
@@ -108,7 +107,6 @@ impl Dash {
             plain_every: Duration::from_secs(2),
             capacity: 1 << 16,
             read_every: DashState::DEFAULT_READ_EVERY,
-            shared: None,
             thread: None,
         }
     }
@@ -151,14 +149,16 @@ impl Dash {
         self
     }
 
-    fn stop_thread(&mut self) {
-        if let Some(shared) = &self.shared {
-            shared.done.store(true, Ordering::SeqCst);
-        }
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+    fn stop_thread(&mut self) -> Result<(), InstrumentError> {
+        let joined = match self.thread.take() {
+            Some(thread) => {
+                thread.stop();
+                thread.join()
+            }
+            None => Ok(()),
+        };
         term::restore();
+        joined
     }
 }
 
@@ -167,14 +167,13 @@ impl Instrument for Dash {
         "dash"
     }
 
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         let mut events = start.given().stream_with(Delivery::Bounded(self.capacity));
         let shared = Arc::new(Shared {
             state: Mutex::new(
                 DashState::new(self.plots.iter().cloned()).read_lazy_every(self.read_every),
             ),
             lag: Mutex::new(Some(events.lag())),
-            done: AtomicBool::new(false),
         });
         let terminal = match self.mode {
             DashMode::Auto => std::io::stdout().is_terminal(),
@@ -188,11 +187,9 @@ impl Instrument for Dash {
             plain_every: self.plain_every,
             terminal,
         };
-        let thread = std::thread::Builder::new()
-            .name("giving-dash".to_owned())
-            .spawn(move || driver.run())?;
-        self.thread = Some(thread);
-        self.shared = Some(shared.clone());
+        self.thread = Some(SinkThread::spawn("giving-dash", move |control| {
+            driver.run(control)
+        })?);
         start.spawn(async move {
             while let Some(event) = events.next().await {
                 shared.state().observe(&event);
@@ -203,14 +200,13 @@ impl Instrument for Dash {
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), BoxError> {
-        self.stop_thread();
-        Ok(())
+    fn finish(&mut self) -> Result<(), InstrumentError> {
+        self.stop_thread()
     }
 }
 
 impl Drop for Dash {
     fn drop(&mut self) {
-        self.stop_thread();
+        let _ = self.stop_thread();
     }
 }

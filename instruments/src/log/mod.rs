@@ -5,7 +5,9 @@
 //!
 //! The format is specified for readers in other languages in `docs/log-format.md`.
 
-mod cli;
+#[cfg(feature = "cli")]
+mod command;
+mod inspect;
 mod decode;
 mod encode;
 mod error;
@@ -16,10 +18,12 @@ mod sink;
 mod time_fmt;
 mod writer;
 
-pub use cli::{DumpSummary, LogCommand, LogStats, NumericStats, dump, stats};
+#[cfg(feature = "cli")]
+pub use command::LogCommand;
+pub use inspect::{DumpSummary, LogStats, NumericStats, dump, stats};
 pub use error::LogError;
 pub use header::{FORMAT_NAME, FORMAT_VERSION, LogHeader};
 pub use reader::{LogEnd, LogReader, LogStream, read};
 pub use replay::{ReplaySummary, replay};
-pub use sink::{LogHandle, MsgpackLog};
+pub use sink::MsgpackLog;
 pub use writer::{LogSummary, LogWriter};

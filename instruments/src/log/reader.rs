@@ -35,16 +35,14 @@ pub struct LogEnd {
 /// that says where; bytes that are not a record end it with [`LogError::Corrupt`].
 ///
 /// ```
-/// use giving::{event, given};
-/// use giving_instruments::log::{LogReader, MsgpackLog};
+/// use giving::event;
+/// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// let gv = given();
-/// let log = MsgpackLog::create(&path).unwrap().attach(&gv);
-/// gv.giver().give(event!(loss = 0.5));
-/// gv.finish().unwrap();
-/// log.join().unwrap();
+/// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+/// writer.write(&event!(loss = 0.5)).unwrap();
+/// writer.close(0).unwrap();
 ///
 /// let events: Vec<_> = LogReader::open(&path).unwrap().collect::<Result<_, _>>().unwrap();
 /// assert_eq!(events[0].get_as::<f64>("loss").unwrap(), 0.5);
@@ -256,18 +254,16 @@ impl std::fmt::Debug for LogReader {
 ///
 /// ```
 /// use giving::prelude::*;
-/// use giving::{event, given};
-/// use giving_instruments::log::{self, MsgpackLog};
+/// use giving::event;
+/// use giving_instruments::log::{self, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// let gv = given();
-/// let writer = MsgpackLog::create(&path).unwrap().attach(&gv);
+/// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
 /// for step in 0..3u64 {
-///     gv.giver().give(event!(step));
+///     writer.write(&event!(step)).unwrap();
 /// }
-/// gv.finish().unwrap();
-/// writer.join().unwrap();
+/// writer.close(0).unwrap();
 ///
 /// let steps: Vec<u64> = futures::executor::block_on(async {
 ///     log::read(&path).unwrap().filter_map(Result::ok).key::<u64>("step").collect().await

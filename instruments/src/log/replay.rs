@@ -24,19 +24,17 @@ pub struct ReplaySummary {
 /// ```
 /// use giving::prelude::*;
 /// use giving::{give, given};
+/// use giving_instruments::Overseer;
 /// use giving_instruments::log::{MsgpackLog, replay};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// {
-///     let gv = given();
-///     let log = MsgpackLog::create(&path).unwrap().attach(&gv);
+/// let run = Overseer::new().with(MsgpackLog::create(&path).unwrap()).run(|| {
 ///     for loss in [0.9, 0.3, 0.5] {
 ///         give!(loss);
 ///     }
-///     gv.finish().unwrap();
-///     log.join().unwrap();
-/// }
+/// });
+/// assert!(run.problems.is_empty());
 ///
 /// // Offline: the same pipeline, fed by the log.
 /// let gv = given();

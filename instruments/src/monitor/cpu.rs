@@ -7,25 +7,33 @@ use giving::{Event, Given, Value};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
 use super::{MonitorHandle, Sampler, poll};
-use crate::overseer::{BoxError, Instrument, Start};
+use crate::error::{BoxError, InstrumentError};
+use crate::overseer::{Instrument, Start};
 
 /// Every interval, gives `cpudata: {load, memory: [used_mb, total_mb]}` (`load` in 0..1, over
 /// all cores) and `process: {pid, rss_mb, cpu}` (this process: resident memory, and CPU use in
 /// percent of one core), in one event.
 ///
 /// ```
+/// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
 /// use giving::prelude::*;
-/// use giving::given;
-/// use giving_instruments::CpuMonitor;
+/// use giving_instruments::{CpuMonitor, Overseer};
 ///
-/// let gv = given();
-/// let seen = gv.spawn(gv.stream().where_(["cpudata", "process"]).take(1).collect::<Vec<_>>());
-/// let monitor = CpuMonitor::new().interval(Duration::from_millis(10)).attach(&gv);
-/// let first = seen.join().unwrap(); // the first sample comes at once
-/// assert!(first[0].get_as::<giving::Value>("cpudata").is_ok());
-/// monitor.stop();
-/// gv.finish().unwrap();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let run = Overseer::new()
+///     .with(CpuMonitor::new().interval(Duration::from_millis(10)))
+///     .instrument_fn("sink", move |start| {
+///         let sink = sink.clone();
+///         let samples = start.given().stream().where_(["cpudata", "process"]);
+///         start.spawn(samples.for_each(move |e| sink.lock().unwrap().push(e)));
+///         Ok(())
+///     })
+///     .run(|| std::thread::sleep(Duration::from_millis(50)));
+/// assert!(run.problems.is_empty());
+/// // The first sample comes at once.
+/// assert!(seen.lock().unwrap()[0].get_as::<giving::Value>("cpudata").is_ok());
 /// ```
 #[derive(Debug, Clone)]
 pub struct CpuMonitor {
@@ -52,8 +60,8 @@ impl CpuMonitor {
         self
     }
 
-    /// Starts polling into `gv`.
-    pub fn attach(&self, gv: &Given) -> MonitorHandle {
+    /// Starts polling into `gv` (what the [`Overseer`](crate::Overseer) does at start).
+    pub(crate) fn attach(&self, gv: &Given) -> MonitorHandle {
         poll(gv, "CPU", self.interval, SysSampler::new())
     }
 }
@@ -63,7 +71,7 @@ impl Instrument for CpuMonitor {
         "cpu-monitor"
     }
 
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         self.attach(start.given()).hand_over(start);
         Ok(())
     }

@@ -9,7 +9,8 @@ use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
 
 use super::{MonitorHandle, Sampler, poll};
-use crate::overseer::{BoxError, Instrument, Start};
+use crate::error::{BoxError, InstrumentError};
+use crate::overseer::{Instrument, Start};
 
 /// Every interval, gives `gpudata: {index: {memory: [used_mb, total_mb], load, temperature,
 /// power}}` for every GPU NVML sees: `load` in 0..1, `temperature` in °C, `power` in W (a
@@ -17,13 +18,12 @@ use crate::overseer::{BoxError, Instrument, Start};
 /// one notice on stderr and gives nothing.
 ///
 /// ```
-/// use giving::given;
-/// use giving_instruments::GpuMonitor;
+/// use giving_instruments::{GpuMonitor, Overseer};
 ///
-/// let gv = given();
-/// let monitor = GpuMonitor::new().attach(&gv); // a notice on stderr where there is no GPU
-/// monitor.stop();
-/// gv.finish().unwrap();
+/// // A notice on stderr where there is no GPU; training goes on either way.
+/// let run = Overseer::new().with(GpuMonitor::new()).run(|| 42);
+/// assert_eq!(run.output, Ok(42));
+/// assert!(run.problems.is_empty());
 /// ```
 #[derive(Debug, Clone)]
 pub struct GpuMonitor {
@@ -50,9 +50,9 @@ impl GpuMonitor {
         self
     }
 
-    /// Starts polling into `gv`; where NVML is absent, prints the notice (once per process)
+    /// Starts polling into `gv` (what the [`Overseer`](crate::Overseer) does at start); where NVML is absent, prints the notice (once per process)
     /// and returns a handle that does nothing.
-    pub fn attach(&self, gv: &Given) -> MonitorHandle {
+    pub(crate) fn attach(&self, gv: &Given) -> MonitorHandle {
         match NvmlSampler::new() {
             Ok(sampler) => poll(gv, "GPU", self.interval, sampler),
             Err(error) => {
@@ -71,7 +71,7 @@ impl Instrument for GpuMonitor {
         "gpu-monitor"
     }
 
-    fn start(&mut self, start: &mut Start<'_>) -> Result<(), BoxError> {
+    fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         self.attach(start.given()).hand_over(start);
         Ok(())
     }

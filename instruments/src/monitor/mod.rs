@@ -1,17 +1,23 @@
 //! Periodic device monitors: [`GpuMonitor`] (NVML) and [`CpuMonitor`] (sysinfo), both built on
 //! a [`Sampler`] polled by [`poll`].
 
+#[cfg(feature = "cpu")]
 mod cpu;
+#[cfg(feature = "gpu")]
 mod gpu;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use giving::vocab::keys;
 use giving::{Event, Given, Pipeline};
 
-use crate::overseer::{BoxError, Start};
+use crate::error::{BoxError, InstrumentError};
+use crate::overseer::Start;
 
+#[cfg(feature = "cpu")]
 pub use cpu::CpuMonitor;
+#[cfg(feature = "gpu")]
 pub use gpu::GpuMonitor;
 
 /// Reads one sample of something (a device, the process) as an event; a monitor calls it every
@@ -37,7 +43,7 @@ pub trait Sampler: Send + 'static {
 /// A running monitor; see [`poll`].
 #[derive(Debug)]
 pub struct MonitorHandle {
-    pipeline: Option<Pipeline<()>>,
+    pipeline: Option<Pipeline<Result<(), InstrumentError>>>,
     shutdown: Arc<tokio::sync::Notify>,
 }
 
@@ -75,15 +81,17 @@ impl MonitorHandle {
         move || shutdown.notify_one()
     }
 
-    /// The pipeline, to track or await.
-    pub fn into_pipeline(self) -> Option<Pipeline<()>> {
+    /// The pipeline, to track or await: it ends with the sampler's error if the sampler
+    /// failed.
+    pub fn into_pipeline(self) -> Option<Pipeline<Result<(), InstrumentError>>> {
         self.pipeline
     }
 }
 
 /// Gives a sample of `sampler` into `gv` every `interval` (the first one at once), until the
-/// scope ends or [`MonitorHandle::stop`]. A failing sample is reported once on stderr and
-/// the monitor stops.
+/// scope ends or [`MonitorHandle::stop`]. A failing sampler stops the monitor: it gives
+/// `{problem, instrument}` into the scope at once (the dashboard and the log show it) and its
+/// pipeline ends with [`InstrumentError::Sampler`] (the Overseer reports it as a problem).
 ///
 /// The monitor learns that the scope ended at its next tick; the
 /// [`Overseer`](crate::Overseer) stops it at once.
@@ -106,29 +114,36 @@ pub fn poll(gv: &Given, name: &str, interval: Duration, sampler: impl Sampler) -
                 _ = ticks.tick() => {}
             }
             if scope.is_finished() {
-                return;
+                break;
             }
-            let Some(mut s) = sampler.take() else { return };
+            let Some(mut s) = sampler.take() else { break };
             let outcome = tokio::task::spawn_blocking(move || {
                 let sample = s.sample();
                 (s, sample)
             })
             .await;
-            match outcome {
+            let source: BoxError = match outcome {
                 Ok((s, Ok(event))) => {
                     giver.give(event);
                     sampler = Some(s);
+                    continue;
                 }
-                Ok((_, Err(error))) => {
-                    eprintln!("giving: {name} monitor stopped: {error}");
-                    return;
-                }
-                Err(error) => {
-                    eprintln!("giving: {name} monitor stopped: its sampler panicked: {error}");
-                    return;
-                }
-            }
+                Ok((_, Err(error))) => error,
+                Err(error) => format!("its sampler panicked: {error}").into(),
+            };
+            let error = InstrumentError::Sampler {
+                monitor: name.clone(),
+                source,
+            };
+            giver.give(
+                Event::builder()
+                    .field(keys::PROBLEM, error.to_string())
+                    .field(keys::INSTRUMENT, format!("{name} monitor"))
+                    .build(),
+            );
+            return Err(error);
         }
+        Ok(())
     });
     MonitorHandle {
         pipeline: Some(pipeline),
@@ -136,11 +151,10 @@ pub fn poll(gv: &Given, name: &str, interval: Duration, sampler: impl Sampler) -
     }
 }
 
-pub(crate) fn seconds(secs: f64) -> Result<Duration, BoxError> {
+#[cfg_attr(not(feature = "cli"), allow(dead_code))]
+pub(crate) fn seconds(secs: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| {
-            format!("poll interval must be a positive number of seconds, got {secs}").into()
-        })
+        .ok_or_else(|| format!("poll interval must be a positive number of seconds, got {secs}"))
 }

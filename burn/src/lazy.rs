@@ -29,7 +29,7 @@ pub fn resolution_count() -> u64 {
 /// use burn::backend::Flex;
 /// use burn::tensor::Tensor;
 /// use giving::Value;
-/// use giving_models::LazyTensor;
+/// use giving_burn::LazyTensor;
 ///
 /// let loss = Tensor::<Flex, 1>::from_floats([0.25], &Default::default());
 /// let value = Value::from(LazyTensor::new(loss));

@@ -1,4 +1,5 @@
-//! `giving log dump` and `giving log stats`: library functions and the clap subcommand.
+//! `giving log dump` and `giving log stats` as library functions (the clap subcommand is in
+//! `command`, behind the `cli` feature).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -21,7 +22,7 @@ pub struct DumpSummary {
     pub cut: Option<LogError>,
 }
 
-fn output_error(source: std::io::Error) -> LogError {
+pub(crate) fn output_error(source: std::io::Error) -> LogError {
     LogError::Io {
         action: "write",
         path: PathBuf::from("<output>"),
@@ -34,16 +35,14 @@ fn output_error(source: std::io::Error) -> LogError {
 /// `{"time": ns, "data": {…}}`).
 ///
 /// ```
-/// use giving::{event, given};
-/// use giving_instruments::log::{dump, MsgpackLog};
+/// use giving::event;
+/// use giving_instruments::log::{dump, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// let gv = given();
-/// let log = MsgpackLog::create(&path).unwrap().attach(&gv);
-/// gv.giver().give(event!(loss = 0.5, step = 3u64));
-/// gv.finish().unwrap();
-/// log.join().unwrap();
+/// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+/// writer.write(&event!(loss = 0.5, step = 3u64)).unwrap();
+/// writer.close(0).unwrap();
 ///
 /// let mut out = Vec::new();
 /// dump(&path, true, &mut out).unwrap();
@@ -185,18 +184,16 @@ pub struct LogStats {
 /// keys.
 ///
 /// ```
-/// use giving::{event, given};
-/// use giving_instruments::log::{stats, MsgpackLog};
+/// use giving::event;
+/// use giving_instruments::log::{stats, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// let gv = given();
-/// let log = MsgpackLog::create(&path).unwrap().attach(&gv);
+/// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
 /// for loss in [1.0, 0.5, 0.25] {
-///     gv.giver().give(event!(loss));
+///     writer.write(&event!(loss)).unwrap();
 /// }
-/// gv.finish().unwrap();
-/// log.join().unwrap();
+/// writer.close(0).unwrap();
 ///
 /// let stats = stats(&path).unwrap();
 /// assert_eq!(stats.keys["loss"], 3);
@@ -322,69 +319,5 @@ impl fmt::Display for LogStats {
             }
         }
         Ok(())
-    }
-}
-
-/// The `giving log …` subcommands, for the `giving` binary to embed:
-/// `#[command(subcommand)] log: LogCommand`, then `log.run()`.
-///
-/// ```
-/// use clap::Parser;
-/// use giving_instruments::log::LogCommand;
-///
-/// #[derive(Parser)]
-/// struct Cli {
-///     #[command(subcommand)]
-///     log: LogCommand,
-/// }
-///
-/// let cli = Cli::parse_from(["giving", "dump", "run.msgpack", "--json"]);
-/// assert!(matches!(cli.log, LogCommand::Dump { json: true, .. }));
-/// ```
-#[derive(Debug, Clone, clap::Subcommand)]
-pub enum LogCommand {
-    /// Print every event of a log, one per line.
-    Dump {
-        /// The log file.
-        file: PathBuf,
-        /// Print JSON lines instead of text.
-        #[arg(long)]
-        json: bool,
-    },
-    /// Summarise a log: events per key, time span, min/max/mean of numeric keys.
-    Stats {
-        /// The log file.
-        file: PathBuf,
-    },
-}
-
-impl LogCommand {
-    /// Runs the subcommand, printing to stdout. A log that ends early is reported on stderr
-    /// as a warning (what could be read was printed); a file that is not a log is an error.
-    pub fn run(&self) -> Result<(), LogError> {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        let result = match self {
-            LogCommand::Dump { file, json } => dump(file, *json, &mut out).map(|s| s.cut),
-            LogCommand::Stats { file } => stats(file).and_then(|stats| {
-                write!(out, "{stats}").map_err(output_error)?;
-                Ok(None)
-            }),
-        };
-        let flushed = out.flush().map_err(output_error);
-        match result.and_then(|cut| flushed.map(|()| cut)) {
-            Ok(Some(cut)) => {
-                if matches!(self, LogCommand::Dump { .. }) {
-                    eprintln!("warning: {cut}");
-                }
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            // `giving log dump FILE | head`: the reader went away, which is not an error.
-            Err(LogError::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
-                Ok(())
-            }
-            Err(error) => Err(error),
-        }
     }
 }

@@ -1,0 +1,136 @@
+//! `giving bench`: training items/s bare and observed, interleaved in the same process.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use giving::prelude::*;
+use giving_instruments::{InstrumentArgs, Overseer};
+use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
+
+use crate::common::{Common, check_device};
+
+#[derive(Debug, Args)]
+pub(crate) struct BenchArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Steps per measured run.
+    #[arg(long, default_value_t = 300)]
+    steps: usize,
+    /// Measured pairs of runs (bare, then observed), after one warm-up run.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Observe with the instruments chosen by the options below (rate always) instead of one
+    /// subscriber that reads every loss.
+    #[arg(long)]
+    instrumented: bool,
+    #[command(flatten)]
+    instruments: InstrumentArgs,
+}
+
+/// How a benchmark run is observed.
+enum Observer<'a> {
+    /// Nobody listens.
+    Bare,
+    /// One subscriber that reads (resolves) every loss.
+    Subscriber,
+    /// The Overseer with these instruments.
+    Instruments(&'a InstrumentArgs),
+}
+
+/// One training run of the benchmark.
+fn bench_run(
+    model: ModelKind,
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    observer: Observer<'_>,
+) -> Result<TrainReport> {
+    match observer {
+        Observer::Bare => return Ok(giving_models::train(model, config, device)?),
+        Observer::Instruments(args) => {
+            let instruments = args.instruments().map_err(|e| anyhow!(e))?;
+            let run = Overseer::new()
+                .with_all(instruments)
+                .quiet(true)
+                .run(|| giving_models::train(model, config, device));
+            if let Some(problem) = run.problems.first() {
+                bail!("instrument problem: {problem}");
+            }
+            return Ok(run
+                .output
+                .map_err(|p| anyhow!("training panicked: {p}"))??);
+        }
+        Observer::Subscriber => {}
+    }
+    let gv = giving::given();
+    // One subscriber that reads (resolves) every loss: the most a consumer asks of the loop.
+    let losses = gv.spawn(gv.stream().key::<f64>("loss").count());
+    let report = giving_models::train(model, config, device);
+    gv.finish().context("benchmark subscriber failed")?;
+    let seen = losses.join().context("benchmark subscriber failed")?;
+    let report = report?;
+    if seen as usize != report.steps {
+        bail!(
+            "the subscriber read {seen} losses for {} steps",
+            report.steps
+        );
+    }
+    Ok(report)
+}
+
+pub(crate) fn bench(args: BenchArgs) -> Result<()> {
+    let common = &args.common;
+    check_device(&common.device)?;
+    let model = common.model;
+    let mut config = common.config();
+    config.steps = Some(args.steps);
+    config.valid_size = 0;
+    let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
+    config.epochs = args.steps.div_ceil(per_epoch);
+    println!(
+        "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
+        common.device, args.steps, config.batch_size, args.repeats
+    );
+    let observed = || {
+        if args.instrumented {
+            Observer::Instruments(&args.instruments)
+        } else {
+            Observer::Subscriber
+        }
+    };
+    let observed_name = if args.instrumented {
+        "instrumented"
+    } else {
+        "one subscriber"
+    };
+    let warmup = bench_run(model, &config, &common.device, Observer::Bare)?;
+    println!(
+        "warm-up: {:.0} {}/s",
+        warmup.items_per_second(),
+        model.item_name()
+    );
+    let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    for repeat in 0..args.repeats.max(1) {
+        let b = bench_run(model, &config, &common.device, Observer::Bare)?.items_per_second();
+        let s = bench_run(model, &config, &common.device, observed())?.items_per_second();
+        println!(
+            "run {}: bare {b:.0} {items}/s, {observed_name} {s:.0} {items}/s (ratio {:.3})",
+            repeat + 1,
+            s / b,
+            items = model.item_name(),
+        );
+        bare.push(b);
+        subscribed.push(s);
+        ratios.push(s / b);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!(
+        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3}",
+        median(bare),
+        median(subscribed),
+        median(ratios),
+        items = model.item_name(),
+    );
+    Ok(())
+}

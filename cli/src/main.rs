@@ -1,0 +1,67 @@
+//! The `giving` command: trains the bundled models and shows what their loops give.
+//!
+//! ```text
+//! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
+//!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
+//!                                [--dash [--plot KEY]...]
+//! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
+//! giving log dump FILE [--json]
+//! giving log stats FILE
+//! ```
+
+mod bench;
+mod common;
+mod train;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use giving_instruments::LogCommand;
+
+use bench::BenchArgs;
+use train::TrainArgs;
+
+/// Train the bundled burn models and watch what their training loops give.
+#[derive(Debug, Parser)]
+#[command(name = "giving", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Train a model, printing progress from a pipeline subscribed to the loop's events.
+    Train(TrainArgs),
+    /// Measure training throughput (items/s) bare and with one subscriber, in the same process.
+    Bench(BenchArgs),
+    /// Read a MessagePack log written by `train --log`.
+    #[command(subcommand)]
+    Log(LogCommand),
+}
+
+fn main() -> ExitCode {
+    // Usage errors exit with code 2 (clap's convention), after clap printed them.
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Train(args) => train::train(args),
+        Command::Bench(args) => bench::bench(args),
+        Command::Log(command) => command.run().map_err(anyhow::Error::from),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            report(&error);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Prints an error as a command-line tool should: `error: <message>`, then its causes, and
+/// never a backtrace (even with `RUST_BACKTRACE=1`, which `anyhow`'s `Debug` would honour).
+fn report(error: &anyhow::Error) {
+    eprintln!("error: {error}");
+    for cause in error.chain().skip(1) {
+        eprintln!("  caused by: {cause}");
+    }
+}

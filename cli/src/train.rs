@@ -1,0 +1,177 @@
+//! `giving train`: trains a bundled model under the Overseer with the instruments the options
+//! ask for, and prints progress lines from a pipeline (or shows the dashboard).
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use giving::Event;
+use giving::prelude::*;
+use giving::vocab::{RateEvent, keys};
+use giving_instruments::{InstrumentArgs, Overseer};
+use giving_models::{ModelKind, TrainReport};
+
+use crate::common::{Common, check_device};
+
+#[derive(Debug, Args)]
+pub(crate) struct TrainArgs {
+    #[command(flatten)]
+    common: Common,
+    /// Stop after N steps in total.
+    #[arg(long, conflicts_with = "epochs")]
+    steps: Option<usize>,
+    /// Number of epochs [default: the model's].
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// Print a progress line every N steps (0: only epochs and the summary).
+    #[arg(long, default_value_t = 100)]
+    every: u64,
+    /// Instruments: rate (always), log, early stop, monitors.
+    #[command(flatten)]
+    pub(crate) instruments: InstrumentArgs,
+}
+
+/// Turns the run's events into progress lines: one per `every` steps with the latest rate
+/// from the `Rate` instrument, one per validation.
+struct Progress {
+    model: ModelKind,
+    every: u64,
+    rate: Option<f64>,
+}
+
+impl Progress {
+    fn line(&mut self, event: &Event) -> Option<String> {
+        if let Some(reading) = RateEvent::of(event) {
+            if reading.units == "items/s" {
+                self.rate = Some(reading.rate);
+            }
+            return None;
+        }
+        let line = progress_line(self.model, self.every, event)?;
+        Some(match (self.rate, event.has(keys::LOSS)) {
+            (Some(rate), true) => format!("{line}  {rate:>8.0} {}/s", self.model.item_name()),
+            _ => line,
+        })
+    }
+}
+
+/// A progress line for a loss event (every `every` steps) or a validation event.
+fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> {
+    let epoch = event.get_as::<u64>(keys::EPOCH).ok()?;
+    if event.has(keys::ACCURACY) {
+        let accuracy = event.get_as::<f64>(keys::ACCURACY).ok()?;
+        let val_loss = event.get_as::<f64>(keys::VAL_LOSS).ok()?;
+        return Some(format!(
+            "[{model}] epoch {epoch} validation: loss {val_loss:.4}  accuracy {:.2}%",
+            100.0 * accuracy
+        ));
+    }
+    let step = event.get_as::<u64>(keys::GLOBAL_STEP).ok()?;
+    if every == 0 || (step + 1) % every != 0 {
+        return None;
+    }
+    // Reading the loss resolves the lazy tensor here, on the pipeline's thread.
+    let loss = event.get_as::<f64>(keys::LOSS).ok()?;
+    Some(format!(
+        "[{model}] epoch {epoch} step {:>5}  loss {loss:.4}",
+        step + 1
+    ))
+}
+
+pub(crate) fn train(args: TrainArgs) -> Result<()> {
+    let common = &args.common;
+    check_device(&common.device)?;
+    let mut config = common.config();
+    config.steps = args.steps;
+    if let Some(epochs) = args.epochs {
+        config.epochs = epochs;
+    }
+    if let Some(steps) = args.steps {
+        // Enough epochs to reach the asked steps.
+        let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
+        config.epochs = steps.div_ceil(per_epoch);
+    }
+    let model = common.model;
+    // Bad settings are refused before anything is printed or created (a log file).
+    config.validate()?;
+    let instruments = args.instruments.instruments()?;
+    println!(
+        "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
+        common.device,
+        config.epochs,
+        config
+            .steps
+            .map(|s| format!(" (at most {s} steps)"))
+            .unwrap_or_default(),
+        config.batch_size,
+        config.lr,
+        config.seed,
+        config.train_size,
+        model.item_name(),
+    );
+
+    // The loop only gives; the instruments and the progress lines attach from outside.
+    let every = args.every;
+    let mut overseer = Overseer::new().with_all(instruments);
+    // The dashboard shows progress itself: no progress lines over it.
+    if !args.instruments.dash.dash {
+        overseer = overseer.instrument_fn("progress", move |start| {
+            let mut progress = Progress {
+                model,
+                every,
+                rate: None,
+            };
+            let lines = start
+                .given()
+                .stream()
+                .where_any([keys::LOSS, keys::ACCURACY, keys::RATE])
+                .filter_map(move |event| progress.line(&event))
+                .for_each(|line| println!("{line}"));
+            start.spawn(lines);
+            Ok(())
+        });
+    }
+    let run = overseer.run(|| giving_models::train(model, &config, &common.device));
+    let code = run.exit_code();
+    if !run.problems.is_empty() {
+        eprintln!(
+            "[{model}] {} instrument problem(s) were reported above; training went on",
+            run.problems.len()
+        );
+    }
+    let report = run
+        .output
+        .map_err(|panic| anyhow!("training panicked: {panic}"))??;
+    print_summary(model, &report);
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+fn print_summary(model: ModelKind, report: &TrainReport) {
+    let mut summary = format!(
+        "[{model}] done: {} steps in {} epoch(s){}, final loss {:.4}",
+        report.steps,
+        report.epochs,
+        if report.stopped {
+            " (stopped early)"
+        } else {
+            ""
+        },
+        report.final_loss,
+    );
+    if let (Some(accuracy), Some(val_loss)) = (report.accuracy, report.val_loss) {
+        summary += &format!(
+            ", validation loss {val_loss:.4}, accuracy {:.2}%",
+            100.0 * accuracy
+        );
+    }
+    summary += &format!(
+        ", {:.0} {}/s ({} in {:.2}s of training)",
+        report.items_per_second(),
+        model.item_name(),
+        report.items,
+        report.train_time.as_secs_f64(),
+    );
+    println!("{summary}");
+}
+

@@ -1,0 +1,296 @@
+//! [`Overseer`]: runs a training function with instruments attached, in phases, as `voir` does.
+
+use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use giving::{FinishError, Given};
+
+mod instrument;
+mod problem;
+mod signals;
+
+pub use instrument::{Instrument, Outcome, Start};
+pub use problem::{Phase, Problem, Run};
+
+use crate::error::{InstrumentError, PanicPayload};
+use instrument::{FnInstrument, Hooks};
+
+struct Slot {
+    instrument: Box<dyn Instrument>,
+    active: bool,
+}
+
+/// Runs a training function with [`Instrument`]s attached, in [`Phase`]s:
+///
+/// 1. **init** — [`new`](Overseer::new), [`with`](Overseer::with): instruments are added
+///    (built from command-line options by `InstrumentArgs`, feature `cli`);
+/// 2. **start** — [`run`](Overseer::run) opens a scope (this thread's, or a global one) and
+///    starts every instrument, in the order they were added;
+/// 3. **run** — the training function runs in the scope; a panic in it is caught;
+/// 4. **finish** — the scope ends (derived events drained first, so every sink gets the last
+///    rate), every pipeline is awaited, every instrument flushes.
+///
+/// An instrument that fails or panics in any phase is reported ([`Problem`], printed to stderr
+/// at once) and switched off; training goes on. Ctrl-C (on Unix) asks the loop to stop
+/// through the scope's stop token and flushes the sinks; a second Ctrl-C flushes and exits
+/// with code 130.
+///
+/// ```
+/// use giving::iterate;
+/// use giving_instruments::{EarlyStop, Overseer, Rate};
+///
+/// let run = Overseer::new()
+///     .with(Rate::new().skip(0))
+///     .with(EarlyStop::new(3))
+///     .run(|| {
+///         let mut steps = 0;
+///         for _batch in iterate("train", 0..).batch_size(32).window(5) {
+///             steps += 1; // forward, backward, optimizer step
+///             std::thread::yield_now();
+///         }
+///         steps
+///     });
+/// assert_eq!(run.exit_code(), 0);
+/// assert!(run.stopped);
+/// assert!(*run.output.as_ref().unwrap() >= 15); // stopped after 3 rate windows of 5 steps
+/// ```
+pub struct Overseer {
+    slots: Vec<Slot>,
+    global: bool,
+    ctrl_c: bool,
+    quiet: bool,
+    problems: Vec<Problem>,
+}
+
+impl Default for Overseer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Overseer {
+    /// An overseer with no instrument (init phase).
+    pub fn new() -> Self {
+        Self {
+            slots: Vec::new(),
+            global: false,
+            ctrl_c: true,
+            quiet: false,
+            problems: Vec::new(),
+        }
+    }
+
+    /// Adds an instrument; instruments start in the order they are added (a derivation sees
+    /// the last outputs of those added before it).
+    pub fn with(mut self, instrument: impl Instrument + 'static) -> Self {
+        self.add(Box::new(instrument));
+        self
+    }
+
+    /// Adds every instrument of a list (such as `InstrumentArgs::instruments`).
+    pub fn with_all(mut self, instruments: impl IntoIterator<Item = Box<dyn Instrument>>) -> Self {
+        for instrument in instruments {
+            self.add(instrument);
+        }
+        self
+    }
+
+    /// Adds a boxed instrument.
+    pub fn add(&mut self, instrument: Box<dyn Instrument>) -> &mut Self {
+        self.slots.push(Slot {
+            instrument,
+            active: true,
+        });
+        self
+    }
+
+    /// Adds a function as an instrument: it is called at start (voir's `instrument_*`
+    /// functions).
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::give;
+    /// use giving_instruments::Overseer;
+    ///
+    /// let run = Overseer::new()
+    ///     .instrument_fn("print-loss", |start| {
+    ///         let losses = start.given().stream().key::<f64>("loss");
+    ///         start.spawn(losses.for_each(|loss| println!("loss: {loss}")));
+    ///         Ok(())
+    ///     })
+    ///     .run(|| give!(loss = 0.5));
+    /// assert!(run.problems.is_empty());
+    /// ```
+    pub fn instrument_fn<F>(self, name: &str, start: F) -> Self
+    where
+        F: FnMut(&mut Start<'_>) -> Result<(), InstrumentError> + Send + 'static,
+    {
+        self.with(FnInstrument {
+            name: name.to_owned(),
+            start,
+        })
+    }
+
+    /// Receive the events of every thread (a global scope) instead of the calling thread's
+    /// (and the threads it carries its scope to). Default: false.
+    pub fn global(mut self, global: bool) -> Self {
+        self.global = global;
+        self
+    }
+
+    /// Handle Ctrl-C (Unix): stop the loop cleanly and flush the sinks. Default: true.
+    pub fn ctrl_c(mut self, handle: bool) -> Self {
+        self.ctrl_c = handle;
+        self
+    }
+
+    /// Do not print problems to stderr as they happen (they are still in [`Run::problems`]).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    fn report(&mut self, instrument: &str, phase: Phase, message: String, panic: Option<PanicPayload>) {
+        let problem = Problem {
+            instrument: instrument.to_owned(),
+            phase,
+            message,
+            panic,
+        };
+        if !self.quiet {
+            eprintln!("giving: {problem}");
+        }
+        self.problems.push(problem);
+    }
+
+    /// Runs one phase of one active instrument, catching errors and panics; a failing
+    /// instrument is switched off.
+    fn phase(
+        &mut self,
+        index: usize,
+        phase: Phase,
+        call: impl FnOnce(&mut dyn Instrument) -> Result<(), InstrumentError>,
+    ) {
+        let slot = &mut self.slots[index];
+        if !slot.active {
+            return;
+        }
+        let (message, panic) = match catch_unwind(AssertUnwindSafe(|| call(slot.instrument.as_mut()))) {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => (error.to_string(), None),
+            Err(payload) => {
+                let payload = PanicPayload::new(payload);
+                (format!("panicked: {}", payload.message()), Some(payload))
+            }
+        };
+        slot.active = false;
+        let name = slot.instrument.name().to_owned();
+        self.report(&name, phase, message, panic);
+    }
+
+    /// Start, run and finish phases: opens the scope, starts the instruments, runs `train` in
+    /// the scope, then ends the scope, waits for every pipeline and finishes every instrument.
+    ///
+    /// Call it from sync code (a `main`, a test), not from inside an async task: finishing
+    /// blocks until the pipelines are done.
+    pub fn run<T>(mut self, train: impl FnOnce() -> T) -> Run<T> {
+        let gv = if self.global {
+            Given::global()
+        } else {
+            giving::given()
+        };
+        let mut hooks = self.start_all(&gv);
+        let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
+        let output = catch_unwind(AssertUnwindSafe(train))
+            .map_err(|panic| crate::error::panic_message(panic.as_ref()));
+        let interrupted = interrupts.is_some_and(signals::Interrupts::uninstall);
+        let stopped = gv.stop_token().is_stopped();
+        self.finish_all(gv, hooks);
+        Run {
+            output,
+            problems: self.problems,
+            stopped,
+            interrupted,
+        }
+    }
+
+    /// Start phase: every instrument, in order.
+    fn start_all(&mut self, gv: &Given) -> Hooks {
+        let mut hooks = Hooks::default();
+        for index in 0..self.slots.len() {
+            self.phase(index, Phase::Start, |instrument| {
+                let name = instrument.name().to_owned();
+                instrument.start(&mut Start {
+                    gv,
+                    name: &name,
+                    hooks: &mut hooks,
+                })
+            });
+        }
+        hooks
+    }
+
+    fn watch_interrupts(
+        &mut self,
+        gv: &Given,
+        flushers: Vec<signals::Flusher>,
+    ) -> Option<signals::Interrupts> {
+        if !self.ctrl_c {
+            return None;
+        }
+        match signals::Interrupts::install(gv.stop_token(), flushers) {
+            Ok(interrupts) => Some(interrupts),
+            Err(error) => {
+                self.report("ctrl-c", Phase::Start, error.to_string(), None);
+                None
+            }
+        }
+    }
+
+    /// Finish phase: stop the timers, end the scope (derivations drain first), report every
+    /// failed pipeline under its instrument's name, then let the instruments flush.
+    fn finish_all(&mut self, gv: Given, hooks: Hooks) {
+        for close in hooks.on_close {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(close)) {
+                let panic = PanicPayload::new(panic);
+                let message = format!("panicked on close: {}", panic.message());
+                self.report("(on close)", Phase::Finish, message, Some(panic));
+            }
+        }
+        let finished = gv.finish();
+        let mut attributed = 0;
+        for tracked in hooks.pipelines {
+            let message = match (tracked.join)() {
+                Ok(None) => continue,
+                Ok(Some(failure)) => failure,
+                Err(error) => {
+                    attributed += 1;
+                    error.to_string()
+                }
+            };
+            self.report(&tracked.instrument, Phase::Run, message, None);
+        }
+        match finished {
+            Ok(()) => {}
+            Err(FinishError::Failed(failed)) if failed.len() > attributed => {
+                let others: Vec<String> = failed.iter().map(ToString::to_string).collect();
+                self.report("(pipelines)", Phase::Run, others.join("; "), None);
+            }
+            Err(FinishError::Failed(_)) => {}
+            Err(error) => self.report("(scope)", Phase::Finish, error.to_string(), None),
+        }
+        for index in 0..self.slots.len() {
+            self.phase(index, Phase::Finish, |instrument| instrument.finish());
+        }
+    }
+}
+
+impl fmt::Debug for Overseer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = self.slots.iter().map(|s| s.instrument.name()).collect();
+        f.debug_struct("Overseer")
+            .field("instruments", &names)
+            .field("global", &self.global)
+            .finish_non_exhaustive()
+    }
+}
