@@ -25,7 +25,7 @@ pub enum Delivery {
     #[default]
     Lossless,
     /// At most this many queued events: when full, the oldest is dropped and counted (see
-    /// [`EventStream::dropped`]). A capacity of 0 is taken as 1.
+    /// [`EventStream::dropped`](crate::EventStream::dropped)). A capacity of 0 is taken as 1.
     Bounded(usize),
     /// Only the most recent event is kept (dashboards): same as `Bounded(1)`.
     Latest,

@@ -8,9 +8,9 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use futures::stream::FusedStream;
 
+use crate::Event;
 use crate::queue::{Delivery, Subscriber};
 use crate::scope::Scope;
-use crate::Event;
 
 /// The events of a scope, as an asynchronous [`Stream`]: what
 /// [`Given::stream`](crate::Given::stream) returns.

@@ -149,10 +149,7 @@ impl<'a> RateEvent<'a> {
         Some(Self {
             task: task_of(event),
             rate,
-            units: event
-                .get(keys::UNITS)
-                .and_then(Value::as_str)
-                .unwrap_or(""),
+            units: event.get(keys::UNITS).and_then(Value::as_str).unwrap_or(""),
         })
     }
 

@@ -4,8 +4,8 @@
 
 use giving::keyed::{
     Affix, AsKey, Augment, CollectBetween, DisplayEvents, Format, GroupWrap, KFilter, KFlatten,
-    KGroup, KGroupBy, KMap, KMerge, Keep, KeyOf, Keyed, Sole, Tag, TryKeyOf, WMap, Where,
-    WhereAny, WrapGroup,
+    KGroup, KGroupBy, KMap, KMerge, Keep, KeyOf, Keyed, Sole, Tag, TryKeyOf, WMap, Where, WhereAny,
+    WrapGroup,
 };
 use giving::vocab::{ProgressEvent, RateEvent, StepEvent};
 use giving::*;

@@ -13,7 +13,7 @@ fn the_last_output_of_a_derivation_reaches_a_sink_subscribed_before_it() {
     let gv = given();
     let sink = gv.spawn(gv.stream().where_(["count"]).collect::<Vec<_>>());
     // Gives one event at the very end: when the loop's events complete.
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let n = events.where_(["x"]).count().await;
         giver.give(giving::event!(count = n));
     });
@@ -29,11 +29,11 @@ fn the_last_output_of_a_derivation_reaches_a_sink_subscribed_before_it() {
 fn a_derivation_sees_the_final_outputs_of_the_derivations_made_before_it() {
     let gv = given();
     let sink = gv.spawn(gv.stream().where_(["total"]).collect::<Vec<_>>());
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let n = events.where_(["x"]).count().await;
         giver.give(giving::event!(count = n));
     });
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let counts: Vec<u64> = events.key::<u64>("count").collect().await;
         giver.give(giving::event!(total = counts.iter().sum::<u64>() + 1000));
     });
@@ -75,7 +75,7 @@ fn a_derivation_does_not_receive_its_own_outputs() {
 fn derived_events_of_a_global_scope_arrive_once() {
     let gv = Given::global();
     let echoes = gv.spawn(gv.stream().where_(["global_echo"]).count());
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let n = events.where_(["global_x"]).count().await;
         giver.give(giving::event!(global_echo = n));
     });
@@ -88,7 +88,7 @@ fn derived_events_of_a_global_scope_arrive_once() {
 fn derived_rates_from_iterate_reach_the_sink_with_every_step() {
     let gv = given();
     let synced = gv.spawn(gv.stream().where_(["windows"]).collect::<Vec<_>>());
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let windows = events.where_(["synced"]).count().await;
         giver.give(giving::event!(windows));
     });
@@ -103,7 +103,7 @@ fn derived_rates_from_iterate_reach_the_sink_with_every_step() {
 async fn finish_async_drains_derivations_too() {
     let gv = given();
     let sink = gv.spawn(gv.stream().where_(["count"]).collect::<Vec<_>>());
-    let _ = gv.derive(|events, giver| async move {
+    let _derived = gv.derive(|events, giver| async move {
         let n = events.where_(["x"]).count().await;
         giver.give(giving::event!(count = n));
     });

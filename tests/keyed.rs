@@ -900,11 +900,17 @@ fn numbers_compare_numerically_in_conditions() {
         giving::event!(x = 4.5),
         giving::event!(x = "4"),
     ];
-    let matched: Vec<Event> =
-        block_on(futures::stream::iter(events.clone()).where_eq("x", 4.0).collect());
+    let matched: Vec<Event> = block_on(
+        futures::stream::iter(events.clone())
+            .where_eq("x", 4.0)
+            .collect(),
+    );
     assert_eq!(matched.len(), 3);
-    let matched: Vec<Event> =
-        block_on(futures::stream::iter(events).where_eq("x", 4usize).collect());
+    let matched: Vec<Event> = block_on(
+        futures::stream::iter(events)
+            .where_eq("x", 4usize)
+            .collect(),
+    );
     assert_eq!(matched.len(), 3);
 }
 
@@ -921,9 +927,17 @@ fn distinct_values_treat_equal_numbers_as_one() {
     let distinct: Vec<Value> = block_on(futures::stream::iter(values.clone()).distinct().collect());
     assert_eq!(
         distinct,
-        vec![Value::I64(4), Value::F64(4.5), Value::from("4"), Value::I64(-1)]
+        vec![
+            Value::I64(4),
+            Value::F64(4.5),
+            Value::from("4"),
+            Value::I64(-1)
+        ]
     );
-    let changed: Vec<Value> =
-        block_on(futures::stream::iter(values).distinct_until_changed().collect());
+    let changed: Vec<Value> = block_on(
+        futures::stream::iter(values)
+            .distinct_until_changed()
+            .collect(),
+    );
     assert_eq!(changed.len(), 4);
 }

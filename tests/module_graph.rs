@@ -58,16 +58,26 @@ fn reexports(lib: &str) -> BTreeMap<String, String> {
 }
 
 /// The top-level modules `code` imports through `crate::`.
-fn imports(code: &str, modules: &BTreeSet<String>, names: &BTreeMap<String, String>) -> BTreeSet<String> {
+fn imports(
+    code: &str,
+    modules: &BTreeSet<String>,
+    names: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for (at, _) in code.match_indices("crate::") {
         let rest = &code[at + "crate::".len()..];
         let mut idents = Vec::new();
         if let Some(group) = rest.strip_prefix('{') {
             let end = group.find('}').unwrap_or(group.len());
-            idents.extend(group[..end].split(',').map(|s| s.trim().split("::").next().unwrap_or("").to_owned()));
+            idents.extend(
+                group[..end]
+                    .split(',')
+                    .map(|s| s.trim().split("::").next().unwrap_or("").to_owned()),
+            );
         } else {
-            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
             idents.push(rest[..end].to_owned());
         }
         for ident in idents {
@@ -134,7 +144,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         }
         let code = code_lines(&std::fs::read_to_string(file).unwrap());
         let entry = graph.entry(module.clone()).or_default();
-        entry.extend(imports(&code, &modules, &names).into_iter().filter(|m| *m != module));
+        entry.extend(
+            imports(&code, &modules, &names)
+                .into_iter()
+                .filter(|m| *m != module),
+        );
     }
     graph
 }
@@ -156,7 +170,11 @@ fn the_queue_is_a_leaf_and_routing_owns_the_registry() {
         queue.iter().all(|m| m == "event"),
         "the subscriber queue must know events only, it imports {queue:?}"
     );
-    assert!(!graph["scope"].contains("routing"), "scope state must not route: {:?}", graph["scope"]);
+    assert!(
+        !graph["scope"].contains("routing"),
+        "scope state must not route: {:?}",
+        graph["scope"]
+    );
     assert!(!graph["scope"].contains("stream"), "{:?}", graph["scope"]);
 }
 
@@ -168,4 +186,3 @@ fn a_cycle_is_found_when_there_is_one() {
     graph.entry("c".into()).or_default().insert("a".into());
     assert_eq!(find_cycle(&graph).unwrap(), ["a", "b", "c", "a"]);
 }
-

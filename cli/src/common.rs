@@ -74,4 +74,3 @@ pub(crate) fn check_device(device: &DeviceSpec) -> Result<()> {
     }
     Ok(())
 }
-

@@ -174,4 +174,3 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
     );
     println!("{summary}");
 }
-

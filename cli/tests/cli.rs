@@ -127,3 +127,69 @@ fn train_with_instruments_stops_early_logs_and_reads_the_log_back() {
     assert!(out.contains("not a giving log"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Runs the binary with `RUST_BACKTRACE=1`, as many users have it set.
+fn giving_with_backtrace(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .expect("run the giving binary");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn errors_print_one_line_with_causes_and_no_backtrace() {
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_log = dir.path().join("passwd");
+    std::fs::write(&not_a_log, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    let (code, stdout, stderr) =
+        giving_with_backtrace(&["log", "stats", not_a_log.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains("is not a giving log"), "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
+    assert!(!stderr.contains("Stack"), "{stderr}");
+    assert!(
+        stderr.lines().count() <= 3,
+        "one error line and its causes:\n{stderr}"
+    );
+
+    let (code, _, stderr) = giving_with_backtrace(&["log", "stats", "/no/such/file.msgpack"]);
+    assert_eq!(code, Some(1));
+    assert!(stderr.starts_with("error: cannot open"), "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
+}
+
+#[test]
+fn usage_errors_exit_with_code_2() {
+    let (code, _, stderr) = giving_with_backtrace(&["train", "mlp", "--no-such-flag"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--no-such-flag"), "{stderr}");
+}
+
+#[test]
+fn a_bad_setting_is_refused_before_the_banner_and_before_any_log_exists() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let (code, stdout, stderr) = giving_with_backtrace(&[
+        "train",
+        "mlp",
+        "--steps",
+        "0",
+        "--log",
+        logs.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.is_empty(), "no banner: {stdout}");
+    assert!(stderr.contains("steps must be at least 1"), "{stderr}");
+    assert!(!logs.exists(), "no log directory was created");
+
+    let (code, stdout, stderr) = giving_with_backtrace(&["train", "mlp", "--stop", "0"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stderr.contains("--stop: must be at least 1"), "{stderr}");
+}

@@ -61,8 +61,8 @@ pub struct DashArgs {
 }
 
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
-/// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`] and
-/// [`CpuMonitor`] when their option is given, and [`Dash`] last with `--dash`.
+/// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
+/// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
 ///
 /// [`instruments`]: InstrumentArgs::instruments
 ///
@@ -145,7 +145,10 @@ fn option(option: &'static str, message: impl ToString) -> InstrumentError {
     }
 }
 
-#[cfg_attr(all(feature = "dash", feature = "gpu", feature = "cpu"), allow(dead_code))]
+#[cfg_attr(
+    all(feature = "dash", feature = "gpu", feature = "cpu"),
+    allow(dead_code)
+)]
 fn not_built(flag: &'static str, feature: &str) -> InstrumentError {
     option(
         flag,

@@ -65,7 +65,10 @@ fn the_cpu_monitor_gives_cpudata_and_process() {
     let events = collect_with(CpuMonitor::new(), || {
         std::thread::sleep(Duration::from_millis(20));
     });
-    let first = events.iter().find(|e| e.has("cpudata")).expect("a sample at once");
+    let first = events
+        .iter()
+        .find(|e| e.has("cpudata"))
+        .expect("a sample at once");
     let cpu = first.get("cpudata").unwrap().to_string();
     assert!(cpu.contains("load") && cpu.contains("memory"), "{cpu}");
     let process = first.get("process").unwrap().to_string();
@@ -77,9 +80,12 @@ fn the_cpu_monitor_gives_cpudata_and_process() {
 
 #[test]
 fn the_gpu_monitor_runs_or_gives_nothing() {
-    let events = collect_with(GpuMonitor::new().interval(Duration::from_millis(10)), || {
-        std::thread::sleep(Duration::from_millis(30));
-    });
+    let events = collect_with(
+        GpuMonitor::new().interval(Duration::from_millis(10)),
+        || {
+            std::thread::sleep(Duration::from_millis(30));
+        },
+    );
     match events.first() {
         // Without NVML: a notice on stderr and nothing else.
         None => {}
@@ -118,9 +124,21 @@ fn a_failing_sampler_is_an_event_and_a_problem_not_a_line_on_stderr() {
         .run(|| std::thread::sleep(Duration::from_millis(50)));
     assert_eq!(run.problems.len(), 1, "{:?}", run.problems);
     assert_eq!(run.problems[0].instrument, "fans");
-    assert!(run.problems[0].message.contains("the device went away"), "{}", run.problems[0]);
+    assert!(
+        run.problems[0].message.contains("the device went away"),
+        "{}",
+        run.problems[0]
+    );
     let seen = seen.lock().unwrap();
     assert_eq!(seen.len(), 1);
-    assert_eq!(seen[0].get_as::<String>("instrument").unwrap(), "fan monitor");
-    assert!(seen[0].get_as::<String>("problem").unwrap().contains("the device went away"));
+    assert_eq!(
+        seen[0].get_as::<String>("instrument").unwrap(),
+        "fan monitor"
+    );
+    assert!(
+        seen[0]
+            .get_as::<String>("problem")
+            .unwrap()
+            .contains("the device went away")
+    );
 }

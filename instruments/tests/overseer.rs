@@ -62,10 +62,7 @@ fn phases_run_in_order() {
     });
     assert_eq!(run.output, Ok(7));
     assert!(run.problems.is_empty());
-    assert_eq!(
-        *phases.lock().unwrap(),
-        ["start", "run", "finish"]
-    );
+    assert_eq!(*phases.lock().unwrap(), ["start", "run", "finish"]);
 }
 
 #[test]

@@ -8,7 +8,7 @@
 //! - after each forward pass: `{epoch, global_step, loss}`, `global_step` counting from 0 over
 //!   the whole run (a key of its own, so that instruments reading `iterate`'s per-epoch `step`
 //!   events, such as the rate, never mistake a loss event for a step) and `loss` a lazy
-//!   [`LazyTensor`](giving_burn::LazyTensor): the loop never reads it, the consumer does;
+//!   [`LazyTensor`]: the loop never reads it, the consumer does;
 //! - after each epoch's validation: `{epoch, val_loss, accuracy}`, both lazy too.
 //!
 //! The device is synced once per window (`iterate`'s `window`), never per step.
@@ -27,9 +27,9 @@ use giving::{give, iterate};
 use crate::data::text::{self, TextData};
 use crate::data::{self, ClassificationData};
 use crate::error::Error;
-use giving_burn::LazyTensor;
 use crate::model::{CharLm, CharLmConfig, Classifier, CnnConfig, MlpConfig, init_seeded};
 use crate::rng::Rng;
+use giving_burn::LazyTensor;
 
 /// Settings of a training run.
 #[derive(Debug, Clone, PartialEq)]

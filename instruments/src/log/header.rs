@@ -45,7 +45,7 @@ impl LogHeader {
             version: FORMAT_VERSION,
             start_time: Timestamp::now(),
             command_line: std::env::args().collect(),
-            host: sysinfo::System::host_name().unwrap_or_default(),
+            host: host_name(),
             pid: u64::from(std::process::id()),
             crate_versions,
             extra: BTreeMap::new(),
@@ -125,4 +125,19 @@ impl LogHeader {
             extra: fields,
         })
     }
+}
+
+/// This machine's name, for the header.
+#[cfg(feature = "cpu")]
+fn host_name() -> String {
+    sysinfo::System::host_name().unwrap_or_default()
+}
+
+/// This machine's name, for the header (without sysinfo: the kernel's, where it tells).
+#[cfg(not(feature = "cpu"))]
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .or_else(|_| std::env::var("HOSTNAME"))
+        .unwrap_or_default()
 }

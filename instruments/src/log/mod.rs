@@ -7,11 +7,11 @@
 
 #[cfg(feature = "cli")]
 mod command;
-mod inspect;
 mod decode;
 mod encode;
 mod error;
 mod header;
+mod inspect;
 mod reader;
 mod replay;
 mod sink;
@@ -20,9 +20,9 @@ mod writer;
 
 #[cfg(feature = "cli")]
 pub use command::LogCommand;
-pub use inspect::{DumpSummary, LogStats, NumericStats, dump, stats};
 pub use error::LogError;
 pub use header::{FORMAT_NAME, FORMAT_VERSION, LogHeader};
+pub use inspect::{DumpSummary, LogStats, NumericStats, dump, stats};
 pub use reader::{LogEnd, LogReader, LogStream, read};
 pub use replay::{ReplaySummary, replay};
 pub use sink::MsgpackLog;

@@ -50,6 +50,7 @@ pub struct MonitorHandle {
 impl MonitorHandle {
     /// Hands the running monitor to the Overseer: stopped when training returns, its
     /// pipeline reported under the instrument's name.
+    #[cfg_attr(not(any(feature = "gpu", feature = "cpu")), allow(dead_code))]
     pub(crate) fn hand_over(self, start: &mut Start<'_>) {
         start.on_close(self.stopper());
         if let Some(pipeline) = self.into_pipeline() {
@@ -58,6 +59,7 @@ impl MonitorHandle {
     }
 
     /// A handle for a monitor that does not run (its device is absent).
+    #[cfg_attr(not(any(feature = "gpu", feature = "cpu")), allow(dead_code))]
     pub(crate) fn inert() -> Self {
         Self {
             pipeline: None,
@@ -76,6 +78,7 @@ impl MonitorHandle {
     }
 
     /// A function that stops the monitor, for [`Start::on_close`](crate::Start::on_close).
+    #[cfg_attr(not(any(feature = "gpu", feature = "cpu")), allow(dead_code))]
     pub(crate) fn stopper(&self) -> impl FnOnce() + Send + 'static {
         let shutdown = self.shutdown.clone();
         move || shutdown.notify_one()

@@ -150,7 +150,13 @@ impl Overseer {
         self
     }
 
-    fn report(&mut self, instrument: &str, phase: Phase, message: String, panic: Option<PanicPayload>) {
+    fn report(
+        &mut self,
+        instrument: &str,
+        phase: Phase,
+        message: String,
+        panic: Option<PanicPayload>,
+    ) {
         let problem = Problem {
             instrument: instrument.to_owned(),
             phase,
@@ -175,14 +181,15 @@ impl Overseer {
         if !slot.active {
             return;
         }
-        let (message, panic) = match catch_unwind(AssertUnwindSafe(|| call(slot.instrument.as_mut()))) {
-            Ok(Ok(())) => return,
-            Ok(Err(error)) => (error.to_string(), None),
-            Err(payload) => {
-                let payload = PanicPayload::new(payload);
-                (format!("panicked: {}", payload.message()), Some(payload))
-            }
-        };
+        let (message, panic) =
+            match catch_unwind(AssertUnwindSafe(|| call(slot.instrument.as_mut()))) {
+                Ok(Ok(())) => return,
+                Ok(Err(error)) => (error.to_string(), None),
+                Err(payload) => {
+                    let payload = PanicPayload::new(payload);
+                    (format!("panicked: {}", payload.message()), Some(payload))
+                }
+            };
         slot.active = false;
         let name = slot.instrument.name().to_owned();
         self.report(&name, phase, message, panic);
