@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use giving::vocab::{ProgressEvent, RateEvent, keys};
 use giving::{Event, Timestamp, Value};
 
 /// Points kept per chart; past this, every other point is dropped (the chart keeps its shape
@@ -173,20 +174,20 @@ pub struct DashState {
 }
 
 /// Keys that describe an event rather than measure something: not given units.
-const META: [&str; 2] = ["task", "units"];
+const META: [&str; 2] = [keys::TASK, keys::UNITS];
 
 impl DashState {
     /// An empty state that charts `loss` and the keys of `plots`.
     pub fn new<S: Into<String>>(plots: impl IntoIterator<Item = S>) -> Self {
-        let mut keys = vec!["loss".to_owned()];
+        let mut charted = vec![keys::LOSS.to_owned()];
         for key in plots {
             let key = key.into();
-            if !keys.contains(&key) {
-                keys.push(key);
+            if !charted.contains(&key) {
+                charted.push(key);
             }
         }
         Self {
-            plots: keys,
+            plots: charted,
             keys: BTreeMap::new(),
             tasks: Vec::new(),
             current_task: None,
@@ -220,7 +221,7 @@ impl DashState {
         let time = event.time();
         self.latest = Some(self.latest.map_or(time, |t| t.max(time)));
         let units = event
-            .get("units")
+            .get(keys::UNITS)
             .and_then(Value::as_str)
             .map(str::to_owned);
         for (key, value) in event.iter() {
@@ -237,13 +238,13 @@ impl DashState {
         }
         self.observe_task(event, units);
         self.observe_plots(event);
-        if let Some(Value::Map(gpus)) = event.get("gpudata") {
+        if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
             for (index, gpu) in gpus {
                 self.gpus.insert(index.clone(), gpu_stat(gpu));
             }
         }
-        let cpudata = event.get("cpudata");
-        let process = event.get("process");
+        let cpudata = event.get(keys::CPUDATA);
+        let process = event.get(keys::PROCESS);
         if cpudata.is_some() || process.is_some() {
             let cpu = self.cpu.get_or_insert_with(CpuStat::default);
             if let Some(c) = cpudata {
@@ -258,12 +259,15 @@ impl DashState {
     }
 
     fn observe_task(&mut self, event: &Event, units: Option<String>) {
-        let progress = event.get("progress").and_then(pair_u64);
-        let rate = event.get("rate").and_then(Value::as_f64);
-        if progress.is_none() && rate.is_none() {
-            return;
-        }
-        let name = event.get("task").and_then(Value::as_str).unwrap_or("");
+        let progress = ProgressEvent::of(event);
+        let rate = RateEvent::of(event);
+        let name = match (&progress, &rate) {
+            (Some(p), _) => p.task,
+            (None, Some(r)) => r.task,
+            (None, None) => return,
+        };
+        let progress = progress.map(|p| (p.done, p.total));
+        let rate = rate.map(|r| r.rate);
         let index = match self.tasks.iter().position(|t| t.name == name) {
             Some(index) => index,
             None => {
@@ -317,7 +321,7 @@ impl DashState {
             let Some(y) = value.as_f64().filter(|y| y.is_finite()) else {
                 continue;
             };
-            let x = ["global_step", "step"]
+            let x = [keys::GLOBAL_STEP, keys::STEP]
                 .iter()
                 .find_map(|k| event.get(k).and_then(Value::as_f64))
                 .unwrap_or((series.count - 1) as f64);
@@ -414,7 +418,7 @@ impl DashState {
         } else {
             line += &format!("{} events", self.events);
         }
-        if let Some(loss) = self.key("loss").and_then(|k| k.value.as_f64()) {
+        if let Some(loss) = self.key(keys::LOSS).and_then(|k| k.value.as_f64()) {
             line += &format!(" loss={}", number(loss));
         }
         for key in self.plots.iter().skip(1) {
@@ -459,12 +463,6 @@ fn pair(value: &Value) -> Option<(f64, f64)> {
         Value::List(items) if items.len() == 2 => Some((items[0].as_f64()?, items[1].as_f64()?)),
         _ => None,
     }
-}
-
-fn pair_u64(value: &Value) -> Option<(u64, u64)> {
-    let (i, n) = pair(value)?;
-    let ok = |x: f64| x.is_finite() && x >= 0.0;
-    (ok(i) && ok(n)).then_some((i as u64, n as u64))
 }
 
 fn gpu_stat(gpu: &Value) -> GpuStat {

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use giving::vocab::keys;
 use giving::{Event, Given, Value};
 use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
 
@@ -121,8 +122,8 @@ impl Sampler for SysSampler {
             process.insert("cpu".to_owned(), Value::F64(f64::from(p.cpu_usage())));
         }
         Ok(Event::builder()
-            .field("cpudata", Value::Map(cpu))
-            .field("process", Value::Map(process))
+            .field(keys::CPUDATA, Value::Map(cpu))
+            .field(keys::PROCESS, Value::Map(process))
             .build())
     }
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Once;
 use std::time::Duration;
 
+use giving::vocab::keys;
 use giving::{Event, Given, Value};
 use nvml_wrapper::Nvml;
 use nvml_wrapper::enum_wrappers::device::TemperatureSensor;
@@ -120,6 +121,8 @@ impl Sampler for NvmlSampler {
             gpu.insert("power".to_owned(), power);
             gpus.insert(index.to_string(), Value::Map(gpu));
         }
-        Ok(Event::builder().field("gpudata", Value::Map(gpus)).build())
+        Ok(Event::builder()
+            .field(keys::GPUDATA, Value::Map(gpus))
+            .build())
     }
 }
