@@ -124,8 +124,9 @@ thread_local! {
     };
 }
 
-/// Whether an event given on this thread now would reach at least one open scope.
-pub(crate) fn has_receivers() -> bool {
+/// Whether any scope this thread gives to (its own, then the global ones) meets `test`, the
+/// routes refreshed first.
+fn any_scope(test: impl Fn(&Scope) -> bool) -> bool {
     ROUTES
         .try_with(|routes| {
             if let Ok(mut routes) = routes.try_borrow_mut() {
@@ -133,9 +134,14 @@ pub(crate) fn has_receivers() -> bool {
             }
             routes
                 .try_borrow()
-                .is_ok_and(|routes| routes.scopes().any(|s| !s.is_finished()))
+                .is_ok_and(|routes| routes.scopes().any(|s| test(s)))
         })
         .unwrap_or(false)
+}
+
+/// Whether an event given on this thread now would reach at least one open scope.
+pub(crate) fn has_receivers() -> bool {
+    any_scope(|s| !s.is_finished())
 }
 
 /// Delivers `event` to the scopes of this thread and to the global scopes, handing the event
@@ -236,17 +242,5 @@ pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
 
 /// Whether any scope this thread gives to has been asked to stop.
 pub(crate) fn stop_requested() -> bool {
-    if !any_scope_open() {
-        return false;
-    }
-    ROUTES
-        .try_with(|routes| {
-            if let Ok(mut routes) = routes.try_borrow_mut() {
-                routes.refresh();
-            }
-            routes
-                .try_borrow()
-                .is_ok_and(|r| r.scopes().any(|s| s.stop_token().is_stopped()))
-        })
-        .unwrap_or(false)
+    any_scope_open() && any_scope(|s| s.stop_token().is_stopped())
 }
