@@ -941,3 +941,21 @@ fn distinct_values_treat_equal_numbers_as_one() {
     );
     assert_eq!(changed.len(), 4);
 }
+
+#[test]
+fn keyed_streams_are_fused_and_debuggable() {
+    use futures::stream::FusedStream;
+    let gv = given();
+    let mut stream = gv.stream().where_(["x"]).kflatten("x");
+    giving::give!(x = vec![1, 2]);
+    gv.finish().unwrap();
+    assert!(!stream.is_terminated());
+    let items: Vec<Event> = block_on(futures::StreamExt::by_ref(&mut stream).collect());
+    assert_eq!(items.len(), 2);
+    assert!(stream.is_terminated(), "ended streams say so");
+    let shown = format!("{stream:?}");
+    assert!(
+        shown.contains("KFlatten") && shown.contains("Keyed"),
+        "{shown}"
+    );
+}

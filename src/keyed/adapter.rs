@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 /// One step of a keyed operator: turns an input item into at most one output item.
@@ -56,5 +58,24 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, self.stream.size_hint().1)
+    }
+}
+
+impl<S, Op> FusedStream for Keyed<S, Op>
+where
+    S: FusedStream,
+    Op: KeyedOp<S::Item>,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
+
+impl<S: fmt::Debug, Op: fmt::Debug> fmt::Debug for Keyed<S, Op> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Keyed")
+            .field("stream", &self.stream)
+            .field("op", &self.op)
+            .finish()
     }
 }

@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 use crate::{Event, Key, Value};
@@ -96,5 +98,27 @@ where
             (a, b) => a.or(b),
         };
         (lo1.min(lo2), hi)
+    }
+}
+
+impl<S, O> FusedStream for Affix<S, O>
+where
+    S: FusedStream<Item = Event>,
+    O: Stream,
+    O::Item: Into<Value>,
+{
+    fn is_terminated(&self) -> bool {
+        self.done || (self.stream.is_terminated() && self.event.is_none())
+    }
+}
+
+impl<S: fmt::Debug, O: Stream + fmt::Debug> fmt::Debug for Affix<S, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Affix")
+            .field("stream", &self.stream)
+            .field("other", &self.other)
+            .field("key", &self.key)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
     }
 }

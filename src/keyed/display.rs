@@ -1,3 +1,4 @@
+use std::fmt;
 use std::future::Future;
 use std::io::Write;
 use std::pin::Pin;
@@ -37,5 +38,13 @@ impl<S: Stream<Item = Event>> Future for DisplayEvents<S> {
             };
         }
         Poll::Ready(())
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for DisplayEvents<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DisplayEvents")
+            .field("stream", &self.stream)
+            .finish()
     }
 }

@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 use crate::{Event, Key, Value};
@@ -56,5 +58,20 @@ impl<S: Stream<Item = Event>> Stream for KFlatten<S> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         let queued = self.current.as_ref().map_or(0, |(_, rest)| rest.len());
         (queued, None)
+    }
+}
+
+impl<S: FusedStream<Item = Event>> FusedStream for KFlatten<S> {
+    fn is_terminated(&self) -> bool {
+        self.current.is_none() && self.stream.is_terminated()
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for KFlatten<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KFlatten")
+            .field("stream", &self.stream)
+            .field("key", &self.key)
+            .finish_non_exhaustive()
     }
 }

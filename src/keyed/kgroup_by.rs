@@ -1,8 +1,10 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
 use futures::channel::mpsc;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 use crate::{Event, Key, Value};
@@ -75,5 +77,27 @@ impl Stream for KGroup {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         Pin::new(&mut self.receiver).poll_next(cx)
+    }
+}
+
+impl<S: FusedStream<Item = Event>> FusedStream for KGroupBy<S> {
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
+
+impl FusedStream for KGroup {
+    fn is_terminated(&self) -> bool {
+        self.receiver.is_terminated()
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for KGroupBy<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KGroupBy")
+            .field("stream", &self.stream)
+            .field("key", &self.key)
+            .field("groups", &self.groups.len())
+            .finish()
     }
 }
