@@ -43,6 +43,8 @@ pub(crate) struct Subscriber {
     waker: AtomicWaker,
     parked: AtomicBool,
     closed: AtomicBool,
+    /// Set when the stream is dropped: pushes are discarded.
+    detached: AtomicBool,
     dropped: AtomicU64,
 }
 
@@ -59,11 +61,15 @@ impl Subscriber {
             waker: AtomicWaker::new(),
             parked: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            detached: AtomicBool::new(false),
             dropped: AtomicU64::new(0),
         }
     }
 
     pub(crate) fn push(&self, event: Event) {
+        if self.detached.load(Ordering::Relaxed) {
+            return;
+        }
         match &self.queue {
             Queue::Unbounded(queue) => queue.push(event),
             Queue::Bounded(queue) => {
@@ -76,6 +82,26 @@ impl Subscriber {
         if self.parked.load(Ordering::Relaxed) && self.parked.swap(false, Ordering::AcqRel) {
             self.waker.wake();
         }
+        // The stream was dropped while this push ran: its drain may have missed the event.
+        if self.detached.load(Ordering::Relaxed) {
+            self.drain();
+        }
+    }
+
+    /// The stream is gone: free what is queued now, and drop what is pushed from now on.
+    /// Threads that still hold this queue in their route cache (until their next give
+    /// refreshes it) would otherwise fill memory nobody will read.
+    ///
+    /// A push racing with this either sees `detached` and drains after itself, or pushed
+    /// before the drain below: the fences on both sides (`SeqCst` store here, fence in
+    /// `push`) make one of them see the other, so nothing stays queued.
+    pub(crate) fn detach(&self) {
+        self.detached.store(true, Ordering::SeqCst);
+        self.drain();
+    }
+
+    fn drain(&self) {
+        while self.pop().is_some() {}
     }
 
     pub(crate) fn pop(&self) -> Option<Event> {

@@ -100,6 +100,7 @@ impl FusedStream for EventStream {
 impl Drop for EventStream {
     fn drop(&mut self) {
         self.scope.unsubscribe(&self.subscriber);
+        self.subscriber.detach();
     }
 }
 
