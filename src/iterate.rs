@@ -146,7 +146,11 @@ impl<'a, I: Iterator> Iterate<'a, I> {
         let step = self.completed;
         self.completed += 1;
         self.in_window += 1;
-        let synced = last || self.in_window >= self.window;
+        // While a panic unwinds through the loop, the device sync is not called: it may panic
+        // too (the device is what failed), and a second panic aborts the process before any
+        // sink is flushed. The step is still given, unsynced.
+        let unwinding = std::thread::panicking();
+        let synced = !unwinding && (last || self.in_window >= self.window);
         if synced {
             if let Some(sync) = &mut self.sync {
                 sync();

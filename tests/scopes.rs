@@ -134,3 +134,22 @@ fn a_stop_token_ends_iterate_between_steps() {
     gv.finish().unwrap();
     assert_eq!(seen, vec![0, 1, 2, 3, 4]);
 }
+
+#[test]
+fn a_panic_in_the_loop_does_not_call_the_sync_hook_while_unwinding() {
+    let gv = given();
+    let steps = gv.spawn(gv.stream().where_(["step"]).count());
+    let outcome = std::panic::catch_unwind(|| {
+        let sync = || panic!("the device is gone");
+        for step in giving::iterate("train", 0..100).window(1000).sync(sync) {
+            if step == 3 {
+                panic!("diverged");
+            }
+        }
+    });
+    // Without the guard, the sync hook's panic during unwinding aborts the whole process.
+    let panic = outcome.unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"diverged"));
+    gv.finish().unwrap();
+    assert_eq!(steps.join().unwrap(), 4, "the step in progress is still given");
+}

@@ -7,6 +7,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
 
 use crate::common::{Common, check_device};
+use crate::out::say;
 
 #[derive(Debug, Args)]
 pub(crate) struct BenchArgs {
@@ -85,7 +86,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     config.valid_size = 0;
     let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
     config.epochs = args.steps.div_ceil(per_epoch);
-    println!(
+    say!(
         "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
         common.device, args.steps, config.batch_size, args.repeats
     );
@@ -102,7 +103,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         "one subscriber"
     };
     let warmup = bench_run(model, &config, &common.device, Observer::Bare)?;
-    println!(
+    say!(
         "warm-up: {:.0} {}/s",
         warmup.items_per_second(),
         model.item_name()
@@ -111,7 +112,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     for repeat in 0..args.repeats.max(1) {
         let b = bench_run(model, &config, &common.device, Observer::Bare)?.items_per_second();
         let s = bench_run(model, &config, &common.device, observed())?.items_per_second();
-        println!(
+        say!(
             "run {}: bare {b:.0} {items}/s, {observed_name} {s:.0} {items}/s (ratio {:.3})",
             repeat + 1,
             s / b,
@@ -125,7 +126,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
-    println!(
+    say!(
         "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3}",
         median(bare),
         median(subscribed),

@@ -11,6 +11,7 @@
 
 mod bench;
 mod common;
+mod out;
 mod train;
 
 use std::process::ExitCode;

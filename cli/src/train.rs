@@ -10,6 +10,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::{ModelKind, TrainReport};
 
 use crate::common::{Common, check_device};
+use crate::out::say;
 
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -93,7 +94,7 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
     // Bad settings are refused before anything is printed or created (a log file).
     config.validate()?;
     let instruments = args.instruments.instruments()?;
-    println!(
+    say!(
         "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
         common.device,
         config.epochs,
@@ -124,7 +125,7 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
                 .stream()
                 .where_any([keys::LOSS, keys::ACCURACY, keys::RATE])
                 .filter_map(move |event| progress.line(&event))
-                .for_each(|line| println!("{line}"));
+                .for_each(|line| say!("{line}"));
             start.spawn(lines);
             Ok(())
         });
@@ -172,5 +173,5 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
         report.items,
         report.train_time.as_secs_f64(),
     );
-    println!("{summary}");
+    say!("{summary}");
 }

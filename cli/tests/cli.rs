@@ -193,3 +193,25 @@ fn a_bad_setting_is_refused_before_the_banner_and_before_any_log_exists() {
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(stderr.contains("--stop: must be at least 1"), "{stderr}");
 }
+
+#[test]
+fn a_closed_stdout_does_not_panic_the_run() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(["train", "mlp", "--steps", "30", "--batch-size", "8", "--train-size", "64"])
+        .args(["--valid-size", "16", "--every", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe, as `| head -1` does.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "exit {status}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

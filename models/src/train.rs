@@ -53,11 +53,28 @@ pub struct TrainConfig {
 }
 
 impl TrainConfig {
+    /// The most items a bundled data set generates per split. The data is generated in memory
+    /// (a digit is 3 KiB of f32): above this a run would exhaust memory, or overflow the size
+    /// arithmetic, instead of training.
+    pub const MAX_ITEMS: usize = 1_000_000;
+
     /// Checks that the settings can be trained with.
     pub fn validate(&self) -> Result<(), Error> {
         let bad = |what: &str| Err(Error::InvalidConfig(what.to_string()));
         if self.batch_size == 0 {
             return bad("batch size must be at least 1");
+        }
+        for (name, size) in [
+            ("train size", self.train_size),
+            ("validation size", self.valid_size),
+            ("batch size", self.batch_size),
+        ] {
+            if size > Self::MAX_ITEMS {
+                return bad(&format!(
+                    "{name} {size} is above the {} items the bundled data sets generate",
+                    Self::MAX_ITEMS
+                ));
+            }
         }
         // Steps first: `--steps 0` also makes zero epochs, and must be blamed on the steps.
         if self.steps == Some(0) {
