@@ -151,5 +151,9 @@ fn a_panic_in_the_loop_does_not_call_the_sync_hook_while_unwinding() {
     let panic = outcome.unwrap_err();
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"diverged"));
     gv.finish().unwrap();
-    assert_eq!(steps.join().unwrap(), 4, "the step in progress is still given");
+    assert_eq!(
+        steps.join().unwrap(),
+        4,
+        "the step in progress is still given"
+    );
 }

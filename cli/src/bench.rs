@@ -88,7 +88,10 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     config.epochs = args.steps.div_ceil(per_epoch);
     say!(
         "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
-        common.device, args.steps, config.batch_size, args.repeats
+        common.device,
+        args.steps,
+        config.batch_size,
+        args.repeats
     );
     let observed = || {
         if args.instrumented {

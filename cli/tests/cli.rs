@@ -198,7 +198,16 @@ fn a_bad_setting_is_refused_before_the_banner_and_before_any_log_exists() {
 fn a_closed_stdout_does_not_panic_the_run() {
     use std::io::Read;
     let mut child = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(["train", "mlp", "--steps", "30", "--batch-size", "8", "--train-size", "64"])
+        .args([
+            "train",
+            "mlp",
+            "--steps",
+            "30",
+            "--batch-size",
+            "8",
+            "--train-size",
+            "64",
+        ])
         .args(["--valid-size", "16", "--every", "1"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -210,8 +219,53 @@ fn a_closed_stdout_does_not_panic_the_run() {
     stdout.read_exact(&mut first).unwrap();
     drop(stdout);
     let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "exit {status}: {stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_and_sighup_stop_the_run_cleanly_with_a_complete_log() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_giving"))
+            .args(["train", "mlp", "--epochs", "500", "--batch-size", "8", "--every", "5"])
+            .args(["--train-size", "64", "--valid-size", "16", "--log"])
+            .arg(dir.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Wait until training runs: a progress line.
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        while stdout.read_line(&mut line).unwrap() > 0 && !line.contains(" step ") {
+            line.clear();
+        }
+        assert!(line.contains(" step "), "training never printed a step");
+        // Keep reading, so the child never blocks on a full pipe.
+        let drain = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let sent = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+        let out = child.wait_with_output().unwrap();
+        drain.join().unwrap().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "SIG{signal}: {stderr}");
+        let log = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+        let mut reader = giving_instruments::log::LogReader::open(&log).unwrap();
+        let events = reader.by_ref().filter(Result::is_ok).count() as u64;
+        let end = reader.end().expect("SIG{signal}: the log has its end record");
+        assert_eq!(end.events, events);
+    }
 }

@@ -56,6 +56,6 @@ pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]
 pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
-pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Run, Start};
+pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start};
 pub use rate::{Rate, RateMeter};
 pub use threaded::{SinkControl, SinkThread};

@@ -75,7 +75,7 @@ fn failing_instruments_are_reported_and_training_goes_on() {
         };
         let run = Overseer::new().with(probe).quiet(true).run(|| train(50));
         assert_eq!(run.output, Ok(50), "{phase}: training completes");
-        assert_eq!(run.exit_code(), 0);
+        assert_eq!(run.exit_code(), 1, "a failed instrument is not a success");
         assert_eq!(run.problems.len(), 1, "{phase}: {:?}", run.problems);
         let problem = &run.problems[0];
         assert_eq!(problem.instrument, "probe");
@@ -219,4 +219,54 @@ fn train_windows(steps: usize, window: usize) -> usize {
         n += 1;
     }
     n
+}
+
+#[test]
+fn a_sink_failing_mid_run_is_reported_at_once_and_as_an_event() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let reported = Arc::new(AtomicUsize::new(0));
+    let flag = reported.clone();
+    let run = Overseer::new()
+        .quiet(true)
+        .instrument_fn("problems", move |start| {
+            let sink = sink.clone();
+            let problems = start.given().stream().where_(["problem"]);
+            start.spawn(problems.for_each(move |e| sink.lock().unwrap().push(e)));
+            Ok(())
+        })
+        .instrument_fn("disk", move |start| {
+            let reporter = start.reporter();
+            let flag = flag.clone();
+            let steps = start.given().stream().where_(["step"]);
+            start.spawn(steps.for_each(move |event| {
+                if event.get_as::<u64>("step").unwrap() == 10 {
+                    // A sink's disk fills up: it says so now, twice, and goes on.
+                    reporter.report(&"No space left on device (os error 28)");
+                    reporter.report(&"No space left on device (os error 28)");
+                    flag.store(1, Ordering::SeqCst);
+                }
+            }));
+            Ok(())
+        })
+        .run(move || {
+            // Training goes on while the sink fails, and past it.
+            let mut steps = 0;
+            for _ in iterate("train", 0..100_000) {
+                steps += 1;
+                if steps > 20 && reported.load(Ordering::SeqCst) == 1 {
+                    break;
+                }
+                std::thread::yield_now();
+            }
+            steps
+        });
+    assert!(*run.output.as_ref().unwrap() > 20, "training went on");
+    assert_eq!(run.exit_code(), 1);
+    assert_eq!(run.problems.len(), 1, "reported once: {:?}", run.problems);
+    assert_eq!(run.problems[0].instrument, "disk");
+    assert!(run.problems[0].message.contains("No space left"));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1, "one problem event, given while the run went on");
+    assert_eq!(seen[0].get_as::<String>("instrument").unwrap(), "disk");
 }

@@ -82,6 +82,7 @@ impl DeviceSpec {
                     use burn::backend::wgpu::WgpuDevice;
                     use burn::backend::{Autodiff, Wgpu};
                     let device = index.map_or(WgpuDevice::DefaultDevice, WgpuDevice::DiscreteGpu);
+                    probe::<Autodiff<Wgpu>>(self, &device)?;
                     Ok(task.run::<Autodiff<Wgpu>>(device))
                 }
                 #[cfg(not(feature = "wgpu"))]
@@ -96,7 +97,9 @@ impl DeviceSpec {
                 {
                     use burn::backend::cuda::CudaDevice;
                     use burn::backend::{Autodiff, Cuda};
-                    Ok(task.run::<Autodiff<Cuda>>(CudaDevice { index }))
+                    let device = CudaDevice { index };
+                    probe::<Autodiff<Cuda>>(self, &device)?;
+                    Ok(task.run::<Autodiff<Cuda>>(device))
                 }
                 #[cfg(not(feature = "cuda"))]
                 {
@@ -178,6 +181,37 @@ pub trait BackendTask {
 
     /// Runs the work with autodiff backend `B` on `device`.
     fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output;
+}
+
+/// Makes one tiny tensor on `device` and syncs it, so that a device that does not exist
+/// (`wgpu:99`, `cuda:7` on a one-GPU machine) is reported as [`Error::Device`] naming it,
+/// instead of a panic deep inside the backend once training has started. The backend's panic
+/// message is kept in the error and not printed by the panic hook.
+#[allow(dead_code)] // unused when no GPU backend is compiled in
+fn probe<B: burn::tensor::backend::Backend>(
+    spec: &DeviceSpec,
+    device: &B::Device,
+) -> Result<(), Error> {
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    // The device is only read; a half-done probe leaves nothing behind to be unsound about.
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let tensor = burn::tensor::Tensor::<B, 1>::zeros([1], device);
+        B::sync(device).map(|()| tensor)
+    }));
+    std::panic::set_hook(quiet);
+    let message = match outcome {
+        Ok(Ok(_)) => return Ok(()),
+        Ok(Err(error)) => format!("{error:?}"),
+        Err(panic) => panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "the backend panicked".to_owned()),
+    };
+    Err(Error::Device(format!(
+        "cannot use device {spec} (no such device, or its driver failed): {message}"
+    )))
 }
 
 #[cfg(test)]

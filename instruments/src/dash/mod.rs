@@ -24,6 +24,12 @@ use crate::threaded::SinkThread;
 use driver::{Driver, Shared};
 
 pub use render::render_dash;
+
+/// Gives the terminal back (cooked mode, main screen) if a dashboard holds it: for an exit that
+/// runs no destructor (a second signal).
+pub(crate) fn restore_terminal() {
+    term::restore();
+}
 pub use state::{CpuStat, DashState, GpuStat, KeyStat, Series, TaskStat};
 
 /// Where the dashboard draws.

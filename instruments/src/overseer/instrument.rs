@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use giving::{EventStream, Given, Giver, Pipeline, PipelineError};
 
+use super::problem::{Problems, Reporter};
 use super::signals::Flusher;
 use crate::error::InstrumentError;
 
@@ -100,6 +101,7 @@ pub struct Start<'a> {
     pub(crate) gv: &'a Given,
     pub(crate) name: &'a str,
     pub(crate) hooks: &'a mut Hooks,
+    pub(crate) problems: &'a Problems,
 }
 
 impl Start<'_> {
@@ -167,8 +169,14 @@ impl Start<'_> {
         });
     }
 
+    /// A [`Reporter`] for failures that happen while the run goes on (a sink thread whose
+    /// writes fail): reported at once, not only at finish.
+    pub fn reporter(&self) -> Reporter {
+        Reporter::new(self.name, self.problems.clone(), self.gv.giver())
+    }
+
     /// Registers a function that writes buffered data out, called when the run is
-    /// interrupted (Ctrl-C).
+    /// interrupted (Ctrl-C, SIGTERM, SIGHUP).
     pub fn on_interrupt(&mut self, flush: impl Fn() + Send + Sync + 'static) {
         self.hooks.flushers.push(Arc::new(flush));
     }

@@ -10,7 +10,7 @@ mod problem;
 mod signals;
 
 pub use instrument::{Instrument, Outcome, Start};
-pub use problem::{Phase, Problem, Run};
+pub use problem::{Phase, Problem, Reporter, Run};
 
 use crate::error::{InstrumentError, PanicPayload};
 use instrument::{FnInstrument, Hooks};
@@ -31,9 +31,9 @@ struct Slot {
 ///    rate), every pipeline is awaited, every instrument flushes.
 ///
 /// An instrument that fails or panics in any phase is reported ([`Problem`], printed to stderr
-/// at once) and switched off; training goes on. Ctrl-C (on Unix) asks the loop to stop
-/// through the scope's stop token and flushes the sinks; a second Ctrl-C flushes and exits
-/// with code 130.
+/// at once) and switched off; training goes on. Ctrl-C, SIGTERM and SIGHUP (on Unix) ask the
+/// loop to stop through the scope's stop token and flush the sinks; a second one flushes and
+/// exits with 128 + the signal (130 for Ctrl-C).
 ///
 /// ```
 /// use giving::iterate;
@@ -58,8 +58,7 @@ pub struct Overseer {
     slots: Vec<Slot>,
     global: bool,
     ctrl_c: bool,
-    quiet: bool,
-    problems: Vec<Problem>,
+    problems: problem::Problems,
 }
 
 impl Default for Overseer {
@@ -75,8 +74,7 @@ impl Overseer {
             slots: Vec::new(),
             global: false,
             ctrl_c: true,
-            quiet: false,
-            problems: Vec::new(),
+            problems: problem::Problems::new(false),
         }
     }
 
@@ -138,7 +136,8 @@ impl Overseer {
         self
     }
 
-    /// Handle Ctrl-C (Unix): stop the loop cleanly and flush the sinks. Default: true.
+    /// Handle Ctrl-C, SIGTERM and SIGHUP (Unix): stop the loop cleanly and flush the sinks.
+    /// Default: true.
     pub fn ctrl_c(mut self, handle: bool) -> Self {
         self.ctrl_c = handle;
         self
@@ -146,7 +145,7 @@ impl Overseer {
 
     /// Do not print problems to stderr as they happen (they are still in [`Run::problems`]).
     pub fn quiet(mut self, quiet: bool) -> Self {
-        self.quiet = quiet;
+        self.problems = problem::Problems::new(quiet);
         self
     }
 
@@ -157,16 +156,12 @@ impl Overseer {
         message: String,
         panic: Option<PanicPayload>,
     ) {
-        let problem = Problem {
+        self.problems.report(Problem {
             instrument: instrument.to_owned(),
             phase,
             message,
             panic,
-        };
-        if !self.quiet {
-            eprintln!("giving: {problem}");
-        }
-        self.problems.push(problem);
+        });
     }
 
     /// Runs one phase of one active instrument, catching errors and panics; a failing
@@ -210,20 +205,22 @@ impl Overseer {
         let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
         let output = catch_unwind(AssertUnwindSafe(train))
             .map_err(|panic| crate::error::panic_message(panic.as_ref()));
-        let interrupted = interrupts.is_some_and(signals::Interrupts::uninstall);
+        let signal = interrupts.and_then(signals::Interrupts::uninstall);
         let stopped = gv.stop_token().is_stopped();
         self.finish_all(gv, hooks);
         Run {
             output,
-            problems: self.problems,
+            problems: self.problems.take(),
             stopped,
-            interrupted,
+            interrupted: signal.is_some(),
+            signal,
         }
     }
 
     /// Start phase: every instrument, in order.
     fn start_all(&mut self, gv: &Given) -> Hooks {
         let mut hooks = Hooks::default();
+        let problems = self.problems.clone();
         for index in 0..self.slots.len() {
             self.phase(index, Phase::Start, |instrument| {
                 let name = instrument.name().to_owned();
@@ -231,6 +228,7 @@ impl Overseer {
                     gv,
                     name: &name,
                     hooks: &mut hooks,
+                    problems: &problems,
                 })
             });
         }

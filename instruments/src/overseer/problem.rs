@@ -2,6 +2,10 @@
 //! [`Run`] outcome.
 
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use giving::Giver;
+use giving::vocab::keys;
 
 use crate::error::PanicPayload;
 
@@ -64,19 +68,110 @@ pub struct Run<T> {
     pub problems: Vec<Problem>,
     /// Whether the loop was asked to stop (early stop, Ctrl-C).
     pub stopped: bool,
-    /// Whether the run was interrupted by Ctrl-C.
+    /// Whether the run was interrupted by a signal (Ctrl-C, SIGTERM, SIGHUP).
     pub interrupted: bool,
+    /// The signal that interrupted the run (2 for Ctrl-C, 15 for SIGTERM, 1 for SIGHUP).
+    pub signal: Option<i32>,
 }
 
 impl<T> Run<T> {
-    /// The process exit code this outcome calls for: 0 when training returned (also after an
-    /// early stop), 130 after Ctrl-C, 101 (Rust's panic code) when training panicked.
-    /// Instrument problems do not change it: they are reported.
+    /// The process exit code this outcome calls for: 101 (Rust's panic code) when training
+    /// panicked; 128 + the signal when a signal stopped it (130 for Ctrl-C, 143 for SIGTERM,
+    /// 129 for SIGHUP), as shells report; 1 when training returned but an instrument failed
+    /// (a log that stopped being written is not a success); 0 otherwise, also after an early
+    /// stop.
     pub fn exit_code(&self) -> i32 {
-        match (&self.output, self.interrupted) {
+        match (&self.output, self.signal) {
             (Err(_), _) => 101,
-            (Ok(_), true) => 130,
-            (Ok(_), false) => 0,
+            (Ok(_), Some(signal)) => super::signals::exit_code(signal),
+            (Ok(_), None) if !self.problems.is_empty() => 1,
+            (Ok(_), None) => 0,
         }
+    }
+}
+
+/// The problems of a run, shared by the Overseer and the [`Reporter`]s of its instruments.
+#[derive(Clone, Default)]
+pub(crate) struct Problems {
+    list: Arc<Mutex<Vec<Problem>>>,
+    quiet: bool,
+}
+
+impl Problems {
+    pub(crate) fn new(quiet: bool) -> Self {
+        Self {
+            list: Arc::default(),
+            quiet,
+        }
+    }
+
+    /// Records a problem and prints it at once (unless quiet); a problem already reported
+    /// (same instrument, same message: a sink that reported itself mid-run, then failed its
+    /// finish with the same error) is not repeated.
+    pub(crate) fn report(&self, problem: Problem) -> bool {
+        let mut list = self.list.lock().unwrap_or_else(PoisonError::into_inner);
+        let repeated = list
+            .iter()
+            .any(|p| p.instrument == problem.instrument && p.message == problem.message);
+        if repeated {
+            return false;
+        }
+        if !self.quiet {
+            eprintln!("giving: {problem}");
+        }
+        list.push(problem);
+        true
+    }
+
+    pub(crate) fn take(&self) -> Vec<Problem> {
+        std::mem::take(&mut *self.list.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+}
+
+/// Reports an instrument's failure *as it happens* (a sink whose disk filled up mid-run):
+/// printed on stderr at once, given into the run's scope as `{problem, instrument}` (so the
+/// log and the dashboard show it), and kept in [`Run::problems`]. Training goes on. Get one
+/// from [`Start::reporter`](crate::Start::reporter); cheap to clone, usable from any thread.
+#[derive(Clone)]
+pub struct Reporter {
+    instrument: String,
+    problems: Problems,
+    giver: Giver,
+}
+
+impl Reporter {
+    pub(crate) fn new(instrument: &str, problems: Problems, giver: Giver) -> Self {
+        Self {
+            instrument: instrument.to_owned(),
+            problems,
+            giver,
+        }
+    }
+
+    /// Reports `error` now, once: the same message again is ignored.
+    pub fn report(&self, error: &dyn fmt::Display) {
+        let message = error.to_string();
+        let problem = Problem {
+            instrument: self.instrument.clone(),
+            phase: Phase::Run,
+            message: message.clone(),
+            panic: None,
+        };
+        if self.problems.report(problem) {
+            self.giver.give(
+                giving::Event::builder()
+                    .field(keys::PROBLEM, message)
+                    .field(keys::INSTRUMENT, self.instrument.as_str())
+                    .build(),
+            );
+        }
+    }
+}
+
+impl fmt::Debug for Reporter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reporter")
+            .field("instrument", &self.instrument)
+            .finish_non_exhaustive()
     }
 }
