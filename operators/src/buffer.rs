@@ -1,8 +1,10 @@
+use std::fmt;
 use std::mem;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -66,5 +68,28 @@ impl<S: Stream> Stream for Buffer<S> {
             high.and_then(|h| h.checked_add(buffered))
                 .map(|h| h.div_ceil(self.count)),
         )
+    }
+}
+
+impl<S: Stream> fmt::Debug for Buffer<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("stream", &self.stream)
+            .field("count", &self.count)
+            .field("buffered", &self.buf.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for Buffer<S>
+where
+    S: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done
     }
 }

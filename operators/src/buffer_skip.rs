@@ -1,8 +1,10 @@
 use std::collections::VecDeque;
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -65,5 +67,30 @@ where
         }
         // Completion flushes the open (partial) buffers, oldest first.
         Poll::Ready(this.open.pop_front())
+    }
+}
+
+impl<S: Stream> fmt::Debug for BufferSkip<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferSkip")
+            .field("stream", &self.stream)
+            .field("count", &self.count)
+            .field("skip", &self.skip)
+            .field("open", &self.open.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for BufferSkip<S>
+where
+    S: Stream,
+    S::Item: Clone,
+{
+    fn is_terminated(&self) -> bool {
+        self.done && self.open.is_empty()
     }
 }

@@ -1,3 +1,4 @@
+use std::fmt;
 use std::future::Future;
 use std::mem;
 use std::pin::Pin;
@@ -5,6 +6,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -81,5 +83,29 @@ impl<S: Stream> Stream for BufferTime<S> {
             }
             // An empty window emits nothing.
         }
+    }
+}
+
+impl<S: Stream> fmt::Debug for BufferTime<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BufferTime")
+            .field("stream", &self.stream)
+            .field("period", &self.period)
+            .field("max", &self.max)
+            .field("buffered", &self.buf.len())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for BufferTime<S>
+where
+    S: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done && self.buf.is_empty()
     }
 }

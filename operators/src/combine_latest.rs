@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -94,5 +96,34 @@ fn poll_side<S: Stream>(
             false
         }
         Poll::Pending => false,
+    }
+}
+
+impl<A: Stream, B: Stream> fmt::Debug for CombineLatest<A, B>
+where
+    A: fmt::Debug,
+    B: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CombineLatest")
+            .field("a", &self.a)
+            .field("b", &self.b)
+            .field("a_done", &self.a_done)
+            .field("b_done", &self.b_done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: Stream, B: Stream> FusedStream for CombineLatest<A, B>
+where
+    A: Stream,
+    B: Stream,
+    A::Item: Clone,
+    B::Item: Clone,
+{
+    fn is_terminated(&self) -> bool {
+        // As `poll_next`: both sides done, or one done without ever giving a value.
+        let a_over = self.a_done && (self.b_done || self.latest_a.is_none());
+        a_over || (self.b_done && self.latest_b.is_none())
     }
 }

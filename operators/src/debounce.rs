@@ -1,9 +1,11 @@
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -63,5 +65,28 @@ impl<S: Stream> Stream for Debounce<S> {
             ready!(sleep.as_mut().poll(cx));
         }
         Poll::Ready(this.pending.take())
+    }
+}
+
+impl<S: Stream> fmt::Debug for Debounce<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Debounce")
+            .field("stream", &self.stream)
+            .field("period", &self.period)
+            .field("pending", &self.pending.is_some())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for Debounce<S>
+where
+    S: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done && self.pending.is_none()
     }
 }

@@ -1,9 +1,11 @@
 use std::collections::HashSet;
+use std::fmt;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -50,5 +52,27 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, self.stream.size_hint().1)
+    }
+}
+
+impl<S, F, K> fmt::Debug for Distinct<S, F, K>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Distinct")
+            .field("stream", &self.stream)
+            .field("seen", &self.seen.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, F, K> FusedStream for Distinct<S, F, K>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

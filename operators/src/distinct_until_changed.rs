@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -42,5 +44,26 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, self.stream.size_hint().1)
+    }
+}
+
+impl<S: Stream> fmt::Debug for DistinctUntilChanged<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DistinctUntilChanged")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for DistinctUntilChanged<S>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

@@ -1,3 +1,4 @@
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
@@ -34,5 +35,16 @@ where
             (this.f)(item);
         }
         Poll::Ready(())
+    }
+}
+
+impl<S, F> fmt::Debug for ForEach<S, F>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ForEach")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
     }
 }

@@ -1,10 +1,12 @@
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::Hash;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
 use futures::channel::mpsc;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -75,5 +77,27 @@ impl<T> Stream for Group<T> {
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         Pin::new(&mut self.receiver).poll_next(cx)
+    }
+}
+
+impl<S: Stream, F, K> fmt::Debug for GroupBy<S, F, K>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GroupBy")
+            .field("stream", &self.stream)
+            .field("groups", &self.groups.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream, F, K> FusedStream for GroupBy<S, F, K>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

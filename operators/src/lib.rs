@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+pub mod adapters;
 mod buffer;
 mod buffer_skip;
 mod buffer_time;
@@ -64,27 +65,6 @@ mod throttle;
 mod timeout;
 mod with_latest_from;
 
-pub use buffer::Buffer;
-pub use buffer_skip::BufferSkip;
-pub use buffer_time::BufferTime;
-pub use combine_latest::CombineLatest;
-pub use debounce::Debounce;
-pub use distinct::Distinct;
-pub use distinct_until_changed::DistinctUntilChanged;
 pub use ext::StreamOps;
-pub use filter::Filter;
-pub use filter_map::FilterMap;
-pub use for_each::ForEach;
-pub use group_by::{Group, GroupBy};
-pub use pairwise::Pairwise;
-pub use print::Print;
-pub use reduce::{Numeric, Reduce, Reducer, Running};
-pub use roll::Roll;
-pub use sample::Sample;
-pub use share::Shared;
-pub use skip_while::SkipWhile;
-pub use slice::Slice;
-pub use take_while::TakeWhile;
-pub use throttle::Throttle;
-pub use timeout::{Elapsed, Timeout};
-pub use with_latest_from::WithLatestFrom;
+pub use reduce::{Numeric, Reducer};
+pub use timeout::Elapsed;

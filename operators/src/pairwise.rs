@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -47,5 +49,26 @@ where
         let held = usize::from(self.previous.is_some());
         let pairs = |n: usize| (n + held).saturating_sub(1);
         (pairs(low), high.map(pairs))
+    }
+}
+
+impl<S: Stream> fmt::Debug for Pairwise<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pairwise")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for Pairwise<S>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

@@ -1,4 +1,4 @@
-use std::fmt::Display;
+use std::fmt::{self, Display};
 use std::future::Future;
 use std::io::Write;
 use std::pin::Pin;
@@ -36,5 +36,16 @@ where
             let _ = writeln!(std::io::stdout().lock(), "{item}");
         }
         Poll::Ready(())
+    }
+}
+
+impl<S> fmt::Debug for Print<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Print")
+            .field("stream", &self.stream)
+            .finish_non_exhaustive()
     }
 }

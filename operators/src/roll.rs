@@ -1,8 +1,10 @@
 use std::collections::VecDeque;
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -48,5 +50,28 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.stream.size_hint()
+    }
+}
+
+impl<S: Stream> fmt::Debug for Roll<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Roll")
+            .field("stream", &self.stream)
+            .field("n", &self.n)
+            .field("window", &self.window.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for Roll<S>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

@@ -1,8 +1,10 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
@@ -61,5 +63,28 @@ impl<S: Stream> Stream for Sample<S> {
                 return Poll::Ready(Some(item));
             }
         }
+    }
+}
+
+impl<S: Stream> fmt::Debug for Sample<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sample")
+            .field("stream", &self.stream)
+            .field("period", &self.period)
+            .field("latest", &self.latest.is_some())
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Stream> FusedStream for Sample<S>
+where
+    S: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done && self.latest.is_none()
     }
 }

@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -51,5 +53,27 @@ where
         } else {
             self.stream.size_hint()
         }
+    }
+}
+
+impl<S, F> fmt::Debug for SkipWhile<S, F>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SkipWhile")
+            .field("stream", &self.stream)
+            .field("skipping", &self.skipping)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, F> FusedStream for SkipWhile<S, F>
+where
+    S: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

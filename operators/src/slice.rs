@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -49,5 +51,30 @@ impl<S: Stream> Stream for Slice<S> {
                 return Poll::Ready(Some(item));
             }
         }
+    }
+}
+
+impl<S> fmt::Debug for Slice<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Slice")
+            .field("stream", &self.stream)
+            .field("index", &self.index)
+            .field("start", &self.start)
+            .field("end", &self.end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> FusedStream for Slice<S>
+where
+    S: FusedStream,
+{
+    fn is_terminated(&self) -> bool {
+        self.end
+            .is_some_and(|end| self.index >= end || end <= self.start)
+            || self.stream.is_terminated()
     }
 }

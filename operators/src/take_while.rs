@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -52,5 +54,26 @@ where
         } else {
             (0, self.stream.size_hint().1)
         }
+    }
+}
+
+impl<S, F> fmt::Debug for TakeWhile<S, F>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TakeWhile")
+            .field("stream", &self.stream)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, F> FusedStream for TakeWhile<S, F>
+where
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done
     }
 }

@@ -1,8 +1,10 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 use tokio::time::Instant;
 
@@ -47,5 +49,26 @@ impl<S: Stream> Stream for Throttle<S> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, self.stream.size_hint().1)
+    }
+}
+
+impl<S> fmt::Debug for Throttle<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Throttle")
+            .field("stream", &self.stream)
+            .field("period", &self.period)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> FusedStream for Throttle<S>
+where
+    S: FusedStream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

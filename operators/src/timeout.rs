@@ -5,6 +5,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
@@ -84,5 +85,27 @@ impl<S: Stream> Stream for Timeout<S> {
                 }
             }
         }
+    }
+}
+
+impl<S> fmt::Debug for Timeout<S>
+where
+    S: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout")
+            .field("stream", &self.stream)
+            .field("period", &self.period)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> FusedStream for Timeout<S>
+where
+    S: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.done
     }
 }

@@ -1,7 +1,9 @@
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 pin_project! {
@@ -56,5 +58,29 @@ where
             }
             // Items of `self` before any value of `other` are dropped.
         }
+    }
+}
+
+impl<A, B: Stream> fmt::Debug for WithLatestFrom<A, B>
+where
+    A: fmt::Debug,
+    B: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithLatestFrom")
+            .field("stream", &self.stream)
+            .field("other", &self.other)
+            .field("other_done", &self.other_done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A, B: Stream> FusedStream for WithLatestFrom<A, B>
+where
+    A: FusedStream,
+    Self: Stream,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
     }
 }

@@ -51,7 +51,7 @@ pub use where_any::WhereAny;
 pub use wmap::WMap;
 
 use giving_operators::StreamOps;
-use giving_operators::{Reduce, Running, Shared}; // TEMP-ADAPTERS
+use giving_operators::adapters::{Reduce, Running, Shared};
 
 use crate::{Event, FromValue, Key, Value};
 

@@ -6,11 +6,14 @@
 //! a custom one can be used with [`StreamOps::reduce_with`](crate::StreamOps::reduce_with) and
 //! [`StreamOps::running_with`](crate::StreamOps::running_with).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use futures::Stream;
+use futures::future::FusedFuture;
+use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
 mod extremum;
@@ -189,4 +192,52 @@ where
 /// Panics with a clear message when a window size is zero.
 pub(crate) fn check_window(n: usize, what: &str) {
     assert!(n > 0, "{what}: the window size must be at least 1, got 0");
+}
+
+impl<S, R> FusedFuture for Reduce<S, R>
+where
+    S: Stream,
+    R: Reducer<S::Item>,
+{
+    fn is_terminated(&self) -> bool {
+        self.reducer.is_none()
+    }
+}
+
+impl<S, R> FusedStream for Reduce<S, R>
+where
+    S: Stream,
+    R: Reducer<S::Item>,
+{
+    fn is_terminated(&self) -> bool {
+        self.reducer.is_none()
+    }
+}
+
+impl<S, R> FusedStream for Running<S, R>
+where
+    S: FusedStream,
+    R: Reducer<S::Item>,
+{
+    fn is_terminated(&self) -> bool {
+        self.stream.is_terminated()
+    }
+}
+
+impl<S: fmt::Debug, R: fmt::Debug> fmt::Debug for Reduce<S, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reduce")
+            .field("stream", &self.stream)
+            .field("reducer", &self.reducer)
+            .finish()
+    }
+}
+
+impl<S: fmt::Debug, R: fmt::Debug> fmt::Debug for Running<S, R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Running")
+            .field("stream", &self.stream)
+            .field("reducer", &self.reducer)
+            .finish()
+    }
 }
