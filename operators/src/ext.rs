@@ -1169,13 +1169,15 @@ pub trait StreamOps: Stream {
         Running::new(self, RollingAverage::new(n))
     }
 
-    /// The population variance (divided by `n`), at completion (giving's `variance`): `None`
-    /// for an empty stream, `0.0` for one item. Welford's algorithm; a NaN or ∞ gives NaN.
+    /// The sample variance (divided by `n − 1`, as Python's `statistics.variance`), at
+    /// completion (giving's `variance`): `None` for fewer than two items. Welford's algorithm;
+    /// a NaN or ∞ gives NaN. [`pvariance`](StreamOps::pvariance) divides by `n`.
     ///
     /// ```
     /// use giving_operators::StreamOps;
     /// # futures::executor::block_on(async {
-    /// assert_eq!(futures::stream::iter([1.0, 3.0]).variance().await, Some(1.0));
+    /// assert_eq!(futures::stream::iter([1.0, 3.0]).variance().await, Some(2.0));
+    /// assert_eq!(futures::stream::iter([1.0]).variance().await, None);
     /// # });
     /// ```
     fn variance(self) -> Reduce<Self, Variance<Self::Item>>
@@ -1186,14 +1188,14 @@ pub trait StreamOps: Stream {
         Reduce::new(self, Variance::new())
     }
 
-    /// The running population variance, after every item (giving's `variance(scan=True)`).
+    /// The running sample variance, after every item from the second on (giving's
+    /// `variance(scan=True)`).
     ///
     /// ```
     /// use giving_operators::StreamOps;
     /// # futures::executor::block_on(async {
     /// let v: Vec<f64> = futures::stream::iter([1, 3, 5]).variance_scan().collect().await;
-    /// assert_eq!(v[..2], [0.0, 1.0]);
-    /// assert!((v[2] - 8.0 / 3.0).abs() < 1e-12);
+    /// assert_eq!(v, vec![2.0, 4.0]);
     /// # });
     /// ```
     fn variance_scan(self) -> Running<Self, Variance<Self::Item>>
@@ -1204,9 +1206,9 @@ pub trait StreamOps: Stream {
         Running::new(self, Variance::new())
     }
 
-    /// The population variance of the last `n` items, after every item (giving's
-    /// `variance(scan=n)`): O(1) per item (Welford with removal, recomputed every `n` items);
-    /// NaN while a NaN or ∞ is in the window.
+    /// The sample variance of the last `n` items, after every item once the window holds two
+    /// (giving's `variance(scan=n)`): O(1) per item (Welford with removal, recomputed every `n`
+    /// items); NaN while a NaN or ∞ is in the window.
     ///
     /// # Panics
     ///
@@ -1216,7 +1218,7 @@ pub trait StreamOps: Stream {
     /// use giving_operators::StreamOps;
     /// # futures::executor::block_on(async {
     /// let v: Vec<f64> = futures::stream::iter([1, 3, 3, 3]).variance_rolling(2).collect().await;
-    /// assert_eq!(v, vec![0.0, 1.0, 0.0, 0.0]);
+    /// assert_eq!(v, vec![2.0, 0.0, 0.0]);
     /// # });
     /// ```
     fn variance_rolling(self, n: usize) -> Running<Self, RollingVariance<Self::Item>>
@@ -1227,13 +1229,71 @@ pub trait StreamOps: Stream {
         Running::new(self, RollingVariance::new(n))
     }
 
-    /// `(mean, population variance)`, at completion (giving's `average_and_variance`):
-    /// Welford's algorithm, `None` for an empty stream.
+    /// The population variance (divided by `n`, as Python's `statistics.pvariance`), at
+    /// completion: `None` for an empty stream, `0.0` for one item. Not in Python giving, whose
+    /// `variance` is the sample one.
     ///
     /// ```
     /// use giving_operators::StreamOps;
     /// # futures::executor::block_on(async {
-    /// assert_eq!(futures::stream::iter([1, 3]).average_and_variance().await, Some((2.0, 1.0)));
+    /// assert_eq!(futures::stream::iter([1.0, 3.0]).pvariance().await, Some(1.0));
+    /// assert_eq!(futures::stream::iter([1.0]).pvariance().await, Some(0.0));
+    /// # });
+    /// ```
+    fn pvariance(self) -> Reduce<Self, Variance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Reduce::new(self, Variance::population())
+    }
+
+    /// The running population variance, after every item.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([1, 3, 5]).pvariance_scan().collect().await;
+    /// assert_eq!(v[..2], [0.0, 1.0]);
+    /// assert!((v[2] - 8.0 / 3.0).abs() < 1e-12);
+    /// # });
+    /// ```
+    fn pvariance_scan(self) -> Running<Self, Variance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, Variance::population())
+    }
+
+    /// The population variance of the last `n` items, after every item; O(1) per item.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<f64> = futures::stream::iter([1, 3, 3, 3]).pvariance_rolling(2).collect().await;
+    /// assert_eq!(v, vec![0.0, 1.0, 0.0, 0.0]);
+    /// # });
+    /// ```
+    fn pvariance_rolling(self, n: usize) -> Running<Self, RollingVariance<Self::Item>>
+    where
+        Self::Item: Numeric,
+        Self: Sized,
+    {
+        Running::new(self, RollingVariance::of(n, crate::reduce::Spread::Population))
+    }
+
+    /// `(mean, sample variance)`, at completion (giving's `average_and_variance`): Welford's
+    /// algorithm, `None` for fewer than two items.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter([1, 3]).average_and_variance().await, Some((2.0, 2.0)));
     /// # });
     /// ```
     fn average_and_variance(self) -> Reduce<Self, AverageVariance<Self::Item>>
@@ -1244,13 +1304,13 @@ pub trait StreamOps: Stream {
         Reduce::new(self, AverageVariance::new())
     }
 
-    /// The running `(mean, population variance)`, after every item.
+    /// The running `(mean, sample variance)`, after every item from the second on.
     ///
     /// ```
     /// use giving_operators::StreamOps;
     /// # futures::executor::block_on(async {
-    /// let v: Vec<(f64, f64)> = futures::stream::iter([1, 3]).average_and_variance_scan().collect().await;
-    /// assert_eq!(v, vec![(1.0, 0.0), (2.0, 1.0)]);
+    /// let v: Vec<(f64, f64)> = futures::stream::iter([1, 3, 5]).average_and_variance_scan().collect().await;
+    /// assert_eq!(v, vec![(2.0, 2.0), (3.0, 4.0)]);
     /// # });
     /// ```
     fn average_and_variance_scan(self) -> Running<Self, AverageVariance<Self::Item>>
@@ -1261,7 +1321,8 @@ pub trait StreamOps: Stream {
         Running::new(self, AverageVariance::new())
     }
 
-    /// `(mean, population variance)` of the last `n` items, after every item; O(1) per item.
+    /// `(mean, sample variance)` of the last `n` items, after every item once the window
+    /// holds two; O(1) per item.
     ///
     /// # Panics
     ///
@@ -1274,7 +1335,7 @@ pub trait StreamOps: Stream {
     ///     .average_and_variance_rolling(2)
     ///     .collect()
     ///     .await;
-    /// assert_eq!(v, vec![(1.0, 0.0), (2.0, 1.0), (3.0, 0.0)]);
+    /// assert_eq!(v, vec![(2.0, 2.0), (3.0, 0.0)]);
     /// # });
     /// ```
     fn average_and_variance_rolling(

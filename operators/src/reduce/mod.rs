@@ -28,7 +28,8 @@ pub use extremum::{
 };
 pub use generic::{Count, ElementAt, First, Fold, Last, ReduceFn, RollingCount, RollingReduce};
 pub use moments::{
-    Average, AverageVariance, RollingAverage, RollingAverageVariance, RollingVariance, Variance,
+    Average, AverageVariance, RollingAverage, RollingAverageVariance, RollingVariance, Spread,
+    Variance,
 };
 pub use numeric::Numeric;
 pub use sum::{RollingSum, Sum};

@@ -149,10 +149,14 @@ impl Welford {
         self.shift + self.mean
     }
 
-    /// Population variance (divides by `n`).
+    /// The variance of `kind`, once there are enough items for it (two for the sample
+    /// variance, one for the population variance).
     #[inline]
-    fn variance(&self) -> f64 {
-        self.m2 / self.n as f64
+    fn variance(&self, kind: Spread) -> Option<f64> {
+        match kind {
+            Spread::Sample => (self.n >= 2).then(|| self.m2 / (self.n - 1) as f64),
+            Spread::Population => (self.n >= 1).then(|| self.m2 / self.n as f64),
+        }
     }
 
     /// Exact two-pass statistics of `values`, shifted by their mean.
@@ -177,20 +181,45 @@ impl Welford {
     }
 }
 
-/// The mean and population variance of every item, with Welford's algorithm
-/// ([`StreamOps::average_and_variance`](crate::StreamOps::average_and_variance)). `None` for an
-/// empty stream; IEEE for NaN/∞ (a NaN or ∞ makes the variance NaN).
+/// Which variance: the sample variance divides by `n − 1` (Python's `statistics.variance`,
+/// what Python giving computes), the population variance by `n` (`statistics.pvariance`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Spread {
+    /// Divides by `n − 1`; needs two items (the default, as Python giving).
+    #[default]
+    Sample,
+    /// Divides by `n`; defined from one item.
+    Population,
+}
+
+/// The mean and variance of every item, with Welford's algorithm
+/// ([`StreamOps::average_and_variance`](crate::StreamOps::average_and_variance)). The sample
+/// variance by default (`None` until two items, as Python giving), the population variance with
+/// [`population`](AverageVariance::population). IEEE for NaN/∞ (a NaN or ∞ makes the variance
+/// NaN).
 #[derive(Clone, Debug)]
 pub struct AverageVariance<T> {
     w: Welford,
+    kind: Spread,
     _item: PhantomData<fn(T)>,
 }
 
 impl<T> AverageVariance<T> {
-    /// An empty accumulator.
+    /// An empty accumulator of the sample variance.
     pub fn new() -> Self {
+        Self::of(Spread::Sample)
+    }
+
+    /// An empty accumulator of the population variance.
+    pub fn population() -> Self {
+        Self::of(Spread::Population)
+    }
+
+    /// An empty accumulator of `kind`.
+    pub fn of(kind: Spread) -> Self {
         Self {
             w: Welford::default(),
+            kind,
             _item: PhantomData,
         }
     }
@@ -213,7 +242,7 @@ impl<T: Numeric> Reducer<T> for AverageVariance<T> {
 
     #[inline]
     fn value(&mut self) -> Option<(f64, f64)> {
-        (self.w.n > 0).then(|| (self.w.mean(), self.w.variance()))
+        Some((self.w.mean(), self.w.variance(self.kind)?))
     }
 
     fn finish(mut self) -> Option<(f64, f64)> {
@@ -225,8 +254,9 @@ impl<T: Numeric> Reducer<T> for AverageVariance<T> {
     }
 }
 
-/// The population variance of every item ([`StreamOps::variance`](crate::StreamOps::variance)):
-/// the second half of [`AverageVariance`].
+/// The variance of every item ([`StreamOps::variance`](crate::StreamOps::variance), sample;
+/// [`StreamOps::pvariance`](crate::StreamOps::pvariance), population): the second half of
+/// [`AverageVariance`].
 #[derive(Clone, Debug)]
 pub struct Variance<T>(AverageVariance<T>);
 
@@ -237,9 +267,14 @@ impl<T> Default for Variance<T> {
 }
 
 impl<T> Variance<T> {
-    /// An empty accumulator.
+    /// An empty accumulator of the sample variance.
     pub fn new() -> Self {
         Self(AverageVariance::new())
+    }
+
+    /// An empty accumulator of the population variance.
+    pub fn population() -> Self {
+        Self(AverageVariance::population())
     }
 }
 
@@ -266,7 +301,7 @@ impl<T: Numeric> Reducer<T> for Variance<T> {
     }
 }
 
-/// The mean and population variance of the last `n` items
+/// The mean and variance (sample by default, or population) of the last `n` items
 /// ([`StreamOps::average_and_variance_rolling`](crate::StreamOps::average_and_variance_rolling)),
 /// O(1) per item: Welford's update with removal of the item leaving the window, recomputed
 /// exactly (two passes) every `n` items so rounding drift never accumulates. NaN/∞ in the window
@@ -276,6 +311,7 @@ impl<T: Numeric> Reducer<T> for Variance<T> {
 pub struct RollingAverageVariance<T> {
     window: VecDeque<f64>,
     n: usize,
+    kind: Spread,
     w: Welford,
     non_finite: NonFinite,
     since_recompute: usize,
@@ -289,10 +325,20 @@ impl<T> RollingAverageVariance<T> {
     ///
     /// If `n` is zero.
     pub fn new(n: usize) -> Self {
+        Self::of(n, Spread::Sample)
+    }
+
+    /// A rolling mean and variance of `kind` over the last `n` items.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn of(n: usize, kind: Spread) -> Self {
         check_window(n, "average_and_variance_rolling");
         Self {
             window: VecDeque::with_capacity(n),
             n,
+            kind,
             w: Welford::default(),
             non_finite: NonFinite::default(),
             since_recompute: 0,
@@ -321,7 +367,11 @@ impl<T> RollingAverageVariance<T> {
 
     #[inline]
     fn current(&self) -> Option<(f64, f64)> {
-        if self.window.is_empty() {
+        let needed = match self.kind {
+            Spread::Sample => 2,
+            Spread::Population => 1,
+        };
+        if self.window.len() < needed {
             return None;
         }
         if self.non_finite.any() {
@@ -330,7 +380,7 @@ impl<T> RollingAverageVariance<T> {
             let mean = self.non_finite.sum().unwrap_or(f64::NAN);
             return Some((mean, f64::NAN));
         }
-        Some((self.w.mean(), self.w.variance()))
+        Some((self.w.mean(), self.w.variance(self.kind)?))
     }
 }
 
@@ -357,9 +407,10 @@ impl<T: Numeric> Reducer<T> for RollingAverageVariance<T> {
     }
 }
 
-/// The population variance of the last `n` items
-/// ([`StreamOps::variance_rolling`](crate::StreamOps::variance_rolling)): the second half of
-/// [`RollingAverageVariance`].
+/// The variance of the last `n` items
+/// ([`StreamOps::variance_rolling`](crate::StreamOps::variance_rolling), sample;
+/// [`StreamOps::pvariance_rolling`](crate::StreamOps::pvariance_rolling), population): the
+/// second half of [`RollingAverageVariance`].
 #[derive(Clone, Debug)]
 pub struct RollingVariance<T>(RollingAverageVariance<T>);
 
@@ -370,8 +421,17 @@ impl<T> RollingVariance<T> {
     ///
     /// If `n` is zero.
     pub fn new(n: usize) -> Self {
+        Self::of(n, Spread::Sample)
+    }
+
+    /// A rolling variance of `kind` over the last `n` items.
+    ///
+    /// # Panics
+    ///
+    /// If `n` is zero.
+    pub fn of(n: usize, kind: Spread) -> Self {
         check_window(n, "variance_rolling");
-        Self(RollingAverageVariance::new(n))
+        Self(RollingAverageVariance::of(n, kind))
     }
 }
 

@@ -262,11 +262,19 @@ fn close(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
 }
 
+/// Mean and population variance, the naive two-pass way.
 fn brute_mean_var(w: &[f64]) -> (f64, f64) {
     let n = w.len() as f64;
     let mean = w.iter().sum::<f64>() / n;
     let var = w.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
     (mean, var)
+}
+
+/// Mean and sample variance (divided by n − 1), the naive two-pass way.
+fn brute_mean_sample_var(w: &[f64]) -> (f64, f64) {
+    let (mean, pvar) = brute_mean_var(w);
+    let n = w.len() as f64;
+    (mean, pvar * n / (n - 1.0))
 }
 
 #[test]
@@ -317,9 +325,14 @@ fn average_rolling_nan_leaves_with_its_window() {
 
 #[test]
 fn variance_final_and_scan() {
-    assert_eq!(block_on(stream::iter([1.0, 3.0]).variance()), Some(1.0));
-    assert_eq!(block_on(stream::iter([5]).variance()), Some(0.0));
+    // Expected values: Python's `statistics.variance` (sample) and `pvariance` (population)
+    // on the same numbers, as Python giving computes its `variance`.
+    assert_eq!(block_on(stream::iter([1.0, 3.0]).variance()), Some(2.0));
+    assert_eq!(block_on(stream::iter([1.0, 3.0]).pvariance()), Some(1.0));
+    assert_eq!(block_on(stream::iter([5]).variance()), None, "one item: nothing");
+    assert_eq!(block_on(stream::iter([5]).pvariance()), Some(0.0));
     assert_eq!(block_on(empty::<f64>().variance()), None);
+    assert_eq!(block_on(empty::<f64>().pvariance()), None);
     assert!(
         block_on(stream::iter([1.0, f64::NAN]).variance())
             .unwrap()
@@ -332,28 +345,36 @@ fn variance_final_and_scan() {
     );
     assert_eq!(
         block_on(stream::iter([2, 4, 4, 4, 5, 5, 7, 9]).average_and_variance()),
-        Some((5.0, 4.0))
+        Some((5.0, 4.571428571428571))
     );
+    assert_eq!(
+        block_on(stream::iter([0.5, 0.25, 0.125, 1.0]).variance()),
+        Some(0.14973958333333334)
+    );
+    assert_eq!(block_on(stream::iter([7]).average_and_variance()), None);
     assert_eq!(block_on(empty::<i32>().average_and_variance()), None);
-    let v = collect(stream::iter([1, 3, 5]).variance_scan());
+    assert_eq!(collect(stream::iter([1, 3, 5]).variance_scan()), vec![2.0, 4.0]);
+    let v = collect(stream::iter([1, 3, 5]).pvariance_scan());
     assert!(close(v[2], 8.0 / 3.0) && v[..2] == [0.0, 1.0]);
     let v = collect(stream::iter([1, 3]).average_and_variance_scan());
-    assert_eq!(v, vec![(1.0, 0.0), (2.0, 1.0)]);
+    assert_eq!(v, vec![(2.0, 2.0)]);
 }
 
 #[test]
 fn variance_is_numerically_stable() {
     // Welford: a large offset does not destroy the variance (naive E[x²]-E[x]² would).
+    // statistics.variance([1e9 + (i % 4) for i in range(1000)]) and of its last 100 items.
     let items: Vec<f64> = (0..1000).map(|i| 1e9 + (i % 4) as f64).collect();
-    let (_, want) = brute_mean_var(&items);
     let got = block_on(stream::iter(items.clone()).variance()).unwrap();
-    assert!(close(got, want), "{got} vs {want}");
-    let rolled = collect(stream::iter(items).variance_rolling(100));
+    assert!(close(got, 1.2512512512512513), "{got}");
+    let rolled = collect(stream::iter(items.clone()).variance_rolling(100));
     assert!(
-        close(*rolled.last().unwrap(), 1.25),
+        close(*rolled.last().unwrap(), 1.2626262626262625),
         "{}",
         rolled.last().unwrap()
     );
+    let rolled = collect(stream::iter(items).pvariance_rolling(100));
+    assert!(close(*rolled.last().unwrap(), 1.25));
 }
 
 #[test]
@@ -365,14 +386,23 @@ fn average_and_variance_rolling_match_brute_force() {
     for n in [1, 2, 7, 100, 4000] {
         let got = collect(stream::iter(items.clone()).average_and_variance_rolling(n));
         let vars = collect(stream::iter(items.clone()).variance_rolling(n));
-        for (i, ((m, v), v2)) in got.iter().zip(&vars).enumerate() {
-            let (mean, var) = brute_mean_var(&items[(i + 1).saturating_sub(n)..=i]);
+        let pvars = collect(stream::iter(items.clone()).pvariance_rolling(n));
+        // The sample variance needs two items in the window: a window of 1 never has them.
+        let first = if n == 1 { items.len() } else { 1 };
+        assert_eq!(got.len(), items.len() - first, "n {n}");
+        for (k, ((m, v), v2)) in got.iter().zip(&vars).enumerate() {
+            let i = k + first;
+            let (mean, var) = brute_mean_sample_var(&items[(i + 1).saturating_sub(n)..=i]);
             assert!(close(*m, mean), "n {n} at {i}: mean {m} vs {mean}");
             assert!(
                 (v - var).abs() <= 1e-7 * var.max(1.0),
                 "n {n} at {i}: var {v} vs {var}"
             );
             assert_eq!(v, v2);
+        }
+        for (i, v) in pvars.iter().enumerate() {
+            let (_, var) = brute_mean_var(&items[(i + 1).saturating_sub(n)..=i]);
+            assert!((v - var).abs() <= 1e-7 * var.max(1.0), "n {n} at {i}");
         }
     }
 }
@@ -383,12 +413,13 @@ fn variance_rolling_non_finite_windows_are_nan_then_recover() {
     let v = collect(
         stream::iter([1.0, 3.0, nan, 3.0, 5.0, inf, 1.0, 1.0]).average_and_variance_rolling(2),
     );
-    assert_eq!(v[1], (2.0, 1.0));
-    assert!(v[2].0.is_nan() && v[2].1.is_nan() && v[3].1.is_nan());
-    assert_eq!(v[4], (4.0, 1.0));
+    // One value per window of two: seven windows for eight items.
+    assert_eq!(v[0], (2.0, 2.0));
+    assert!(v[1].0.is_nan() && v[1].1.is_nan() && v[2].1.is_nan());
+    assert_eq!(v[3], (4.0, 2.0));
+    assert!(v[4].0 == inf && v[4].1.is_nan());
     assert!(v[5].0 == inf && v[5].1.is_nan());
-    assert!(v[6].0 == inf && v[6].1.is_nan());
-    assert_eq!(v[7], (1.0, 0.0));
+    assert_eq!(v[6], (1.0, 0.0));
 }
 
 // ---- reduce / fold / scan -------------------------------------------------------------------
