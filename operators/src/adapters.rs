@@ -3,6 +3,7 @@
 //! are here for signatures that must. Each implements `Debug` when its upstream does (closures
 //! are not shown), and `FusedStream` (or `FusedFuture`) where it can tell that it has ended.
 
+pub use crate::at_end::AtEnd;
 pub use crate::buffer::Buffer;
 pub use crate::buffer_skip::BufferSkip;
 pub use crate::buffer_time::BufferTime;
@@ -10,6 +11,7 @@ pub use crate::combine_latest::CombineLatest;
 pub use crate::debounce::Debounce;
 pub use crate::distinct::Distinct;
 pub use crate::distinct_until_changed::DistinctUntilChanged;
+pub use crate::distinct_until_changed_by::DistinctUntilChangedBy;
 pub use crate::filter::Filter;
 pub use crate::filter_map::FilterMap;
 pub use crate::for_each::ForEach;
@@ -22,6 +24,8 @@ pub use crate::sample::Sample;
 pub use crate::share::Shared;
 pub use crate::skip_while::SkipWhile;
 pub use crate::slice::Slice;
+pub use crate::slice_by::SliceBy;
+pub use crate::take_last::HoldLast;
 pub use crate::take_while::TakeWhile;
 pub use crate::throttle::Throttle;
 pub use crate::timeout::Timeout;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream;
 
+use crate::at_end::AtEnd;
 use crate::buffer::Buffer;
 use crate::buffer_skip::BufferSkip;
 use crate::buffer_time::BufferTime;
@@ -14,6 +15,7 @@ use crate::combine_latest::CombineLatest;
 use crate::debounce::Debounce;
 use crate::distinct::Distinct;
 use crate::distinct_until_changed::DistinctUntilChanged;
+use crate::distinct_until_changed_by::DistinctUntilChangedBy;
 use crate::filter::Filter;
 use crate::filter_map::FilterMap;
 use crate::for_each::ForEach;
@@ -31,6 +33,8 @@ use crate::sample::Sample;
 use crate::share::Shared;
 use crate::skip_while::SkipWhile;
 use crate::slice::Slice;
+use crate::slice_by::SliceBy;
+use crate::take_last::HoldLast;
 use crate::take_while::TakeWhile;
 use crate::throttle::Throttle;
 use crate::timeout::Timeout;
@@ -504,6 +508,137 @@ pub trait StreamOps: Stream {
         Self: Sized,
     {
         DistinctUntilChanged::new(self)
+    }
+
+    /// Drops an item whose `key` equals the previous item's key (giving's
+    /// `distinct_until_changed(key=)`, rx `distinct_until_changed(key_mapper)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let words = futures::stream::iter(["a", "b", "cc", "dd", "e"]);
+    /// let v: Vec<&str> = words.distinct_until_changed_by_key(|w| w.len()).collect().await;
+    /// assert_eq!(v, vec!["a", "cc", "e"]);
+    /// # });
+    /// ```
+    fn distinct_until_changed_by_key<K, F>(self, key: F) -> DistinctUntilChangedBy<Self, F, K>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: PartialEq,
+        Self: Sized,
+    {
+        DistinctUntilChangedBy::new(self, key)
+    }
+
+    /// The last `n` items, emitted when the stream completes (giving's `take_last`, rx
+    /// `takeLast`); holds at most `n` items meanwhile.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=5).take_last(2).collect().await;
+    /// assert_eq!(v, vec![4, 5]);
+    /// # });
+    /// ```
+    fn take_last(self, n: usize) -> HoldLast<Self>
+    where
+        Self: Sized,
+    {
+        HoldLast::take(self, n)
+    }
+
+    /// Every item but the last `n` (giving's `skip_last`, rx `skipLast`): each item is
+    /// emitted once `n` more have arrived behind it.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter(1..=5).skip_last(2).collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    fn skip_last(self, n: usize) -> HoldLast<Self>
+    where
+        Self: Sized,
+    {
+        HoldLast::skip(self, n)
+    }
+
+    /// Python's `items[start:stop:step]` (giving's `slice(start, stop, step)`): `None` for an
+    /// open end, negative indices counted from the end, `step` at least 1. Streams when no
+    /// index is negative; a negative index is resolved at completion, so the items are held
+    /// until then.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let every_other: Vec<i32> = futures::stream::iter(0..10).slice_by(Some(1), Some(8), 2).collect().await;
+    /// assert_eq!(every_other, vec![1, 3, 5, 7]);
+    /// let last_three: Vec<i32> = futures::stream::iter(0..10).slice_by(Some(-3), None, 1).collect().await;
+    /// assert_eq!(last_three, vec![7, 8, 9]);
+    /// # });
+    /// ```
+    fn slice_by(self, start: Option<isize>, stop: Option<isize>, step: usize) -> SliceBy<Self>
+    where
+        Self: Sized,
+    {
+        SliceBy::new(self, start, stop, step)
+    }
+
+    /// Every item, sorted, emitted when the stream completes (giving's `sort`); stable. Items
+    /// that do not compare (NaN) count as equal to every other.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<i32> = futures::stream::iter([3, 1, 2]).sort().collect().await;
+    /// assert_eq!(v, vec![1, 2, 3]);
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sort(self) -> AtEnd<Self, fn(Vec<Self::Item>) -> Vec<Self::Item>>
+    where
+        Self::Item: PartialOrd,
+        Self: Sized,
+    {
+        AtEnd::new(self, |mut items: Vec<Self::Item>| {
+            items.sort_by(|a, b| a.partial_cmp(b).unwrap_or(std::cmp::Ordering::Equal));
+            items
+        })
+    }
+
+    /// Every item, sorted by `key`, emitted when the stream completes (giving's
+    /// `sort(key=)`); stable.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let v: Vec<&str> = futures::stream::iter(["ccc", "a", "bb"]).sort_by_key(|s| s.len()).collect().await;
+    /// assert_eq!(v, vec!["a", "bb", "ccc"]);
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn sort_by_key<K, F>(
+        self,
+        mut key: F,
+    ) -> AtEnd<Self, Box<dyn FnOnce(Vec<Self::Item>) -> Vec<Self::Item> + Send>>
+    where
+        F: FnMut(&Self::Item) -> K + Send + 'static,
+        K: PartialOrd,
+        Self::Item: 'static,
+        Self: Sized,
+    {
+        AtEnd::new(
+            self,
+            Box::new(move |mut items: Vec<Self::Item>| {
+                items.sort_by(|a, b| {
+                    key(a)
+                        .partial_cmp(&key(b))
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                });
+                items
+            }),
+        )
     }
 
     // ----------------------------------------------------------------------------------------
@@ -1284,7 +1419,10 @@ pub trait StreamOps: Stream {
         Self::Item: Numeric,
         Self: Sized,
     {
-        Running::new(self, RollingVariance::of(n, crate::reduce::Spread::Population))
+        Running::new(
+            self,
+            RollingVariance::of(n, crate::reduce::Spread::Population),
+        )
     }
 
     /// `(mean, sample variance)`, at completion (giving's `average_and_variance`): Welford's
@@ -1497,6 +1635,97 @@ pub trait StreamOps: Stream {
         Self: Sized,
     {
         Reduce::new(self, ElementAt::new(index))
+    }
+
+    /// The `n` items with the largest `key`, largest first, at completion (giving's
+    /// `top(n, key=)`); among equal keys the earlier ranks first; NaN keys are ignored.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let words = futures::stream::iter(["a", "ccc", "bb", "dd"]);
+    /// assert_eq!(words.top_by_key(2, |w| w.len()).await, vec!["ccc", "bb"]);
+    /// # });
+    /// ```
+    fn top_by_key<K, F>(self, n: usize, key: F) -> Reduce<Self, Top<Self::Item, ByKey<F>, true>>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: PartialOrd,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Top::new(n, ByKey(key)))
+    }
+
+    /// The `n` items with the smallest `key`, smallest first, at completion (giving's
+    /// `bottom(n, key=)`); same rules as [`top_by_key`](StreamOps::top_by_key).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let words = futures::stream::iter(["ccc", "a", "bb", "d"]);
+    /// assert_eq!(words.bottom_by_key(2, |w| w.len()).await, vec!["a", "d"]);
+    /// # });
+    /// ```
+    fn bottom_by_key<K, F>(self, n: usize, key: F) -> Reduce<Self, Top<Self::Item, ByKey<F>, false>>
+    where
+        F: FnMut(&Self::Item) -> K,
+        K: PartialOrd,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(self, Top::new(n, ByKey(key)))
+    }
+
+    /// How many items meet `predicate`, at completion (giving's `count(predicate=)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=10).count_where(|x| x % 3 == 0).await, 3);
+    /// # });
+    /// ```
+    fn count_where<P>(self, predicate: P) -> Reduce<Filter<Self, P>, Count>
+    where
+        P: FnMut(&Self::Item) -> bool,
+        Self: Sized,
+    {
+        Reduce::new(Filter::new(self, predicate), Count::new())
+    }
+
+    /// The first item that meets `predicate` (giving's `first(predicate=)`); completes at once
+    /// when found, `None` if none does.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=10).first_where(|x| *x > 4).await, Some(5));
+    /// # });
+    /// ```
+    fn first_where<P>(self, predicate: P) -> Reduce<Filter<Self, P>, First<Self::Item>>
+    where
+        P: FnMut(&Self::Item) -> bool,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(Filter::new(self, predicate), First::new())
+    }
+
+    /// The last item that meets `predicate`, at completion (giving's `last(predicate=)`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// assert_eq!(futures::stream::iter(1..=10).last_where(|x| x % 4 == 0).await, Some(8));
+    /// # });
+    /// ```
+    fn last_where<P>(self, predicate: P) -> Reduce<Filter<Self, P>, Last<Self::Item>>
+    where
+        P: FnMut(&Self::Item) -> bool,
+        Self::Item: Clone,
+        Self: Sized,
+    {
+        Reduce::new(Filter::new(self, predicate), Last::new())
     }
 
     /// The `n` largest items, largest first, at completion (giving's `top`): an empty `Vec` for

@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 
 pub mod adapters;
+mod at_end;
 mod buffer;
 mod buffer_skip;
 mod buffer_time;
@@ -47,6 +48,7 @@ mod combine_latest;
 mod debounce;
 mod distinct;
 mod distinct_until_changed;
+mod distinct_until_changed_by;
 mod ext;
 mod filter;
 mod filter_map;
@@ -60,6 +62,8 @@ mod sample;
 mod share;
 mod skip_while;
 mod slice;
+mod slice_by;
+mod take_last;
 mod take_while;
 mod throttle;
 mod timeout;

@@ -5,6 +5,7 @@
 
 mod combining;
 mod filtering;
+mod parity;
 mod reductions;
 mod time;
 mod windows;

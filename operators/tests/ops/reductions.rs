@@ -329,7 +329,11 @@ fn variance_final_and_scan() {
     // on the same numbers, as Python giving computes its `variance`.
     assert_eq!(block_on(stream::iter([1.0, 3.0]).variance()), Some(2.0));
     assert_eq!(block_on(stream::iter([1.0, 3.0]).pvariance()), Some(1.0));
-    assert_eq!(block_on(stream::iter([5]).variance()), None, "one item: nothing");
+    assert_eq!(
+        block_on(stream::iter([5]).variance()),
+        None,
+        "one item: nothing"
+    );
     assert_eq!(block_on(stream::iter([5]).pvariance()), Some(0.0));
     assert_eq!(block_on(empty::<f64>().variance()), None);
     assert_eq!(block_on(empty::<f64>().pvariance()), None);
@@ -353,7 +357,10 @@ fn variance_final_and_scan() {
     );
     assert_eq!(block_on(stream::iter([7]).average_and_variance()), None);
     assert_eq!(block_on(empty::<i32>().average_and_variance()), None);
-    assert_eq!(collect(stream::iter([1, 3, 5]).variance_scan()), vec![2.0, 4.0]);
+    assert_eq!(
+        collect(stream::iter([1, 3, 5]).variance_scan()),
+        vec![2.0, 4.0]
+    );
     let v = collect(stream::iter([1, 3, 5]).pvariance_scan());
     assert!(close(v[2], 8.0 / 3.0) && v[..2] == [0.0, 1.0]);
     let v = collect(stream::iter([1, 3]).average_and_variance_scan());
