@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::context;
 use crate::event::{Fields, Origin, Timestamp};
 use crate::queue::Subscriber;
 use crate::routing;
@@ -141,7 +142,12 @@ pub fn give_array<const N: usize>(
     build: impl FnOnce() -> [(&'static str, Value); N],
 ) {
     if routing::has_receivers() {
-        routing::dispatch(event_from_array(origin, build()));
+        let event = if context::is_active() {
+            context::event_with(origin, fields(build()))
+        } else {
+            event_from_array(origin, build())
+        };
+        routing::dispatch(event);
     }
 }
 
@@ -150,7 +156,12 @@ pub fn give_array<const N: usize>(
 #[inline]
 pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
     if routing::has_receivers() {
-        routing::dispatch(event_at(origin, build()));
+        let event = if context::is_active() {
+            context::event_with(origin, build())
+        } else {
+            event_at(origin, build())
+        };
+        routing::dispatch(event);
     }
 }
 

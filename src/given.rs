@@ -111,6 +111,34 @@ impl Given {
         self.pipelines.spawn(pipeline)
     }
 
+    /// Runs a *check*: a pipeline whose output says whether what it watched was right
+    /// (`Err` if not), such as the `fail*` sinks of
+    /// [`StreamOps`](giving_operators::StreamOps). A failed check is reported by
+    /// [`finish`](Given::finish) as [`PipelineError::CheckFailed`](crate::PipelineError), with
+    /// its message naming the item that failed it, as milabench's health checks report a bad
+    /// run; training is not interrupted.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::{FinishError, PipelineError, give, given};
+    ///
+    /// let gv = given();
+    /// gv.check(gv.stream().key::<f64>("loss").fail_if(|l| l.is_nan(), "the loss diverged"));
+    /// for loss in [0.5, f64::NAN, 0.4] {
+    ///     give!(loss);
+    /// }
+    /// let Err(FinishError::Failed(failures)) = gv.finish() else { panic!("not reported") };
+    /// assert_eq!(failures[0].to_string(), "check #0 failed: the loss diverged: NaN");
+    /// ```
+    pub fn check<F, T, E>(&self, check: F) -> Pipeline<F::Output>
+    where
+        F: Future<Output = Result<T, E>> + Send + 'static,
+        T: Send + 'static,
+        E: std::fmt::Display + Send + 'static,
+    {
+        self.pipelines.spawn_checked(check)
+    }
+
     /// Runs a pipeline that *derives* events: it reads this scope's events from `events` and
     /// gives new ones back into the scope through `giver` (a rate from step events, a stop
     /// request's progress, a smoothed loss). What it gives reaches every subscriber of the

@@ -37,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+mod context;
 mod convert;
 mod event;
 mod give;
@@ -60,6 +61,7 @@ mod wrap;
 #[path = "macro_support.rs"]
 pub mod __private;
 
+pub use context::{Inherited, SpecialKey, special_keys};
 pub use convert::{FromValue, ToValue, TypeMismatch};
 pub use event::{Event, EventBuilder, Key, Origin, Timestamp, ValueError};
 pub use give::Giver;

@@ -23,6 +23,15 @@ pub enum PipelineError {
         /// The panic message.
         message: String,
     },
+    /// A check ([`Given::check`](crate::Given::check)) failed: its message, which names the
+    /// item that failed it.
+    #[error("check #{index} failed: {message}")]
+    CheckFailed {
+        /// The pipeline's number in its scope, in spawn order from 0.
+        index: usize,
+        /// Why it failed.
+        message: String,
+    },
     /// The runtime running the pipeline shut down before it finished.
     #[error("pipeline #{index} was cancelled: its runtime shut down")]
     Cancelled {
@@ -118,6 +127,33 @@ impl PipelineSet {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
+        self.spawn_judged(future, done, |_| None)
+    }
+
+    /// [`spawn`](PipelineSet::spawn) of a check: an `Err` output is a failure that
+    /// [`Given::finish`](crate::Given::finish) reports, as a panic is.
+    pub(crate) fn spawn_checked<F, T, E>(self: &Arc<Self>, future: F) -> Pipeline<F::Output>
+    where
+        F: Future<Output = Result<T, E>> + Send + 'static,
+        T: Send + 'static,
+        E: std::fmt::Display + Send + 'static,
+    {
+        self.spawn_judged(future, None, |output| {
+            output.as_ref().err().map(ToString::to_string)
+        })
+    }
+
+    /// Spawns `future`; `failed` says whether its output is a failure, and why.
+    fn spawn_judged<F>(
+        self: &Arc<Self>,
+        future: F,
+        done: Option<Arc<Completion>>,
+        failed: fn(&F::Output) -> Option<String>,
+    ) -> Pipeline<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
         let index = {
             let mut state = self.state();
             state.running += 1;
@@ -138,8 +174,13 @@ impl PipelineSet {
                     index,
                     message: panic_message(panic.as_ref()),
                 });
-            if let Err(error) = &outcome {
-                guard.failure = Some(error.clone());
+            match &outcome {
+                Err(error) => guard.failure = Some(error.clone()),
+                Ok(output) => {
+                    if let Some(message) = failed(output) {
+                        guard.failure = Some(PipelineError::CheckFailed { index, message });
+                    }
+                }
             }
             let _ = sender.send(outcome);
             drop(guard);

@@ -37,6 +37,7 @@ fn values_and_events() {
     all::<StepEvent<'static>>();
     all::<ProgressEvent<'static>>();
     all::<RateEvent<'static>>();
+    all::<SpecialKey>();
 }
 
 #[test]
@@ -54,6 +55,8 @@ fn scopes_streams_and_pipelines() {
     all::<InGiven<Ready>>();
     // A guard that keeps the thread in a scope must stay on that thread.
     unpin::<Entered>();
+    // Context guards stay on their thread, like `Entered`.
+    unpin::<Inherited>();
     // `wrap!`'s guard gives its `end` event from wherever it is dropped.
     all::<Wrap>();
 }

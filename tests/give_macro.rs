@@ -131,3 +131,40 @@ fn values_round_trip_through_messagepack_and_json() {
     let back: Event = serde_json::from_str(&json).unwrap();
     assert_eq!(back.get("delta"), Some(&Value::I64(-2)));
 }
+
+#[test]
+fn inherited_fields_reach_iterate_and_nested_guards_stack() {
+    use giving::{inherit, iterate};
+    let gv = given();
+    let events = gv.stream();
+    {
+        let _run = inherit!(run = "r1");
+        {
+            let _task = inherit!(task = "valid", phase = 2);
+            for _ in iterate("train", 0..2) {} // iterate's own task wins
+            give!(loss = 0.5);
+        }
+        give!(loss = 0.25);
+    }
+    give!(loss = 0.125);
+    gv.finish().unwrap();
+    let shown: Vec<String> = futures::executor::block_on(events.map(|e| e.to_string()).collect());
+    assert!(
+        shown[0].starts_with("run=r1 phase=2 task=train"),
+        "{shown:?}"
+    );
+    assert_eq!(shown[3], "run=r1 task=valid phase=2 loss=0.5");
+    assert_eq!(shown[4], "run=r1 loss=0.25");
+    assert_eq!(shown[5], "loss=0.125");
+}
+
+#[test]
+fn without_a_context_events_carry_only_their_fields() {
+    let gv = given();
+    let events = gv.stream();
+    give!(x = 1);
+    gv.finish().unwrap();
+    let events: Vec<giving::Event> = futures::executor::block_on(events.collect());
+    assert_eq!(events[0].to_string(), "x=1");
+    assert!(!events[0].has("$time") && !events[0].has("$line"));
+}

@@ -70,3 +70,33 @@ async fn sync_finish_on_a_current_thread_runtime_refuses_to_deadlock() {
     // The scope has ended all the same, so the pipeline completes.
     assert!(pipeline.await.unwrap().is_empty());
 }
+
+#[test]
+fn a_failed_check_is_reported_by_finish_with_the_event_that_failed_it() {
+    let gv = given();
+    let _healthy = gv.check(gv.stream().where_(["loss"]).fail_if_empty("no loss given"));
+    let _finite = gv.check(gv.stream().where_(["loss"]).fail_if(
+        |e| !e.get_as::<f64>("loss").unwrap().is_finite(),
+        "loss diverged",
+    ));
+    let _rates = gv.check(gv.stream().where_(["rate"]).fail_if_empty("no rate"));
+    for (step, loss) in [(0u64, 0.5), (1, f64::INFINITY), (2, 0.25)] {
+        give!(step, loss);
+    }
+    let Err(FinishError::Failed(failures)) = gv.finish() else {
+        panic!("the failed checks were not reported");
+    };
+    let messages: Vec<String> = failures.iter().map(ToString::to_string).collect();
+    assert_eq!(failures.len(), 2, "{messages:?}");
+    assert!(
+        failures.iter().any(|f| matches!(f, PipelineError::CheckFailed { index: 1, message }
+            if message.starts_with("loss diverged:") && message.contains("step") && message.contains("inf"))),
+        "{messages:?}"
+    );
+    assert!(
+        messages
+            .iter()
+            .any(|m| m == "check #2 failed: no rate (no item)"),
+        "{messages:?}"
+    );
+}

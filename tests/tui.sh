@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end test of the dashboard: runs `giving train mlp --dash` in a 120x40 tmux pane,
-# checks the captured screen for the panels, presses `q` (then, in a second run, Ctrl-C), then checks that the terminal was
+# checks the captured screen for the panels, presses `q` (then, in a second run, Ctrl-C; in a
+# third, sends SIGTERM), then checks that the terminal was
 # restored, the exit code is 0 and the MessagePack log (`--log DIR`) reads back with
 # `giving log stats FILE`. Needs tmux; uses its own tmux server, so it never touches yours.
 set -euo pipefail
@@ -30,7 +31,7 @@ fail() {
 }
 
 dash_run() {
-  local key="$1" run="$work/$2"
+  local key="$1" run="$work/$2" expected="${3:-0}"
   mkdir -p "$run"
   # Many epochs: the run must still be going when `q` is pressed.
   tmux_ new-session -d -s tui -x 120 -y 40 \
@@ -58,18 +59,25 @@ dash_run() {
   echo "== tui.sh: the dashboard shows every panel"
   cat "$run/screen"
 
-  tmux_ send-keys -t tui "$key"
+  if [ "$key" = SIGTERM ]; then
+    # As a service manager or `timeout` stops it: a signal, not a key.
+    pid="$(pgrep -f -- "--log $run/logs" | head -1)"
+    [ -n "$pid" ] || fail "cannot find the giving process"
+    kill -TERM "$pid"
+  else
+    tmux_ send-keys -t tui "$key"
+  fi
   for _ in $(seq 1 600); do
     [ -f "$run/code" ] && break
     sleep 0.1
   done
   [ -f "$run/code" ] || fail "giving did not exit within 60 s of $key"
   code="$(cat "$run/code")"
-  [ "$code" = 0 ] || { cat "$run/stderr" >&2; fail "exit code $code after $key"; }
+  [ "$code" = "$expected" ] || { cat "$run/stderr" >&2; fail "exit code $code after $key (expected $expected)"; }
   tmux_ capture-pane -p -t tui > "$run/screen"
   grep -qF "giving dash" "$run/screen" && fail "the terminal was not restored (the dashboard is still on screen)"
   grep -qF "(stopped early)" "$run/screen" || fail "no summary of a run stopped early after $key"
-  echo "== tui.sh: $key stopped the run cleanly (exit code 0), the terminal is restored"
+  echo "== tui.sh: $key stopped the run cleanly (exit code $code), the terminal is restored"
 
   logs=("$run"/logs/*.msgpack)
   [ -f "${logs[0]}" ] || fail "no log written in $run/logs"
@@ -86,4 +94,6 @@ echo "== tui.sh: q"
 dash_run q quit
 echo "== tui.sh: Ctrl-C"
 dash_run C-c interrupt
+echo "== tui.sh: SIGTERM"
+dash_run SIGTERM terminate 143
 echo "== tui.sh: OK"

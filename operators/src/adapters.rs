@@ -12,6 +12,7 @@ pub use crate::debounce::Debounce;
 pub use crate::distinct::Distinct;
 pub use crate::distinct_until_changed::DistinctUntilChanged;
 pub use crate::distinct_until_changed_by::DistinctUntilChangedBy;
+pub use crate::fail::Check;
 pub use crate::filter::Filter;
 pub use crate::filter_map::FilterMap;
 pub use crate::for_each::ForEach;

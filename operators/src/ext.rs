@@ -16,6 +16,7 @@ use crate::debounce::Debounce;
 use crate::distinct::Distinct;
 use crate::distinct_until_changed::DistinctUntilChanged;
 use crate::distinct_until_changed_by::DistinctUntilChangedBy;
+use crate::fail::Check;
 use crate::filter::Filter;
 use crate::filter_map::FilterMap;
 use crate::for_each::ForEach;
@@ -528,6 +529,82 @@ pub trait StreamOps: Stream {
         Self: Sized,
     {
         DistinctUntilChangedBy::new(self, key)
+    }
+
+    /// A check that fails at the first item, whatever it is (giving's `fail`): put it after
+    /// the operators that select what must never happen. Run it with `giving::Given::check`
+    /// so that `finish()` reports it, or await the `Result`.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let errors = futures::stream::iter([0.5, 2.5, 0.4]).filter(|l| *l > 1.0);
+    /// let failed = errors.fail("loss above 1").await.unwrap_err();
+    /// assert_eq!(failed.to_string(), "loss above 1: 2.5");
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn fail(self, message: impl Into<String>) -> Check<Self, fn(&Self::Item) -> bool>
+    where
+        Self::Item: std::fmt::Debug,
+        Self: Sized,
+    {
+        Check::new(self, |_| true, message.into(), false)
+    }
+
+    /// A check that fails at the first item for which `fails` is true.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let ok = futures::stream::iter([0.5, 0.4]).fail_if(|l: &f64| l.is_nan(), "NaN loss").await;
+    /// assert!(ok.is_ok());
+    /// # });
+    /// ```
+    fn fail_if<P>(self, fails: P, message: impl Into<String>) -> Check<Self, P>
+    where
+        P: FnMut(&Self::Item) -> bool,
+        Self::Item: std::fmt::Debug,
+        Self: Sized,
+    {
+        Check::new(self, fails, message.into(), false)
+    }
+
+    /// A check that fails at the first `false` (giving's `fail_if_false`), for streams of
+    /// conditions (`map(|loss| loss.is_finite())`).
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let failed = futures::stream::iter([true, false]).fail_if_false("not finite").await;
+    /// assert_eq!(failed.unwrap_err().to_string(), "not finite: false");
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn fail_if_false(self, message: impl Into<String>) -> Check<Self, fn(&bool) -> bool>
+    where
+        Self: Stream<Item = bool> + Sized,
+    {
+        Check::new(self, |ok| !*ok, message.into(), false)
+    }
+
+    /// A check that fails when the stream completes without a single item (giving's
+    /// `fail_if_empty`): a run that never gave a rate, a loss that never came.
+    ///
+    /// ```
+    /// use giving_operators::StreamOps;
+    /// # futures::executor::block_on(async {
+    /// let failed = futures::stream::empty::<f64>().fail_if_empty("no rate").await;
+    /// assert_eq!(failed.unwrap_err().to_string(), "no rate (no item)");
+    /// # });
+    /// ```
+    #[allow(clippy::type_complexity)]
+    fn fail_if_empty(self, message: impl Into<String>) -> Check<Self, fn(&Self::Item) -> bool>
+    where
+        Self::Item: std::fmt::Debug,
+        Self: Sized,
+    {
+        Check::new(self, |_| false, message.into(), true)
     }
 
     /// The last `n` items, emitted when the stream completes (giving's `take_last`, rx

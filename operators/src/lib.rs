@@ -50,6 +50,7 @@ mod distinct;
 mod distinct_until_changed;
 mod distinct_until_changed_by;
 mod ext;
+mod fail;
 mod filter;
 mod filter_map;
 mod for_each;
@@ -70,5 +71,6 @@ mod timeout;
 mod with_latest_from;
 
 pub use ext::StreamOps;
+pub use fail::CheckFailed;
 pub use reduce::{Numeric, Reducer};
 pub use timeout::Elapsed;
