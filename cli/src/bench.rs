@@ -23,6 +23,10 @@ pub(crate) struct BenchArgs {
     /// subscriber that reads every loss.
     #[arg(long)]
     instrumented: bool,
+    /// Measure CPU time per step (training thread and whole process) for bare runs and for
+    /// each instrument set, interleaved: a table that shows overheads wall time cannot.
+    #[arg(long, conflicts_with = "instrumented")]
+    cpu_time: bool,
     #[command(flatten)]
     instruments: InstrumentArgs,
 }
@@ -86,6 +90,16 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     config.valid_size = 0;
     let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
     config.epochs = args.steps.div_ceil(per_epoch);
+    if args.cpu_time {
+        say!(
+            "[{model}] CPU time on {}: {} steps of batch {} per run, {} round(s) of every instrument set after a warm-up",
+            common.device,
+            args.steps,
+            config.batch_size,
+            args.repeats
+        );
+        return crate::cpu_time::table(model, &config, &common.device, args.repeats);
+    }
     say!(
         "[{model}] bench on {}: {} steps of batch {} per run, {} pair(s) of runs after a warm-up",
         common.device,

@@ -11,6 +11,7 @@
 
 mod bench;
 mod common;
+mod cpu_time;
 mod out;
 mod train;
 
@@ -45,12 +46,17 @@ fn main() -> ExitCode {
     // Usage errors exit with code 2 (clap's convention), after clap printed them.
     let cli = Cli::parse();
     let outcome = match cli.command {
-        Command::Train(args) => train::train(args),
-        Command::Bench(args) => bench::bench(args),
-        Command::Log(command) => command.run().map_err(anyhow::Error::from),
+        Command::Train(args) => train::train(args).map(|()| ExitCode::SUCCESS),
+        Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
+        // A log that reads but is cut or damaged is not an error: what could be read was
+        // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
+        Command::Log(command) => command
+            .run()
+            .map(|health| ExitCode::from(health.exit_code()))
+            .map_err(anyhow::Error::from),
     };
     match outcome {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             report(&error);
             ExitCode::FAILURE

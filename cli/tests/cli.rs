@@ -237,7 +237,16 @@ fn sigterm_and_sighup_stop_the_run_cleanly_with_a_complete_log() {
         use std::io::BufRead;
         let dir = tempfile::tempdir().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_giving"))
-            .args(["train", "mlp", "--epochs", "500", "--batch-size", "8", "--every", "5"])
+            .args([
+                "train",
+                "mlp",
+                "--epochs",
+                "500",
+                "--batch-size",
+                "8",
+                "--every",
+                "5",
+            ])
             .args(["--train-size", "64", "--valid-size", "16", "--log"])
             .arg(dir.path())
             .stdout(std::process::Stdio::piped())
@@ -262,10 +271,50 @@ fn sigterm_and_sighup_stop_the_run_cleanly_with_a_complete_log() {
         drain.join().unwrap().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "SIG{signal}: {stderr}");
-        let log = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+        let log = std::fs::read_dir(dir.path())
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
         let mut reader = giving_instruments::log::LogReader::open(&log).unwrap();
         let events = reader.by_ref().filter(Result::is_ok).count() as u64;
-        let end = reader.end().expect("SIG{signal}: the log has its end record");
+        let end = reader
+            .end()
+            .expect("SIG{signal}: the log has its end record");
         assert_eq!(end.events, events);
+    }
+}
+
+#[test]
+fn bench_cpu_time_prints_a_row_per_instrument_set() {
+    let (ok, out) = giving(&[
+        "bench",
+        "mlp",
+        "--cpu-time",
+        "--steps",
+        "4",
+        "--repeats",
+        "1",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "64",
+    ]);
+    assert!(ok, "{out}");
+    for set in [
+        "| bare |",
+        "| rate |",
+        "| rate+log |",
+        "| rate+log+monitors |",
+        "| rate+dash |",
+    ] {
+        let row = out
+            .lines()
+            .find(|l| l.starts_with(set))
+            .unwrap_or_else(|| panic!("no row {set}:\n{out}"));
+        // Five cells: name, thread CPU, vs bare, process CPU, vs bare.
+        assert_eq!(row.matches('|').count(), 6, "{row}");
+        assert!(row.contains('%'), "{row}");
     }
 }

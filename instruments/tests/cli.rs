@@ -85,3 +85,153 @@ fn stats_count_keys_and_summarise_numbers() {
     assert!(report.contains("gpudata.0.load"), "{report}");
     assert!(report.contains("warning:"), "{report}");
 }
+
+/// `giving log stats|dump FILE` through [`LogCommand`], as the binary runs it: the health it
+/// returns (the exit code), what it printed, and what it warned.
+#[cfg(feature = "cli")]
+fn run_log(
+    command: &str,
+    path: &std::path::Path,
+) -> (
+    Result<giving_instruments::log::LogHealth, giving_instruments::log::LogError>,
+    String,
+    String,
+) {
+    use clap::Parser;
+    use giving_instruments::log::LogCommand;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(subcommand)]
+        log: LogCommand,
+    }
+    let cli = Cli::parse_from(["giving", command, path.to_str().unwrap()]);
+    let (mut out, mut warnings) = (Vec::new(), Vec::new());
+    let health = cli.log.run_to(&mut out, &mut warnings);
+    (
+        health,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(warnings).unwrap(),
+    )
+}
+
+/// How long the log that [`write`] writes is with `n` events and no end record.
+#[cfg(feature = "cli")]
+fn written_len(dir: &std::path::Path, n: u64) -> usize {
+    let path = dir.join(format!("prefix-{n}.msgpack"));
+    write(&path, n, false);
+    std::fs::metadata(&path).unwrap().len() as usize
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn a_clean_log_is_clean_with_exit_code_0() {
+    use giving_instruments::log::LogHealth;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.msgpack");
+    write(&path, 1000, true);
+    let (health, out, _) = run_log("stats", &path);
+    assert_eq!(health.unwrap(), LogHealth::Clean);
+    assert_eq!(LogHealth::Clean.exit_code(), 0);
+    assert!(
+        out.contains("end record: 1000 events written, 0 dropped"),
+        "{out}"
+    );
+    assert!(!out.contains("warning"), "{out}");
+    let (health, out, warnings) = run_log("dump", &path);
+    assert_eq!(health.unwrap(), LogHealth::Clean);
+    assert_eq!(out.lines().count(), 1001);
+    assert_eq!(warnings, "");
+
+    let stats = stats(&path).unwrap();
+    assert_eq!(
+        stats.end.map(|end| (end.events, end.dropped)),
+        Some((1000, 0))
+    );
+    assert_eq!(stats.end_matches(), Some(true));
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn a_cut_log_is_cut_with_exit_code_3() {
+    use giving_instruments::log::LogHealth;
+
+    let dir = tempfile::tempdir().unwrap();
+    // No end record: the writer was killed at a record boundary.
+    let path = dir.path().join("unclosed.msgpack");
+    write(&path, 10, false);
+    let size = std::fs::metadata(&path).unwrap().len();
+    let (health, out, _) = run_log("stats", &path);
+    assert_eq!(health.unwrap(), LogHealth::Cut);
+    assert_eq!(LogHealth::Cut.exit_code(), 3);
+    let expected = format!(
+        "no end record: the log was cut at byte {size} (the run was killed or is still running)"
+    );
+    assert!(out.contains(&expected), "{out}");
+    let (health, _, warnings) = run_log("dump", &path);
+    assert_eq!(health.unwrap(), LogHealth::Cut);
+    assert!(warnings.contains(&expected), "{warnings}");
+
+    // Cut in the middle of a record.
+    let bytes = std::fs::read(&path).unwrap();
+    let cut = dir.path().join("cut.msgpack");
+    std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
+    let (health, out, _) = run_log("stats", &cut);
+    assert_eq!(health.unwrap(), LogHealth::Cut);
+    assert!(out.contains("9 events"), "{out}");
+    let stats = stats(&cut).unwrap();
+    assert!(stats.end.is_none() && stats.end_matches().is_none());
+}
+
+#[cfg(feature = "cli")]
+#[test]
+fn a_damaged_or_miscounted_log_is_corrupt_with_exit_code_4() {
+    use giving_instruments::log::LogHealth;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.msgpack");
+    write(&path, 100, true);
+    let clean = std::fs::read(&path).unwrap();
+    // The first record starts after the header, and ends where a log of one event does.
+    let at = written_len(dir.path(), 0);
+    let record = written_len(dir.path(), 1) - at;
+
+    // The first record's first byte (its map marker) is damaged.
+    let mut bytes = clean.clone();
+    bytes[at] = 0xc1;
+    let damaged = dir.path().join("damaged.msgpack");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let (health, out, _) = run_log("stats", &damaged);
+    assert_eq!(health.unwrap(), LogHealth::Corrupt);
+    assert_eq!(LogHealth::Corrupt.exit_code(), 4);
+    assert!(out.contains("99 events"), "{out}");
+    assert!(
+        out.contains(&format!("bytes skipped at offsets {at}")),
+        "{out}"
+    );
+    assert!(
+        out.contains("the end record counts 100 events, 99 were read"),
+        "{out}"
+    );
+    let (health, _, warnings) = run_log("dump", &damaged);
+    assert_eq!(health.unwrap(), LogHealth::Corrupt);
+    assert!(warnings.contains("damaged: "), "{warnings}");
+
+    // A whole record is missing: nothing is damaged, but the end record counts it.
+    let mut bytes = clean[..at].to_vec();
+    bytes.extend_from_slice(&clean[at + record..]);
+    let miscounted = dir.path().join("miscounted.msgpack");
+    std::fs::write(&miscounted, &bytes).unwrap();
+    let (health, out, _) = run_log("stats", &miscounted);
+    assert_eq!(health.unwrap(), LogHealth::Corrupt);
+    assert!(!out.contains("damaged"), "{out}");
+    let stats = stats(&miscounted).unwrap();
+    assert_eq!(stats.end_matches(), Some(false));
+    assert_eq!(stats.damaged_regions, 0);
+
+    // A file that is not a log is an error, not a health.
+    let not_a_log = dir.path().join("notes.txt");
+    std::fs::write(&not_a_log, "hello").unwrap();
+    assert!(run_log("stats", &not_a_log).0.is_err());
+}

@@ -267,6 +267,10 @@ fn a_sink_failing_mid_run_is_reported_at_once_and_as_an_event() {
     assert_eq!(run.problems[0].instrument, "disk");
     assert!(run.problems[0].message.contains("No space left"));
     let seen = seen.lock().unwrap();
-    assert_eq!(seen.len(), 1, "one problem event, given while the run went on");
+    assert_eq!(
+        seen.len(),
+        1,
+        "one problem event, given while the run went on"
+    );
     assert_eq!(seen[0].get_as::<String>("instrument").unwrap(), "disk");
 }

@@ -1,6 +1,10 @@
 //! MessagePack decoding of log records, from a byte slice that may end in the middle of a
-//! record: `Incomplete` (more bytes needed, or a truncated file) is told apart from `Invalid`
-//! (bytes that no log contains).
+//! record: `Incomplete` (more bytes needed) is told apart from `Overrun` (the record would end
+//! past the end of the file: cut, or a corrupt length) and from `Invalid` (bytes that no log
+//! contains).
+//!
+//! Declared lengths are checked against what remains in the file and against
+//! [`MAX_RECORD`] before anything is read or reserved, so a corrupt length costs nothing.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -8,13 +12,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use giving::{Event, Key, Timestamp, Value};
 
-use super::encode::MAX_DEPTH;
+use super::encode::{MAX_DEPTH, MAX_RECORD};
 
 /// Why a record could not be decoded.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum DecodeError {
-    /// The bytes end before the record does.
+    /// The bytes end before the record does; the file has more.
     Incomplete,
+    /// The record would end past the end of the file (the message says where): the file was
+    /// cut inside it, or a length in it is corrupt.
+    Overrun(String),
     /// The bytes are not a record of this format; the message says what was found.
     Invalid(String),
 }
@@ -92,11 +99,18 @@ fn utf8(bytes: &[u8]) -> Result<&str> {
 pub(crate) struct Decoder<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// How many bytes the file holds from `buf[0]` on (at least `buf.len()`).
+    avail: u64,
 }
 
 impl<'a> Decoder<'a> {
-    pub(crate) fn new(buf: &'a [u8]) -> Self {
-        Self { buf, pos: 0 }
+    /// A decoder for `buf`, the first bytes of the `avail` the file holds from there on.
+    pub(crate) fn within(buf: &'a [u8], avail: u64) -> Self {
+        Self {
+            buf,
+            pos: 0,
+            avail: avail.max(buf.len() as u64),
+        }
     }
 
     /// Bytes consumed so far.
@@ -104,11 +118,60 @@ impl<'a> Decoder<'a> {
         self.pos
     }
 
+    /// How many bytes the file holds after the position.
+    fn remaining(&self) -> u64 {
+        self.avail - self.pos as u64
+    }
+
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n).ok_or(DecodeError::Incomplete)?;
-        let bytes = self.buf.get(self.pos..end).ok_or(DecodeError::Incomplete)?;
-        self.pos = end;
-        Ok(bytes)
+        let end = self.pos.saturating_add(n);
+        match self.buf.get(self.pos..end) {
+            Some(bytes) => {
+                self.pos = end;
+                Ok(bytes)
+            }
+            None => Err(self.short_of(n)),
+        }
+    }
+
+    /// Why `n` bytes cannot be taken: the buffer ends first, or the file does.
+    #[cold]
+    fn short_of(&self, n: usize) -> DecodeError {
+        if n as u64 > self.remaining() {
+            DecodeError::Overrun(format!(
+                "{n} bytes are needed where the file has {} left",
+                self.remaining()
+            ))
+        } else {
+            DecodeError::Incomplete
+        }
+    }
+
+    /// Checks a declared count of items, each at least `min_bytes` long, before reading them:
+    /// a count that the rest of the file cannot hold is an overrun.
+    fn check_count(&self, len: usize, min_bytes: u64) -> Result<()> {
+        if len > MAX_RECORD {
+            return Err(DecodeError::Invalid(format!(
+                "{len} items are declared: more than a record may hold"
+            )));
+        }
+        if (len as u64).saturating_mul(min_bytes) > self.remaining() {
+            return Err(DecodeError::Overrun(format!(
+                "{len} items are declared where the file has {} bytes left",
+                self.remaining()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a declared length of bytes before taking them.
+    fn check_len(len: usize) -> Result<usize> {
+        if len > MAX_RECORD {
+            return Err(DecodeError::Invalid(format!(
+                "a length of {len} bytes is declared: more than a record may hold"
+            )));
+        }
+        Ok(len)
     }
 
     fn byte(&mut self) -> Result<u8> {
@@ -133,19 +196,42 @@ impl<'a> Decoder<'a> {
             0xa0..=0xbf => usize::from(marker & 0x1f),
             0xd9 => self.len(1)?,
             0xda => self.len(2)?,
-            0xdb => self.len(4)?,
+            0xdb => Self::check_len(self.len(4)?)?,
             _ => return Ok(None),
         };
         self.take(len).map(Some)
     }
 
+    /// If the next item is a map, its number of entries (each at least two bytes).
     fn map_len(&mut self, marker: u8) -> Result<Option<usize>> {
-        Ok(Some(match marker {
+        let len = match marker {
             0x80..=0x8f => usize::from(marker & 0x0f),
             0xde => self.len(2)?,
             0xdf => self.len(4)?,
             _ => return Ok(None),
-        }))
+        };
+        self.check_count(len, 2)?;
+        Ok(Some(len))
+    }
+
+    /// If the next item is a list, its number of items (each at least one byte).
+    fn array_len(&mut self, marker: u8) -> Result<Option<usize>> {
+        let len = match marker {
+            0x90..=0x9f => usize::from(marker & 0x0f),
+            0xdc => self.len(2)?,
+            0xdd => self.len(4)?,
+            _ => return Ok(None),
+        };
+        self.check_count(len, 1)?;
+        Ok(Some(len))
+    }
+
+    /// The length of a bin marker's bytes.
+    fn bin_len(&mut self, marker: u8) -> Result<Option<usize>> {
+        Ok(match marker {
+            0xc4..=0xc6 => Some(Self::check_len(self.len(1 << (marker - 0xc4))?)?),
+            _ => None,
+        })
     }
 
     fn uint_field(&mut self, name: &str) -> Result<u64> {
@@ -206,16 +292,13 @@ impl<'a> Decoder<'a> {
             0xca => Value::F64(f64::from(f32::from_bits(self.be(4)? as u32))),
             0xcb => Value::F64(f64::from_bits(self.be(8)?)),
             0xc4..=0xc6 => {
-                let len = self.len(1 << (marker - 0xc4))?;
+                let len = self.bin_len(marker)?.unwrap_or(0);
                 Value::Bytes(self.take(len)?.to_vec())
             }
             0x90..=0x9f | 0xdc | 0xdd => {
-                let len = match marker {
-                    0xdc => self.len(2)?,
-                    0xdd => self.len(4)?,
-                    _ => usize::from(marker & 0x0f),
-                };
-                // A corrupt length must not reserve gigabytes: at least one byte per item.
+                let len = self.array_len(marker)?.unwrap_or(0);
+                // Reserve no more than the buffer can hold (an item is at least one byte): a
+                // corrupt length must not reserve gigabytes.
                 let mut items = Vec::with_capacity(len.min(self.buf.len() - self.pos));
                 for _ in 0..len {
                     items.push(self.value(depth + 1)?);
@@ -308,4 +391,134 @@ impl<'a> Decoder<'a> {
         }
         Ok(())
     }
+
+    /// Skips one record, checking its shape (a map with `time` and `data`, or `end`) but
+    /// allocating nothing: how far a record extends, before it is decoded, and whether bytes
+    /// where reading could resume start a record.
+    pub(crate) fn skip_record(&mut self) -> Result<()> {
+        let marker = self.byte()?;
+        let Some(len) = self.map_len(marker)? else {
+            return Err(DecodeError::Invalid(format!(
+                "a record starts with byte 0x{marker:02x}, not a map"
+            )));
+        };
+        let (mut time, mut data, mut end) = (false, false, false);
+        for _ in 0..len {
+            let marker = self.byte()?;
+            let Some(name) = self.str_bytes(marker)? else {
+                return Err(DecodeError::Invalid(
+                    "a record key is not a string".to_owned(),
+                ));
+            };
+            match name {
+                b"time" => {
+                    self.skip_uint("time")?;
+                    time = true;
+                }
+                b"data" => {
+                    self.skip_fields()?;
+                    data = true;
+                }
+                b"end" => {
+                    self.skip_uint("end")?;
+                    end = true;
+                }
+                b"events" => self.skip_uint("events")?,
+                b"dropped" => self.skip_uint("dropped")?,
+                _ => self.skip(1)?,
+            }
+        }
+        if (time && data) || end {
+            Ok(())
+        } else {
+            Err(DecodeError::Invalid(
+                "a record has neither `time` and `data` nor `end`".to_owned(),
+            ))
+        }
+    }
+
+    /// Skips an unsigned integer (or a non-negative signed one), the record field `name`.
+    fn skip_uint(&mut self, name: &str) -> Result<()> {
+        let marker = self.byte()?;
+        let size = match marker {
+            0x00..=0x7f => 0,
+            0xcc..=0xcf => 1 << (marker - 0xcc),
+            0xd0..=0xd3 => 1 << (marker - 0xd0),
+            _ => return Err(not_uint(name)),
+        };
+        let bytes = self.take(size)?;
+        if marker >= 0xd0 && bytes.first().is_some_and(|b| b & 0x80 != 0) {
+            return Err(not_uint(name));
+        }
+        Ok(())
+    }
+
+    /// Skips an event's `data`: a map with string keys.
+    fn skip_fields(&mut self) -> Result<()> {
+        let marker = self.byte()?;
+        let Some(len) = self.map_len(marker)? else {
+            return Err(DecodeError::Invalid(
+                "an event's `data` is not a map".to_owned(),
+            ));
+        };
+        for _ in 0..len {
+            let marker = self.byte()?;
+            if self.str_bytes(marker)?.is_none() {
+                return Err(DecodeError::Invalid(
+                    "an event key is not a string".to_owned(),
+                ));
+            }
+            self.skip(1)?;
+        }
+        Ok(())
+    }
+
+    /// Skips any value, checking what [`value`](Decoder::value) checks except UTF-8.
+    fn skip(&mut self, depth: usize) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Err(DecodeError::Invalid(format!(
+                "values nested deeper than {MAX_DEPTH}"
+            )));
+        }
+        let marker = self.byte()?;
+        if self.str_bytes(marker)?.is_some() {
+            return Ok(());
+        }
+        if let Some(len) = self.map_len(marker)? {
+            for _ in 0..len {
+                self.skip(depth + 1)?;
+                self.skip(depth + 1)?;
+            }
+            return Ok(());
+        }
+        if let Some(len) = self.array_len(marker)? {
+            for _ in 0..len {
+                self.skip(depth + 1)?;
+            }
+            return Ok(());
+        }
+        if let Some(len) = self.bin_len(marker)? {
+            self.take(len)?;
+            return Ok(());
+        }
+        let size = match marker {
+            0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => 0,
+            0xcc..=0xcf => 1 << (marker - 0xcc),
+            0xd0..=0xd3 => 1 << (marker - 0xd0),
+            0xca => 4,
+            0xcb => 8,
+            0xc1 => return Err(DecodeError::Invalid("byte 0xc1 (never used)".to_owned())),
+            _ => {
+                return Err(DecodeError::Invalid(format!(
+                    "MessagePack extension type (marker 0x{marker:02x}) is not a log value"
+                )));
+            }
+        };
+        self.take(size)?;
+        Ok(())
+    }
+}
+
+fn not_uint(name: &str) -> DecodeError {
+    DecodeError::Invalid(format!("field `{name}` is not an unsigned integer"))
 }

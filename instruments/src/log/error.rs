@@ -36,19 +36,37 @@ pub enum LogError {
         /// The version in its header.
         version: u64,
     },
-    /// Bytes in the middle of the log are not a record: reading stops there.
+    /// Bytes in the log are not a record (the file was damaged). The reader skips them, up to
+    /// the next place where a record starts, and goes on reading from there.
     #[error(
-        "`{}` is corrupt at byte {offset}, after {records} events: {reason}",
-        path.display()
+        "`{}` is corrupt at byte {offset}, after {records} events: {reason} ({skipped} bytes \
+         skipped, up to byte {})",
+        path.display(),
+        offset + skipped
     )]
     Corrupt {
         /// The file.
         path: PathBuf,
-        /// Where the bad record starts.
+        /// Where the bad bytes start.
         offset: u64,
-        /// How many events were read before it.
+        /// How many events were read before them.
         records: u64,
         /// What is wrong.
+        reason: String,
+        /// How many bytes were skipped: up to the next record, or to the end of the file when
+        /// no record follows.
+        skipped: u64,
+    },
+    /// A record the reader would refuse was not written (nothing of it reached the file).
+    #[error("cannot write {record} to `{}`: field `{key}`: {reason}", path.display())]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Which record: `event 12` (counting from 1), or `the header`.
+        record: String,
+        /// The field that cannot be written.
+        key: String,
+        /// Why.
         reason: String,
     },
     /// The log ends early: cut in the middle of a record (`partial` bytes of it are there), or

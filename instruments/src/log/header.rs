@@ -4,13 +4,28 @@ use std::collections::BTreeMap;
 
 use giving::{Timestamp, Value};
 
-use super::encode::Encoder;
+use super::encode::{Encoder, FieldRefusal};
 
 /// The `format` field of every log header.
 pub const FORMAT_NAME: &str = "giving-log";
 
 /// The format version this crate writes and reads.
 pub const FORMAT_VERSION: u64 = 1;
+
+/// The largest header a reader looks for before refusing the file (so that a file that is not
+/// a log is refused without reading all of it); the writer refuses larger headers.
+pub(crate) const MAX_HEADER: usize = 1 << 20;
+
+/// The fields every header has: an extra field of the same name would replace them when read.
+const RESERVED: [&str; 7] = [
+    "format",
+    "version",
+    "start_time",
+    "command_line",
+    "host",
+    "pid",
+    "crate_versions",
+];
 
 /// The header record that starts every log (see `docs/log-format.md`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,8 +67,29 @@ impl LogHeader {
         }
     }
 
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
-        let mut enc = Encoder { out };
+    /// Appends the header record to `out`, or says which field a reader would refuse (then
+    /// `out` is left as it was).
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) -> Result<(), FieldRefusal> {
+        let start = out.len();
+        let encoded = self.encode_fields(out, start);
+        if encoded.is_err() {
+            out.truncate(start);
+        }
+        encoded
+    }
+
+    fn encode_fields(&self, out: &mut Vec<u8>, start: usize) -> Result<(), FieldRefusal> {
+        if let Some(key) = self
+            .extra
+            .keys()
+            .find(|key| RESERVED.contains(&key.as_str()))
+        {
+            return Err((
+                key.clone(),
+                "an extra header field cannot have the name of a standard one".to_owned(),
+            ));
+        }
+        let mut enc = Encoder::new(out);
         enc.map_len(7 + self.extra.len());
         enc.str("format");
         enc.str(FORMAT_NAME);
@@ -66,6 +102,7 @@ impl LogHeader {
         for arg in &self.command_line {
             enc.str(arg);
         }
+        within_header(enc.out, start, "command_line")?;
         enc.str("host");
         enc.str(&self.host);
         enc.str("pid");
@@ -76,10 +113,14 @@ impl LogHeader {
             enc.str(name);
             enc.str(version);
         }
+        within_header(enc.out, start, "crate_versions")?;
         for (key, value) in &self.extra {
             enc.str(key);
-            enc.value(value, 1);
+            enc.value(value, 1)
+                .map_err(|reason| (key.clone(), reason.into_message()))?;
+            within_header(enc.out, start, key)?;
         }
+        Ok(())
     }
 
     /// Reads a header from the fields of the first record; `Err` says what is missing.
@@ -125,6 +166,22 @@ impl LogHeader {
             extra: fields,
         })
     }
+}
+
+/// Refuses a header that has grown past [`MAX_HEADER`] with the field `key`.
+fn within_header(out: &[u8], start: usize, key: &str) -> Result<(), FieldRefusal> {
+    let len = out.len() - start;
+    if len > MAX_HEADER {
+        return Err((
+            key.to_owned(),
+            format!(
+                "the header would be {len} bytes or more; a reader looks for it in the first \
+                 {} MiB only",
+                MAX_HEADER >> 20
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// This machine's name, for the header.

@@ -5,7 +5,7 @@ use std::path::Path;
 use giving::Given;
 
 use super::error::LogError;
-use super::reader::LogReader;
+use super::reader::{LogDamage, LogReader};
 
 /// What a replay gave.
 #[derive(Debug)]
@@ -13,8 +13,12 @@ pub struct ReplaySummary {
     /// Events given.
     pub events: u64,
     /// Why the replay stopped before the end of the log, if it did: the log is cut
-    /// ([`LogError::Truncated`]) or corrupt. Every complete event before that was given.
+    /// ([`LogError::Truncated`]), or ends in damaged bytes ([`LogError::Corrupt`]). Every
+    /// complete event before that was given.
     pub cut: Option<LogError>,
+    /// Damaged regions of the log that were skipped (the first 100): the events after each
+    /// were given.
+    pub damage: Vec<LogDamage>,
 }
 
 /// Gives every event of the log at `path` into the scope `gv`, in order and with its original
@@ -45,23 +49,28 @@ pub struct ReplaySummary {
 /// assert_eq!(best.join().unwrap(), Some(0.3));
 /// ```
 pub fn replay(path: impl AsRef<Path>, gv: &Given) -> Result<ReplaySummary, LogError> {
-    let reader = LogReader::open(path)?;
+    let mut reader = LogReader::open(path)?;
     let giver = gv.giver();
     let mut summary = ReplaySummary {
         events: 0,
         cut: None,
+        damage: Vec::new(),
     };
-    for item in reader {
+    while let Some(item) = reader.next() {
         match item {
             Ok(event) => {
                 giver.give(event);
                 summary.events += 1;
             }
-            Err(error @ (LogError::Truncated { .. } | LogError::Corrupt { .. })) => {
+            Err(error @ LogError::Truncated { .. }) => summary.cut = Some(error),
+            // The reader goes on after damage, unless no record follows it.
+            Err(error @ LogError::Corrupt { .. }) if reader.ends_in_damage() => {
                 summary.cut = Some(error);
             }
+            Err(LogError::Corrupt { .. }) => {}
             Err(error) => return Err(error),
         }
     }
+    summary.damage = reader.damage().to_vec();
     Ok(summary)
 }

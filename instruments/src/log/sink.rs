@@ -9,13 +9,13 @@ use giving::{Delivery, EventStream, Given, Value};
 
 use super::error::LogError;
 use super::header::LogHeader;
-use super::writer::{LogSummary, LogWriter};
+use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
 use crate::threaded::{SinkControl, SinkThread};
 
-/// When events stop coming, buffered bytes reach the file after this long at most.
-const IDLE_FLUSH: Duration = Duration::from_millis(100);
+/// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
+const NAME_ATTEMPTS: u32 = 1000;
 /// How long a Ctrl-C waits for the log to reach the file.
 const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
 /// How long dropping an unfinished log waits for it to reach the file.
@@ -26,10 +26,17 @@ const DROP_FLUSH: Duration = Duration::from_secs(1);
 /// record when the scope ends.
 ///
 /// Events are encoded and written on a dedicated thread (`giving-log`), so the training loop
-/// only pays for a queue push; lazy values (a loss tensor) are resolved there. Bytes reach the
-/// file when the buffer fills, 100 ms after the events stop, when the
-/// [`Overseer`](crate::Overseer) asks on Ctrl-C, and when the scope ends; dropping the log
-/// during a panic flushes what was received.
+/// only pays for a queue push; lazy values (a loss tensor) are resolved there. Bytes are
+/// handed to the operating system (`write`, not `fsync`) when 256 KiB are buffered and at most
+/// [`FLUSH_EVERY`] (200 ms) after the first of them was buffered, whether events keep coming
+/// or not: a run killed with `SIGKILL` keeps every event received more than 200 ms before.
+/// They are also written when the [`Overseer`](crate::Overseer) asks on Ctrl-C and when the
+/// scope ends; dropping the log during a panic flushes what was received.
+///
+/// A lazy value that panics while being read is written as nil, with a field `$error` naming
+/// it, and counted as unresolved. An event the reader would refuse (values nested deeper
+/// than 128, a record over 64 MiB) is not written: the log goes on, and the first such
+/// refusal ([`LogError::Refused`]) is the instrument's error when the scope ends.
 ///
 /// ```
 /// use giving::give;
@@ -61,10 +68,11 @@ pub struct MsgpackLog {
 }
 
 impl MsgpackLog {
-    /// A log written to `path` (created, or truncated if it exists).
+    /// A log written to `path`, a new file: an existing file is never overwritten (that is an
+    /// error, `cannot create`).
     pub fn create(path: impl AsRef<Path>) -> Result<Self, LogError> {
         let header = LogHeader::for_this_process();
-        let writer = LogWriter::create(path, &LogHeader::default())?;
+        let writer = LogWriter::create(path, &LogHeader::default())?.flush_every(FLUSH_EVERY);
         Ok(Self {
             path: writer.path().to_path_buf(),
             writer: Some(writer),
@@ -74,7 +82,10 @@ impl MsgpackLog {
         })
     }
 
-    /// A log in directory `dir` (created if needed), named `run-<start seconds>-<pid>.msgpack`.
+    /// A new log in directory `dir` (created if needed), named
+    /// `run-<start seconds>-<pid>.msgpack`, or `run-<start seconds>-<pid>-<n>.msgpack` (`n`
+    /// from 2) when logs of the same second exist: two logs opened in one second get two
+    /// files.
     pub fn in_dir(dir: impl AsRef<Path>) -> Result<Self, LogError> {
         let dir = dir.as_ref();
         std::fs::create_dir_all(dir).map_err(|source| LogError::Io {
@@ -83,12 +94,22 @@ impl MsgpackLog {
             source,
         })?;
         let header = LogHeader::for_this_process();
-        let name = format!(
-            "run-{}-{}.msgpack",
+        let stem = format!(
+            "run-{}-{}",
             header.start_time.as_nanos() / 1_000_000_000,
             header.pid
         );
-        Self::create(dir.join(name))
+        let mut attempt = 1;
+        loop {
+            let name = match attempt {
+                1 => format!("{stem}.msgpack"),
+                n => format!("{stem}-{n}.msgpack"),
+            };
+            match Self::create(dir.join(name)) {
+                Err(error) if already_exists(&error) && attempt < NAME_ATTEMPTS => attempt += 1,
+                created => return created,
+            }
+        }
     }
 
     /// Records the version of another crate in the header (e.g. `giving-models`, `burn`).
@@ -130,7 +151,7 @@ impl MsgpackLog {
         let stream = gv.stream_with(self.delivery);
         // The header was written with placeholder fields at creation; rewrite it now that the
         // builder is done (the buffer has not reached the file yet).
-        let writer = writer.with_header(&self.header);
+        let writer = writer.with_header(&self.header)?;
         SinkThread::spawn("giving-log", move |control| {
             write_loop(writer, stream, control).map_err(InstrumentError::Log)
         })
@@ -177,52 +198,136 @@ impl Drop for MsgpackLog {
     }
 }
 
-/// The writer thread: takes events as they come, writes them, flushes when idle or asked.
+/// Whether creating a log failed because its file exists.
+fn already_exists(error: &LogError) -> bool {
+    match error {
+        LogError::Io { source, .. } => source.kind() == std::io::ErrorKind::AlreadyExists,
+        _ => false,
+    }
+}
+
+/// How many events the writer thread takes as they come, without a timer and without looking
+/// for a flush request: under load a timer per event would cost more than writing it, and a
+/// request waits for at most this many events.
+const BURST: u32 = 64;
+
+/// What the writer thread waits for.
+enum Next {
+    /// An event to write.
+    Event(giving::Event),
+    /// The scope ended.
+    End,
+    /// The buffered bytes are due to be written out and no event came to do it.
+    Due,
+    /// A flush was asked (Ctrl-C, a panic unwinding).
+    Flush,
+}
+
+/// The writer thread: takes events as they come, writes them, writes buffered bytes out when
+/// they are due or when asked. An event the reader would refuse is skipped; the first refusal
+/// is returned once the log is closed.
 fn write_loop(
     mut writer: LogWriter,
     mut stream: EventStream,
     control: &SinkControl,
 ) -> Result<LogSummary, LogError> {
-    {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .map_err(|source| LogError::Io {
-                action: "start the writer runtime for",
-                path: writer.path().to_path_buf(),
-                source,
-            })?;
-        runtime.block_on(async {
-            loop {
-                let next = async {
-                    if writer.has_buffered() {
-                        tokio::time::timeout(IDLE_FLUSH, stream.next()).await.ok()
-                    } else {
-                        Some(stream.next().await)
-                    }
-                };
-                tokio::select! {
-                    biased;
-                    () = control.flush_requested() => {
-                        if let Some(generation) = control.pending_flush() {
-                            while let Some(Some(event)) = stream.next().now_or_never() {
-                                writer.write(&event)?;
-                            }
-                            writer.flush()?;
-                            control.flushed(generation);
-                        }
-                    }
-                    next = next => match next {
-                        Some(Some(event)) => writer.write(&event)?,
-                        Some(None) => break,
-                        None => writer.flush()?, // idle: write what is buffered
-                    },
-                }
-            }
-            Ok(())
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .map_err(|source| LogError::Io {
+            action: "start the writer runtime for",
+            path: writer.path().to_path_buf(),
+            source,
         })?;
-        let dropped = stream.dropped();
-        drop(stream);
-        writer.close(dropped)
+    let mut refused = None;
+    runtime.block_on(async {
+        let mut burst = 0;
+        loop {
+            let deadline = writer.write_out_deadline();
+            match next(&mut stream, deadline, control, &mut burst).await {
+                Next::Event(event) => write_or_skip(&mut writer, &event, &mut refused)?,
+                Next::End => break,
+                Next::Due => writer.flush()?,
+                Next::Flush => serve_flush(&mut writer, &mut stream, control, &mut refused)?,
+            }
+        }
+        Ok::<(), LogError>(())
+    })?;
+    let dropped = stream.dropped();
+    drop(stream);
+    let summary = writer.close(dropped)?;
+    match refused {
+        Some(error) => Err(error),
+        None => Ok(summary),
+    }
+}
+
+/// What comes next: an event already queued (up to [`BURST`] in a row), else whichever of a
+/// flush request, an event and the write-out deadline comes first.
+async fn next(
+    stream: &mut EventStream,
+    deadline: Option<std::time::Instant>,
+    control: &SinkControl,
+    burst: &mut u32,
+) -> Next {
+    if *burst < BURST
+        && let Some(next) = stream.next().now_or_never()
+    {
+        *burst += 1;
+        return next.map_or(Next::End, Next::Event);
+    }
+    *burst = 0;
+    tokio::select! {
+        biased;
+        () = control.flush_requested() => Next::Flush,
+        next = next_event(stream, deadline) => next,
+    }
+}
+
+/// Writes every event already queued, hands everything to the operating system, and reports
+/// the flush served.
+fn serve_flush(
+    writer: &mut LogWriter,
+    stream: &mut EventStream,
+    control: &SinkControl,
+    refused: &mut Option<LogError>,
+) -> Result<(), LogError> {
+    if let Some(generation) = control.pending_flush() {
+        while let Some(Some(event)) = stream.next().now_or_never() {
+            write_or_skip(writer, &event, refused)?;
+        }
+        writer.flush()?;
+        control.flushed(generation);
+    }
+    Ok(())
+}
+
+/// The next event, or [`Next::Due`] if `deadline` passes first.
+async fn next_event(stream: &mut EventStream, deadline: Option<std::time::Instant>) -> Next {
+    let next = match deadline {
+        Some(deadline) => {
+            let deadline = tokio::time::Instant::from_std(deadline);
+            match tokio::time::timeout_at(deadline, stream.next()).await {
+                Ok(next) => next,
+                Err(_) => return Next::Due,
+            }
+        }
+        None => stream.next().await,
+    };
+    next.map_or(Next::End, Next::Event)
+}
+
+/// Writes an event; an event the reader would refuse is skipped, and the first refusal kept.
+fn write_or_skip(
+    writer: &mut LogWriter,
+    event: &giving::Event,
+    refused: &mut Option<LogError>,
+) -> Result<(), LogError> {
+    match writer.write(event) {
+        Err(error @ LogError::Refused { .. }) => {
+            refused.get_or_insert(error);
+            Ok(())
+        }
+        other => other,
     }
 }

@@ -1,17 +1,25 @@
 //! [`LogWriter`]: encodes events into a buffer and appends it to the log file.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use giving::{Event, Timestamp};
 
-use super::encode::Encoder;
+use super::encode::{Encoder, FieldRefusal, panic_message};
 use super::error::LogError;
 use super::header::LogHeader;
 
 /// The buffer is written to the file once it holds this much.
 const BUFFER: usize = 256 * 1024;
+
+/// How long [`MsgpackLog`](super::MsgpackLog) keeps bytes buffered at most: they are handed
+/// to the operating system (`write`, not `fsync`) this long after the first of them was
+/// buffered, even while events keep coming, so a run killed with `SIGKILL` loses at most the
+/// events of the last `FLUSH_EVERY`.
+pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 
 /// What a closed log holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +40,13 @@ pub struct LogSummary {
 /// [`close`](LogWriter::close). [`MsgpackLog`](super::MsgpackLog) runs one on its own thread;
 /// use it directly to convert other data into a log.
 ///
+/// Bytes are buffered and reach the file when 256 KiB are buffered, on
+/// [`flush`](LogWriter::flush) and [`close`](LogWriter::close), and, with
+/// [`flush_every`](LogWriter::flush_every), at the first write that finds them older than
+/// that. An event the reader would refuse (nested deeper than 128, a record over 64 MiB) is
+/// refused with [`LogError::Refused`] and nothing of it is written; a lazy value that panics
+/// while being read is written as nil, with a field `$error` that says so.
+///
 /// ```
 /// use giving::event;
 /// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
@@ -51,19 +66,33 @@ pub struct LogWriter {
     events: u64,
     unresolved: u64,
     bytes: u64,
+    /// The longest bytes stay buffered, when bounded.
+    flush_every: Option<Duration>,
+    /// When the oldest buffered byte was buffered (kept only with `flush_every`, and for the
+    /// header).
+    first_buffered: Option<Instant>,
 }
 
 impl LogWriter {
-    /// Creates (or truncates) the file and writes the header into the buffer.
+    /// Creates the file and writes the header into the buffer. An existing file is never
+    /// overwritten: it is an error (`cannot create`), and the file is left as it was. A
+    /// header the reader would refuse (over 1 MiB, an extra field named like a standard one
+    /// or nested deeper than 128) is [`LogError::Refused`].
     pub fn create(path: impl AsRef<Path>, header: &LogHeader) -> Result<Self, LogError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::create(&path).map_err(|source| LogError::Io {
-            action: "create",
-            path: path.clone(),
-            source,
-        })?;
         let mut buf = Vec::with_capacity(BUFFER + 4096);
-        header.encode(&mut buf);
+        if let Err((key, reason)) = header.encode(&mut buf) {
+            return Err(refused(&path, "the header".to_owned(), key, reason));
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| LogError::Io {
+                action: "create",
+                path: path.clone(),
+                source,
+            })?;
         Ok(Self {
             path,
             file,
@@ -71,16 +100,33 @@ impl LogWriter {
             events: 0,
             unresolved: 0,
             bytes: 0,
+            flush_every: None,
+            first_buffered: Some(Instant::now()),
         })
     }
 
-    /// Replaces the header, as long as nothing has reached the file yet.
-    pub(crate) fn with_header(mut self, header: &LogHeader) -> Self {
+    /// Bounds how long bytes stay buffered: each write hands them to the operating system once
+    /// the oldest is `age` old (one clock read per write). [`MsgpackLog`](super::MsgpackLog)
+    /// uses [`FLUSH_EVERY`], and also writes them out on a timer when events stop coming.
+    pub fn flush_every(mut self, age: Duration) -> Self {
+        self.flush_every = Some(age);
+        self
+    }
+
+    /// Replaces the header, as long as nothing has reached the file yet. A header the reader
+    /// would refuse is an error, and the (empty) file is removed.
+    pub(crate) fn with_header(mut self, header: &LogHeader) -> Result<Self, LogError> {
         if self.bytes == 0 && self.events == 0 {
             self.buf.clear();
-            header.encode(&mut self.buf);
+            if let Err((key, reason)) = header.encode(&mut self.buf) {
+                // Nothing will ever be written: leave no empty file behind (best effort).
+                drop(self.file);
+                let _ = std::fs::remove_file(&self.path);
+                return Err(refused(&self.path, "the header".to_owned(), key, reason));
+            }
+            self.first_buffered = Some(Instant::now());
         }
-        self
+        Ok(self)
     }
 
     /// The file being written.
@@ -89,15 +135,69 @@ impl LogWriter {
     }
 
     /// Appends an event (resolving its lazy values); the bytes reach the file when the buffer
-    /// fills up or on [`flush`](LogWriter::flush).
+    /// fills up, when they are older than [`flush_every`](LogWriter::flush_every), or on
+    /// [`flush`](LogWriter::flush). An event the reader would refuse is not written
+    /// ([`LogError::Refused`]); the writer stays usable.
     pub fn write(&mut self, event: &Event) -> Result<(), LogError> {
-        let unresolved = Encoder { out: &mut self.buf }.event(event);
+        let start = self.buf.len();
+        let unresolved = match self.encode(event) {
+            Ok(unresolved) => unresolved,
+            Err((key, reason)) => {
+                self.buf.truncate(start);
+                let record = format!("event {}", self.events + 1);
+                return Err(refused(&self.path, record, key, reason));
+            }
+        };
         self.unresolved += unresolved as u64;
         self.events += 1;
-        if self.buf.len() >= BUFFER {
-            self.write_out()?;
+        self.write_out_if_due()
+    }
+
+    /// Encodes an event into the buffer; returns how many lazy values could not be resolved.
+    /// A lazy value that panics while being read does not end the log: the event is written
+    /// again with that value as nil and an `$error` field.
+    fn encode(&mut self, event: &Event) -> Result<usize, FieldRefusal> {
+        let start = self.buf.len();
+        let mut enc = Encoder::new(&mut self.buf);
+        let encoded = catch_unwind(AssertUnwindSafe(|| enc.event(event)));
+        if let Ok(encoded) = encoded {
+            return encoded.map(|()| enc.unresolved);
         }
-        Ok(())
+        let panicked = enc.field;
+        let message = encoded.err().map(panic_message).unwrap_or_default();
+        self.buf.truncate(start);
+        let mut enc = Encoder::new(&mut self.buf);
+        enc.event_after_panic(event, panicked, &message)?;
+        Ok(enc.unresolved)
+    }
+
+    /// Writes the buffer out if it is full, or older than `flush_every`.
+    fn write_out_if_due(&mut self) -> Result<(), LogError> {
+        if self.buf.len() >= BUFFER {
+            return self.write_out();
+        }
+        let Some(age) = self.flush_every else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        match self.first_buffered {
+            Some(first) if now.saturating_duration_since(first) >= age => self.write_out(),
+            Some(_) => Ok(()),
+            None => {
+                self.first_buffered = Some(now);
+                Ok(())
+            }
+        }
+    }
+
+    /// When the buffered bytes must be written out, with
+    /// [`flush_every`](LogWriter::flush_every): for a timer that writes them out when no
+    /// event comes to do it.
+    pub(crate) fn write_out_deadline(&self) -> Option<Instant> {
+        match (self.first_buffered, self.flush_every) {
+            (Some(first), Some(age)) if !self.buf.is_empty() => Some(first + age),
+            _ => None,
+        }
     }
 
     /// Whether some bytes are buffered and not yet handed to the file.
@@ -117,6 +217,7 @@ impl LogWriter {
         if self.buf.is_empty() {
             return Ok(());
         }
+        self.first_buffered = None;
         if let Err(error) = self.file.write_all(&self.buf) {
             self.buf.clear();
             return Err(self.io_error(error));
@@ -135,7 +236,7 @@ impl LogWriter {
 
     /// Writes the end record (with the count of `dropped` events), flushes and syncs the file.
     pub fn close(mut self, dropped: u64) -> Result<LogSummary, LogError> {
-        let mut enc = Encoder { out: &mut self.buf };
+        let mut enc = Encoder::new(&mut self.buf);
         enc.map_len(3);
         enc.str("end");
         enc.uint(Timestamp::now().as_nanos());
@@ -161,5 +262,15 @@ impl std::fmt::Debug for LogWriter {
             .field("path", &self.path)
             .field("events", &self.events)
             .finish_non_exhaustive()
+    }
+}
+
+/// The error for a record that is not written.
+fn refused(path: &Path, record: String, key: String, reason: String) -> LogError {
+    LogError::Refused {
+        path: path.to_path_buf(),
+        record,
+        key,
+        reason,
     }
 }

@@ -1,0 +1,148 @@
+//! `giving bench --cpu-time`: what each instrument set costs, as CPU time per training step.
+//!
+//! Wall-clock throughput on a small machine swings far more than an instrument costs (the
+//! bundled MLP's bare runs range over ±50% on 2 cores), so it cannot show a 1% overhead. CPU
+//! time can: the training thread's own CPU time per step (what the loop pays to give), and the
+//! whole process's CPU time per step (what the instruments' threads add), measured for bare
+//! and for each instrument set, interleaved in one process so that drift affects them alike.
+
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use cpu_time::{ProcessTime, ThreadTime};
+use giving_instruments::{
+    CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate,
+};
+use giving_models::{DeviceSpec, ModelKind, TrainConfig};
+
+use crate::out::say;
+
+/// Builds an instrument set; the path is a scratch directory for logs.
+type Build = fn(&std::path::Path) -> Result<Vec<Box<dyn Instrument>>>;
+
+/// An instrument set under measurement.
+struct Set {
+    name: &'static str,
+    build: Build,
+}
+
+fn sets() -> Vec<Set> {
+    vec![
+        Set {
+            name: "bare",
+            build: |_| Ok(Vec::new()),
+        },
+        Set {
+            name: "rate",
+            build: |_| Ok(vec![Box::new(Rate::new())]),
+        },
+        Set {
+            name: "rate+log",
+            build: |dir| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(MsgpackLog::in_dir(dir)?),
+                ])
+            },
+        },
+        Set {
+            name: "rate+log+monitors",
+            build: |dir| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(MsgpackLog::in_dir(dir)?),
+                    Box::new(CpuMonitor::new().interval(Duration::from_secs(1))),
+                    Box::new(GpuMonitor::new().interval(Duration::from_secs(1))),
+                ])
+            },
+        },
+        Set {
+            name: "rate+dash",
+            build: |_| {
+                // Plain mode with a period longer than the run: the drawing thread and the
+                // state pipeline run, and nothing clutters the table.
+                let dash = Dash::new()
+                    .mode(DashMode::Plain)
+                    .plain_every(Duration::from_secs(3600));
+                Ok(vec![Box::new(Rate::new()), Box::new(dash)])
+            },
+        },
+    ]
+}
+
+/// CPU time per step of one run: (training thread, whole process), in microseconds.
+fn measure(
+    model: ModelKind,
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    instruments: Vec<Box<dyn Instrument>>,
+) -> Result<(f64, f64)> {
+    let process = ProcessTime::now();
+    let run = Overseer::new()
+        .with_all(instruments)
+        .quiet(true)
+        .ctrl_c(false)
+        .run(|| {
+            let thread = ThreadTime::now();
+            let report = giving_models::train(model, config, device);
+            (report, thread.elapsed())
+        });
+    let process = process.elapsed();
+    if let Some(problem) = run.problems.first() {
+        bail!("instrument problem: {problem}");
+    }
+    let (report, thread) = run.output.map_err(|p| anyhow!("training panicked: {p}"))?;
+    let steps = report?.steps.max(1) as f64;
+    let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps;
+    Ok((per_step(thread), per_step(process)))
+}
+
+/// Median, min and max.
+fn summary(mut values: Vec<f64>) -> (f64, f64, f64) {
+    values.sort_by(f64::total_cmp);
+    (
+        values[values.len() / 2],
+        values[0],
+        values[values.len() - 1],
+    )
+}
+
+/// Runs every set `repeats` times, interleaved, after one warm-up run, and prints the table.
+pub(crate) fn table(
+    model: ModelKind,
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    repeats: usize,
+) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("giving-bench-cpu-{}", std::process::id()));
+    let sets = sets();
+    measure(model, config, device, Vec::new())?; // warm-up
+    let mut thread = vec![Vec::new(); sets.len()];
+    let mut process = vec![Vec::new(); sets.len()];
+    for round in 0..repeats.max(1) {
+        for (index, set) in sets.iter().enumerate() {
+            let (t, p) = measure(model, config, device, (set.build)(&dir)?)?;
+            thread[index].push(t);
+            process[index].push(p);
+        }
+        say!("round {}/{} done", round + 1, repeats.max(1));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    say!(
+        "\n| instruments | training thread CPU µs/step: median (min–max) | vs bare | process CPU µs/step: median (min–max) | vs bare |"
+    );
+    say!("|---|---|---|---|---|");
+    let (bare_thread, _, _) = summary(thread[0].clone());
+    let (bare_process, _, _) = summary(process[0].clone());
+    for (index, set) in sets.iter().enumerate() {
+        let (t, t_min, t_max) = summary(thread[index].clone());
+        let (p, p_min, p_max) = summary(process[index].clone());
+        say!(
+            "| {} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
+            set.name,
+            100.0 * (t / bare_thread - 1.0),
+            100.0 * (p / bare_process - 1.0),
+        );
+    }
+    Ok(())
+}
