@@ -318,3 +318,70 @@ fn bench_cpu_time_prints_a_row_per_instrument_set() {
         assert!(row.contains('%'), "{row}");
     }
 }
+
+#[test]
+fn log_keys_select_what_the_log_keeps() {
+    use giving_instruments::log::LogReader;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, out) = giving(&[
+        "train",
+        "mlp",
+        "--steps",
+        "12",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "64",
+        "--valid-size",
+        "16",
+        "--window",
+        "2",
+        "--rate-skip",
+        "0",
+        "--log",
+        dir.path().to_str().unwrap(),
+        "--log-keys",
+        "loss,rat?,+task,!val_*",
+    ]);
+    assert!(ok, "{out}");
+    let log = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut reader = LogReader::open(&log).unwrap();
+    assert_eq!(
+        reader
+            .header()
+            .extra
+            .get("log_keys")
+            .and_then(|v| v.as_str()),
+        Some("loss,rat?,+task,!val_*")
+    );
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    let (mut losses, mut rates) = (0, 0);
+    for event in &events {
+        let keys: Vec<&str> = event.keys().collect();
+        assert!(
+            keys.iter().all(|k| ["loss", "rate", "task"].contains(k)),
+            "a key that was not selected: {event}"
+        );
+        losses += usize::from(event.has("loss"));
+        rates += usize::from(event.has("rate"));
+        assert!(
+            event.has("loss") || event.has("rate"),
+            "context alone: {event}"
+        );
+    }
+    assert_eq!(losses, 12, "one loss per step:\n{events:?}");
+    assert!(rates >= 2, "rates are kept:\n{events:?}");
+
+    let (ok, out) = giving(&["train", "mlp", "--log-keys", "loss"]);
+    assert!(!ok, "--log-keys without --log is refused");
+    assert!(out.contains("--log"), "{out}");
+    let (ok, out) = giving(&["train", "mlp", "--log", "x", "--log-keys", "loss,,rate"]);
+    assert!(!ok);
+    assert!(out.contains("key selection item 2"), "{out}");
+}

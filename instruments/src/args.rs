@@ -7,14 +7,18 @@ use std::time::Duration;
 use crate::error::InstrumentError;
 use crate::monitor::seconds;
 use crate::overseer::Instrument;
-use crate::{EarlyStop, MsgpackLog, Rate};
+use crate::{EarlyStop, KeySelection, MsgpackLog, Rate};
 
-/// `--log DIR`: write a MessagePack log of the run into `DIR`.
+/// `--log DIR [--log-keys KEYS]`: write a MessagePack log of the run into `DIR`.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct LogArgs {
     /// Write every event to a MessagePack log in DIR (`giving log dump|stats FILE` reads it).
     #[arg(long, value_name = "DIR")]
     pub log: Option<PathBuf>,
+    /// Log only these keys: comma-separated patterns, `gpu*` to keep, `+task` kept as context
+    /// of a kept event, `!batch` to drop (e.g. `loss,rate,+task`).
+    #[arg(long, value_name = "KEYS", requires = "log")]
+    pub log_keys: Option<KeySelection>,
 }
 
 /// `--stop N`: stop the loop cleanly after N rate observations (60 if N is omitted).
@@ -120,7 +124,10 @@ impl InstrumentArgs {
             instruments.push(Box::new(EarlyStop::new(n)));
         }
         if let Some(dir) = &self.log.log {
-            let log = MsgpackLog::in_dir(dir).map_err(|e| option("--log", e))?;
+            let mut log = MsgpackLog::in_dir(dir).map_err(|e| option("--log", e))?;
+            if let Some(keys) = &self.log.log_keys {
+                log = log.keys(keys.clone());
+            }
             instruments.push(Box::new(log));
         }
         if let Some(secs) = self.gpu.gpu_poll {

@@ -17,6 +17,7 @@
 //!   terminal).
 //! - `GpuMonitor` (feature `gpu`, NVML) and `CpuMonitor` (feature `cpu`, sysinfo), built on
 //!   [`poll`] and a [`Sampler`].
+//! - [`KeySelection`]: which keys a sink keeps (`loss,gpu*,+task,!batch`), as voir's `log`.
 //! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard).
 //! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
 //!   binary flattens into its `train` command; `LogCommand`: the `giving log` subcommands.
@@ -38,6 +39,7 @@ pub mod log;
 mod monitor;
 mod overseer;
 mod rate;
+mod select;
 mod threaded;
 
 #[cfg(feature = "cli")]
@@ -58,4 +60,5 @@ pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
 pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start};
 pub use rate::{Rate, RateMeter};
+pub use select::{KeySelection, SelectionError};
 pub use threaded::{SinkControl, SinkThread};

@@ -12,6 +12,7 @@ use super::header::LogHeader;
 use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
+use crate::select::KeySelection;
 use crate::threaded::{SinkControl, SinkThread};
 
 /// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
@@ -63,6 +64,8 @@ pub struct MsgpackLog {
     writer: Option<LogWriter>,
     header: LogHeader,
     delivery: Delivery,
+    /// The keys written (`None`: every key of every event).
+    keys: Option<KeySelection>,
     /// The writer thread, once started.
     thread: Option<SinkThread<LogSummary>>,
 }
@@ -78,6 +81,7 @@ impl MsgpackLog {
             writer: Some(writer),
             header,
             delivery: Delivery::Lossless,
+            keys: None,
             thread: None,
         })
     }
@@ -134,6 +138,37 @@ impl MsgpackLog {
         self
     }
 
+    /// Writes only the keys `keys` selects, and only the events with one of them (voir's
+    /// `log(*patterns, context=…)`; see [`KeySelection`]). Events are filtered on the writer
+    /// thread, not the training thread; the header records the selection under `log_keys`.
+    ///
+    /// ```
+    /// use giving::give;
+    /// use giving_instruments::Overseer;
+    /// use giving_instruments::log::{LogReader, MsgpackLog};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let log = MsgpackLog::in_dir(dir.path()).unwrap().keys("loss,+step".parse().unwrap());
+    /// let path = log.path().to_path_buf();
+    /// Overseer::new().with(log).run(|| {
+    ///     for step in 0..4u64 {
+    ///         let (loss, lr) = (1.0 / (step + 1) as f64, 0.1);
+    ///         give!(step, loss, lr);
+    ///         give!(step);
+    ///     }
+    /// });
+    /// let events: Vec<_> = LogReader::open(&path).unwrap().map(Result::unwrap).collect();
+    /// assert_eq!(events.len(), 4);
+    /// assert_eq!(events[3].keys().collect::<Vec<_>>(), ["step", "loss"]);
+    /// ```
+    pub fn keys(mut self, keys: KeySelection) -> Self {
+        self.header
+            .extra
+            .insert("log_keys".to_owned(), Value::from(keys.as_str()));
+        self.keys = Some(keys);
+        self
+    }
+
     /// The file this log writes.
     pub fn path(&self) -> &Path {
         &self.path
@@ -152,8 +187,14 @@ impl MsgpackLog {
         // The header was written with placeholder fields at creation; rewrite it now that the
         // builder is done (the buffer has not reached the file yet).
         let writer = writer.with_header(&self.header)?;
+        let keys = self.keys.clone();
         SinkThread::spawn("giving-log", move |control| {
-            write_loop(writer, stream, control).map_err(InstrumentError::Log)
+            let sink = Sink {
+                writer,
+                keys,
+                refused: None,
+            };
+            write_loop(sink, stream, control).map_err(InstrumentError::Log)
         })
     }
 }
@@ -223,11 +264,44 @@ enum Next {
     Flush,
 }
 
+/// What the writer thread owns: the file, the key selection, and the first refusal.
+struct Sink {
+    writer: LogWriter,
+    keys: Option<KeySelection>,
+    /// The first event the reader would refuse, reported once the log is closed.
+    refused: Option<LogError>,
+}
+
+impl Sink {
+    /// Writes the selected part of an event; an event the reader would refuse is skipped, and
+    /// the first refusal kept.
+    fn write(&mut self, event: &giving::Event) -> Result<(), LogError> {
+        let selected;
+        let event = match &self.keys {
+            None => event,
+            Some(keys) => match keys.apply(event) {
+                Some(event) => {
+                    selected = event;
+                    &selected
+                }
+                None => return Ok(()),
+            },
+        };
+        match self.writer.write(event) {
+            Err(error @ LogError::Refused { .. }) => {
+                self.refused.get_or_insert(error);
+                Ok(())
+            }
+            other => other,
+        }
+    }
+}
+
 /// The writer thread: takes events as they come, writes them, writes buffered bytes out when
 /// they are due or when asked. An event the reader would refuse is skipped; the first refusal
 /// is returned once the log is closed.
 fn write_loop(
-    mut writer: LogWriter,
+    mut sink: Sink,
     mut stream: EventStream,
     control: &SinkControl,
 ) -> Result<LogSummary, LogError> {
@@ -236,27 +310,26 @@ fn write_loop(
         .build()
         .map_err(|source| LogError::Io {
             action: "start the writer runtime for",
-            path: writer.path().to_path_buf(),
+            path: sink.writer.path().to_path_buf(),
             source,
         })?;
-    let mut refused = None;
     runtime.block_on(async {
         let mut burst = 0;
         loop {
-            let deadline = writer.write_out_deadline();
+            let deadline = sink.writer.write_out_deadline();
             match next(&mut stream, deadline, control, &mut burst).await {
-                Next::Event(event) => write_or_skip(&mut writer, &event, &mut refused)?,
+                Next::Event(event) => sink.write(&event)?,
                 Next::End => break,
-                Next::Due => writer.flush()?,
-                Next::Flush => serve_flush(&mut writer, &mut stream, control, &mut refused)?,
+                Next::Due => sink.writer.flush()?,
+                Next::Flush => serve_flush(&mut sink, &mut stream, control)?,
             }
         }
         Ok::<(), LogError>(())
     })?;
     let dropped = stream.dropped();
     drop(stream);
-    let summary = writer.close(dropped)?;
-    match refused {
+    let summary = sink.writer.close(dropped)?;
+    match sink.refused {
         Some(error) => Err(error),
         None => Ok(summary),
     }
@@ -287,16 +360,15 @@ async fn next(
 /// Writes every event already queued, hands everything to the operating system, and reports
 /// the flush served.
 fn serve_flush(
-    writer: &mut LogWriter,
+    sink: &mut Sink,
     stream: &mut EventStream,
     control: &SinkControl,
-    refused: &mut Option<LogError>,
 ) -> Result<(), LogError> {
     if let Some(generation) = control.pending_flush() {
         while let Some(Some(event)) = stream.next().now_or_never() {
-            write_or_skip(writer, &event, refused)?;
+            sink.write(&event)?;
         }
-        writer.flush()?;
+        sink.writer.flush()?;
         control.flushed(generation);
     }
     Ok(())
@@ -315,19 +387,4 @@ async fn next_event(stream: &mut EventStream, deadline: Option<std::time::Instan
         None => stream.next().await,
     };
     next.map_or(Next::End, Next::Event)
-}
-
-/// Writes an event; an event the reader would refuse is skipped, and the first refusal kept.
-fn write_or_skip(
-    writer: &mut LogWriter,
-    event: &giving::Event,
-    refused: &mut Option<LogError>,
-) -> Result<(), LogError> {
-    match writer.write(event) {
-        Err(error @ LogError::Refused { .. }) => {
-            refused.get_or_insert(error);
-            Ok(())
-        }
-        other => other,
-    }
 }
