@@ -385,3 +385,69 @@ fn log_keys_select_what_the_log_keeps() {
     assert!(!ok);
     assert!(out.contains("key selection item 2"), "{out}");
 }
+
+/// A log whose file cannot grow (the file-size limit, as a full disk) is reported while the
+/// run goes on, not when it ends; training finishes, and the exit code says a sink failed.
+#[cfg(unix)]
+#[test]
+fn a_failing_log_is_reported_at_once_and_the_exit_code_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    // `trap '' XFSZ`: a write past the limit fails with EFBIG instead of killing the process.
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 16; exec '{}' train mlp --epochs 30 --batch-size 8 \
+         --train-size 64 --valid-size 16 --every 10 --log '{}' 2>&1",
+        env!("CARGO_BIN_EXE_giving"),
+        dir.path().display()
+    );
+    let out = Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a requested sink failed:\n{text}"
+    );
+    let problem = text
+        .find("`msgpack-log` failed during run")
+        .unwrap_or_else(|| panic!("the failure is reported:\n{text}"));
+    let done = text
+        .find("[mlp] done:")
+        .unwrap_or_else(|| panic!("training goes on to the end:\n{text}"));
+    assert!(
+        problem < done,
+        "reported while training, not at the end:\n{text}"
+    );
+    assert!(text.contains("File too large"), "{text}");
+    assert_eq!(text.matches("File too large").count(), 1, "reported once:\n{text}");
+}
+
+/// A log directory whose name is not UTF-8 works (the header records the arguments lossily).
+#[cfg(unix)]
+#[test]
+fn a_log_path_that_is_not_utf8_is_used_as_is() {
+    use std::os::unix::ffi::OsStrExt;
+    let base = tempfile::tempdir().unwrap();
+    let dir = base
+        .path()
+        .join(std::ffi::OsStr::from_bytes(b"runs-\xff\xfe"));
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(["train", "mlp", "--steps", "4", "--batch-size", "8"])
+        .args(["--train-size", "32", "--valid-size", "16", "--log"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let log = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let reader = giving_instruments::log::LogReader::open(&log).unwrap();
+    let args = &reader.header().command_line;
+    assert!(
+        args.iter()
+            .any(|a| a.starts_with("runs-") || a.contains("/runs-")),
+        "{args:?}"
+    );
+}

@@ -59,7 +59,10 @@ impl LogHeader {
         Self {
             version: FORMAT_VERSION,
             start_time: Timestamp::now(),
-            command_line: std::env::args().collect(),
+            // Lossy: an argument that is not UTF-8 (a path) must not panic the run.
+            command_line: std::env::args_os()
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect(),
             host: host_name(),
             pid: u64::from(std::process::id()),
             crate_versions,

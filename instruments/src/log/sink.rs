@@ -11,7 +11,7 @@ use super::error::LogError;
 use super::header::LogHeader;
 use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
 use crate::error::InstrumentError;
-use crate::overseer::{Instrument, Start};
+use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
 use crate::threaded::{SinkControl, SinkThread};
 
@@ -175,7 +175,11 @@ impl MsgpackLog {
     }
 
     /// Subscribes to `gv` now and starts the writer thread.
-    fn start_writer(&mut self, gv: &Given) -> Result<SinkThread<LogSummary>, InstrumentError> {
+    fn start_writer(
+        &mut self,
+        gv: &Given,
+        reporter: Option<Reporter>,
+    ) -> Result<SinkThread<LogSummary>, InstrumentError> {
         let Some(writer) = self.writer.take() else {
             return Err(InstrumentError::Log(LogError::Io {
                 action: "write",
@@ -193,6 +197,8 @@ impl MsgpackLog {
                 writer,
                 keys,
                 refused: None,
+                failed: None,
+                reporter,
             };
             write_loop(sink, stream, control).map_err(InstrumentError::Log)
         })
@@ -205,7 +211,7 @@ impl Instrument for MsgpackLog {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
-        let thread = self.start_writer(start.given())?;
+        let thread = self.start_writer(start.given(), Some(start.reporter()))?;
         start.on_interrupt(thread.flusher(INTERRUPT_FLUSH));
         self.thread = Some(thread);
         Ok(())
@@ -264,18 +270,26 @@ enum Next {
     Flush,
 }
 
-/// What the writer thread owns: the file, the key selection, and the first refusal.
+/// What the writer thread owns: the file, the key selection, and what went wrong.
 struct Sink {
     writer: LogWriter,
     keys: Option<KeySelection>,
     /// The first event the reader would refuse, reported once the log is closed.
     refused: Option<LogError>,
+    /// The write that failed (a full disk): reported at once; nothing is written after it.
+    failed: Option<LogError>,
+    /// Where a failure is reported as it happens (the Overseer's run).
+    reporter: Option<Reporter>,
 }
 
 impl Sink {
-    /// Writes the selected part of an event; an event the reader would refuse is skipped, and
-    /// the first refusal kept.
-    fn write(&mut self, event: &giving::Event) -> Result<(), LogError> {
+    /// Writes the selected part of an event. An event the reader would refuse is skipped, and
+    /// the first refusal kept; after a failed write, events are taken and discarded, so the
+    /// subscription does not grow while the run goes on.
+    fn write(&mut self, event: &giving::Event) {
+        if self.failed.is_some() {
+            return;
+        }
         let selected;
         let event = match &self.keys {
             None => event,
@@ -284,22 +298,41 @@ impl Sink {
                     selected = event;
                     &selected
                 }
-                None => return Ok(()),
+                None => return,
             },
         };
         match self.writer.write(event) {
+            Ok(()) => {}
             Err(error @ LogError::Refused { .. }) => {
                 self.refused.get_or_insert(error);
-                Ok(())
             }
-            other => other,
+            Err(error) => self.fail(error),
         }
+    }
+
+    /// Hands buffered bytes to the operating system.
+    fn flush(&mut self) {
+        if self.failed.is_none()
+            && let Err(error) = self.writer.flush()
+        {
+            self.fail(error);
+        }
+    }
+
+    /// Reports a failed write now (stderr, a `{problem, instrument}` event, the run's
+    /// problems), not when the run ends.
+    fn fail(&mut self, error: LogError) {
+        if let Some(reporter) = &self.reporter {
+            reporter.report(&error);
+        }
+        self.failed = Some(error);
     }
 }
 
 /// The writer thread: takes events as they come, writes them, writes buffered bytes out when
-/// they are due or when asked. An event the reader would refuse is skipped; the first refusal
-/// is returned once the log is closed.
+/// they are due or when asked. The first failed write is returned once the scope has ended
+/// (the file is left without an end record: a reader sees a cut log, which it is); else the
+/// first event the reader would refuse.
 fn write_loop(
     mut sink: Sink,
     mut stream: EventStream,
@@ -316,18 +349,23 @@ fn write_loop(
     runtime.block_on(async {
         let mut burst = 0;
         loop {
-            let deadline = sink.writer.write_out_deadline();
+            let deadline = match sink.failed {
+                None => sink.writer.write_out_deadline(),
+                Some(_) => None,
+            };
             match next(&mut stream, deadline, control, &mut burst).await {
-                Next::Event(event) => sink.write(&event)?,
+                Next::Event(event) => sink.write(&event),
                 Next::End => break,
-                Next::Due => sink.writer.flush()?,
-                Next::Flush => serve_flush(&mut sink, &mut stream, control)?,
+                Next::Due => sink.flush(),
+                Next::Flush => serve_flush(&mut sink, &mut stream, control),
             }
         }
-        Ok::<(), LogError>(())
-    })?;
+    });
     let dropped = stream.dropped();
     drop(stream);
+    if let Some(error) = sink.failed {
+        return Err(error);
+    }
     let summary = sink.writer.close(dropped)?;
     match sink.refused {
         Some(error) => Err(error),
@@ -358,20 +396,15 @@ async fn next(
 }
 
 /// Writes every event already queued, hands everything to the operating system, and reports
-/// the flush served.
-fn serve_flush(
-    sink: &mut Sink,
-    stream: &mut EventStream,
-    control: &SinkControl,
-) -> Result<(), LogError> {
+/// the flush served (also after a failure: whoever waits must not wait in vain).
+fn serve_flush(sink: &mut Sink, stream: &mut EventStream, control: &SinkControl) {
     if let Some(generation) = control.pending_flush() {
         while let Some(Some(event)) = stream.next().now_or_never() {
-            sink.write(&event)?;
+            sink.write(&event);
         }
-        sink.writer.flush()?;
+        sink.flush();
         control.flushed(generation);
     }
-    Ok(())
 }
 
 /// The next event, or [`Next::Due`] if `deadline` passes first.
