@@ -44,6 +44,11 @@ pub mod keys {
     pub const GLOBAL_STEP: &str = "global_step";
     /// `u64`: the epoch, from 0.
     pub const EPOCH: &str = "epoch";
+    /// `u64`: the number of epochs the run plans (given with [`EPOCH`] at each epoch's start).
+    pub const EPOCHS: &str = "epochs";
+    /// `u64`: the number of steps the run plans over all its epochs (given with [`EPOCH`]);
+    /// with [`GLOBAL_STEP`], the whole run's progress and ETA.
+    pub const TOTAL_STEPS: &str = "total_steps";
     /// `f64`: the learning rate.
     pub const LR: &str = "lr";
     /// `f64`: validation accuracy, in 0..=1.

@@ -3,7 +3,9 @@
 # checks the captured screen for the panels, presses `q` (then, in a second run, Ctrl-C; in a
 # third, sends SIGTERM), then checks that the terminal was
 # restored, the exit code is 0 and the MessagePack log (`--log DIR`) reads back with
-# `giving log stats FILE`. Needs tmux; uses its own tmux server, so it never touches yours.
+# `giving log stats FILE`. Before those: `--dash-hold` keeps the final screen until a key (and
+# `l` switches to a log scale), and a line written to stderr goes to the panel, then to the
+# scrollback once the terminal is back. Needs tmux; uses its own tmux server, so it never touches yours.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -90,6 +92,63 @@ dash_run() {
   tmux_ kill-session -t tui || true
 }
 
+# Waits up to 60 s for `text` on the screen of session `tui`; the screen is left in $1/screen.
+wait_screen() {
+  local run="$1" text="$2"
+  for _ in $(seq 1 600); do
+    tmux_ capture-pane -p -t tui > "$run/screen" 2>/dev/null || true
+    grep -qF -- "$text" "$run/screen" && return 0
+    sleep 0.1
+  done
+  fail "the screen never showed: $text"
+}
+
+# --dash-hold: the final screen stays until a key; `l` switches the charts to a log scale.
+hold_run() {
+  local run="$work/hold"
+  mkdir -p "$run"
+  tmux_ new-session -d -s tui -x 120 -y 40 \
+    "'$bin' train mlp --dash --dash-hold --steps 40 --batch-size 8 --train-size 64 --valid-size 16; echo \$? > '$run/code'; sleep 600"
+  wait_screen "$run" "finished: press any key to close"
+  grep -qF "epoch 5/5" "$run/screen" || fail "the run line does not name the last epoch"
+  grep -qF "steps 40/40" "$run/screen" || fail "the run line does not show the whole run's steps"
+  sleep 1
+  [ -f "$run/code" ] && fail "giving exited without waiting for a key"
+  tmux_ send-keys -t tui l
+  wait_screen "$run" "(log scale)"
+  [ -f "$run/code" ] && fail "\`l\` closed the held screen"
+  tmux_ send-keys -t tui x
+  for _ in $(seq 1 100); do [ -f "$run/code" ] && break; sleep 0.1; done
+  [ "$(cat "$run/code" 2>/dev/null)" = 0 ] || fail "a key did not close the held screen with exit code 0"
+  tmux_ capture-pane -p -t tui > "$run/screen"
+  grep -qF "giving dash" "$run/screen" && fail "the terminal was not restored after the held screen"
+  echo "== tui.sh: --dash-hold held the final screen until a key; l switched to a log scale; OK"
+  tmux_ kill-session -t tui || true
+}
+
+# What other code writes to stderr goes to the panel, then to the scrollback: here the log's
+# own failure report (a file-size limit stands in for a full disk).
+stderr_run() {
+  local run="$work/stderr"
+  mkdir -p "$run"
+  tmux_ new-session -d -s tui -x 120 -y 40 \
+    "trap '' XFSZ; ulimit -f 16; '$bin' train mlp --dash --epochs 1000 --batch-size 8 --train-size 64 --valid-size 16 --log '$run/logs'; echo \$? > '$run/code'; sleep 600"
+  wait_screen "$run" "stderr (1 lines)"
+  grep -qF "msgpack-log" "$run/screen" || fail "the panel does not show the log's failure"
+  grep -qF "giving dash" "$run/screen" || fail "the stderr line replaced the dashboard"
+  tmux_ send-keys -t tui q
+  for _ in $(seq 1 600); do [ -f "$run/code" ] && break; sleep 0.1; done
+  [ "$(cat "$run/code" 2>/dev/null)" = 1 ] || fail "exit code $(cat "$run/code" 2>/dev/null) (expected 1: a sink failed)"
+  tmux_ capture-pane -p -t tui > "$run/screen"
+  grep -qF "failed during run" "$run/screen" || fail "the stderr line was not written out once the terminal was back"
+  echo "== tui.sh: a stderr line went to the panel, then to the scrollback; OK"
+  tmux_ kill-session -t tui || true
+}
+
+echo "== tui.sh: --dash-hold"
+hold_run
+echo "== tui.sh: stderr panel"
+stderr_run
 echo "== tui.sh: q"
 dash_run q quit
 echo "== tui.sh: Ctrl-C"

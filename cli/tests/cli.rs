@@ -417,7 +417,11 @@ fn a_failing_log_is_reported_at_once_and_the_exit_code_says_so() {
         "reported while training, not at the end:\n{text}"
     );
     assert!(text.contains("File too large"), "{text}");
-    assert_eq!(text.matches("File too large").count(), 1, "reported once:\n{text}");
+    assert_eq!(
+        text.matches("File too large").count(),
+        1,
+        "reported once:\n{text}"
+    );
 }
 
 /// A log directory whose name is not UTF-8 works (the header records the arguments lossily).

@@ -53,7 +53,7 @@ pub struct CpuArgs {
     pub cpu_poll: Option<f64>,
 }
 
-/// `--dash` and `--plot KEY`: the live terminal dashboard.
+/// `--dash`, `--plot KEY` and `--dash-hold`: the live terminal dashboard.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct DashArgs {
     /// Show a live dashboard (plain lines when stdout is not a terminal); `q` stops cleanly.
@@ -62,6 +62,9 @@ pub struct DashArgs {
     /// Chart KEY on the dashboard besides the loss (repeatable).
     #[arg(long, value_name = "KEY")]
     pub plot: Vec<String>,
+    /// Keep the dashboard's final screen until a key is pressed.
+    #[arg(long, requires = "dash")]
+    pub dash_hold: bool,
 }
 
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
@@ -139,7 +142,7 @@ impl InstrumentArgs {
             instruments.push(cpu_monitor(interval)?);
         }
         if self.dash.dash {
-            instruments.push(dash(&self.dash.plot)?);
+            instruments.push(dash(&self.dash)?);
         }
         Ok(instruments)
     }
@@ -184,13 +187,12 @@ fn cpu_monitor(_interval: Duration) -> Result<Box<dyn Instrument>, InstrumentErr
 }
 
 #[cfg(feature = "dash")]
-fn dash(plots: &[String]) -> Result<Box<dyn Instrument>, InstrumentError> {
-    Ok(Box::new(
-        plots.iter().fold(crate::Dash::new(), |d, key| d.plot(key)),
-    ))
+fn dash(args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
+    let dash = crate::Dash::new().hold(args.dash_hold);
+    Ok(Box::new(args.plot.iter().fold(dash, |d, key| d.plot(key))))
 }
 
 #[cfg(not(feature = "dash"))]
-fn dash(_plots: &[String]) -> Result<Box<dyn Instrument>, InstrumentError> {
+fn dash(_args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--dash", "dash"))
 }

@@ -46,7 +46,7 @@ mod threaded;
 pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
 #[cfg(feature = "dash")]
 pub use dash::{
-    CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, Series, TaskStat, render_dash,
+    CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat, render_dash,
 };
 pub use early_stop::EarlyStop;
 pub use error::{BoxError, InstrumentError, PanicPayload};

@@ -138,7 +138,7 @@ fn plain_line_is_compact() {
     script(&mut state, 200, 100);
     assert_eq!(
         state.plain_line(),
-        "train 50% 100/200 loss=0.020 rate=3.1k items/s eta 0:01"
+        "train 50% 100/200 epoch 1 loss=0.020 rate=3.1k items/s eta 0:01"
     );
     state.set_lag(7, 0);
     assert!(state.plain_line().ends_with("dropped=7"));
@@ -180,7 +180,9 @@ fn renders_values_progress_and_chart() {
     // Charts: loss (with its latest value and y range) and lr, drawn in braille.
     assert!(shows(&lines, "loss = 0.020"), "{all}");
     assert!(shows(&lines, " lr = "), "{all}");
-    assert!(shows(&lines, "99.00"), "{all}"); // the x axis ends at the last step
+    // The x axis ends at the last step, labelled as the whole number it is.
+    assert!(shows(&lines, "99"), "{all}");
+    assert!(!shows(&lines, "99.0"), "{all}");
     let braille = all
         .chars()
         .filter(|c| ('\u{2801}'..='\u{28ff}').contains(c))
@@ -385,4 +387,141 @@ fn lazy_losses_are_read_sparingly() {
     }
     assert_eq!(reads.load(Ordering::SeqCst), 100);
     assert_eq!(state.series("loss").unwrap().points[99], (99.0, 0.5));
+}
+
+/// Two epochs of 100 steps (10 ms each), the run planning both: `{epoch, epochs, total_steps}`
+/// at each epoch's start, `{global_step, loss}` every step.
+fn two_epochs(state: &mut DashState, done: u64) {
+    for global in 0..done {
+        let (epoch, step) = (global / 100, global % 100);
+        let t = at(10 * global);
+        if step == 0 {
+            let start = [
+                ("epoch", Value::from(epoch)),
+                ("epochs", Value::from(2u64)),
+                ("total_steps", Value::from(200u64)),
+            ];
+            state.observe(&Event::new_at(start, t));
+            let progress = [
+                ("task", Value::from("train")),
+                ("progress", Value::from((0u64, 100u64))),
+            ];
+            state.observe(&Event::new_at(progress, t));
+        }
+        let t = at(10 * (global + 1));
+        let progress = [
+            ("task", Value::from("train")),
+            ("progress", Value::from((step + 1, 100u64))),
+        ];
+        state.observe(&Event::new_at(progress, t));
+        let loss = [
+            ("epoch", Value::from(epoch)),
+            ("global_step", Value::from(global)),
+            ("loss", Value::from(1.0 / (global as f64 + 1.0))),
+        ];
+        state.observe(&Event::new_at(loss, t));
+    }
+}
+
+#[test]
+fn the_whole_run_has_its_epoch_progress_and_eta() {
+    let mut state = DashState::new(Vec::<String>::new());
+    two_epochs(&mut state, 150);
+    let run = state.run();
+    assert_eq!((run.epoch, run.epochs), (Some(1), Some(2)));
+    assert_eq!(run.progress(), Some((150, 200)));
+    assert_eq!(run.ratio(), 0.75);
+    // 150 steps in 1.5 s: the 50 left take 0.5 s.
+    assert_eq!(run.eta(), Some(Duration::from_millis(500)));
+    assert_eq!(run.epoch_label().as_deref(), Some("epoch 2/2"));
+    // The task's own progress restarted with the epoch: 50 of 100.
+    assert_eq!(state.tasks()[0].progress, Some((50, 100)));
+    assert_eq!(
+        state.plain_line(),
+        "train 50% 50/100 epoch 2/2 loss=0.007 eta 0:00 | run 75% eta 0:00"
+    );
+
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    let run_line = lines.iter().find(|l| l.contains("run ")).expect(&all);
+    assert!(run_line.contains("epoch 2/2"), "{all}");
+    assert!(run_line.contains("steps 150/200"), "{all}");
+    assert!(shows(&lines, " 75%"), "{all}");
+    assert!(shows(&lines, "50/100"), "{all}");
+}
+
+#[test]
+fn without_what_the_run_plans_there_is_no_run_progress() {
+    let mut state = DashState::new(Vec::<String>::new());
+    script(&mut state, 200, 100);
+    assert_eq!(state.run().progress(), None);
+    assert_eq!(state.run().eta(), None);
+    assert!(!state.plain_line().contains("| run"));
+}
+
+#[test]
+fn charts_switch_to_a_log_scale_and_back() {
+    let mut state = DashState::new(Vec::<String>::new());
+    two_epochs(&mut state, 100); // loss from 1 down to 0.01
+    let linear = screen(&state, 120, 40).join("\n");
+    assert!(!linear.contains("log scale)"), "{linear}");
+    state.toggle_log_scale();
+    assert!(state.log_scale());
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    assert!(shows(&lines, "loss = 0.010 (log scale)"), "{all}");
+    // The y axis is labelled with values, not their logarithms: the padded range around
+    // 0.01..1 on a log scale ends just above 1 and starts just below 0.01.
+    let labels: Vec<&String> = lines.iter().filter(|l| l.contains("1.259")).collect();
+    assert!(!labels.is_empty(), "top label 10^(0 + 0.1) = 1.259:\n{all}");
+    assert!(
+        shows(&lines, "0.008"),
+        "bottom label 10^(-2 - 0.1) = 0.0079:\n{all}"
+    );
+    state.toggle_log_scale();
+    assert!(!screen(&state, 120, 40).join("\n").contains("log scale)"));
+
+    // Nothing positive: nothing to draw on a log scale, and it says so.
+    let mut flat = DashState::new(Vec::<String>::new());
+    flat.observe(&Event::new_at([("loss", Value::from(0.0))], at(0)));
+    flat.toggle_log_scale();
+    assert!(shows(
+        &screen(&flat, 120, 40),
+        "no positive loss to show on a log scale"
+    ));
+}
+
+#[test]
+fn stderr_lines_get_a_panel_of_the_latest() {
+    let mut state = DashState::new(Vec::<String>::new());
+    script(&mut state, 50, 5);
+    let quiet = screen(&state, 120, 40).join("\n");
+    assert!(
+        !quiet.contains("stderr"),
+        "no panel without a line:\n{quiet}"
+    );
+    for i in 0..(DashState::STDERR_LINES as u64 + 20) {
+        state.stderr_line(format!("warning number {i}"));
+    }
+    let (kept, total) = state.stderr();
+    assert_eq!((kept.len(), total), (DashState::STDERR_LINES, 120));
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    assert!(shows(&lines, "stderr (120 lines)"), "{all}");
+    assert!(shows(&lines, "warning number 119"), "{all}");
+    assert!(shows(&lines, "warning number 115"), "the last 5:\n{all}");
+    assert!(!shows(&lines, "warning number 114"), "{all}");
+}
+
+#[test]
+fn a_held_final_screen_says_how_to_close_it() {
+    let mut state = DashState::new(Vec::<String>::new());
+    script(&mut state, 10, 10);
+    state.finish();
+    assert!(shows(&screen(&state, 120, 40), "finished  events"));
+    state.set_waiting_for_key(true);
+    assert!(shows(
+        &screen(&state, 120, 40),
+        "finished: press any key to close"
+    ));
 }

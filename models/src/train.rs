@@ -1,7 +1,8 @@
 //! Hand-written training loops (forward, backward, optimiser step) that give what they do.
 //!
 //! Every loop gives, through [`give!`] and [`iterate`] only (no instrument is wired in):
-//! - at the start of each epoch: `{epoch, lr}`;
+//! - at the start of each epoch: `{epoch, epochs, total_steps, lr}` (`epochs` and
+//!   `total_steps`: what the run plans, `--steps` included, for whole-run progress);
 //! - from [`iterate`] (`task = "train"`): `{task, progress: (0, n)}` then one
 //!   `{task, step, batch, progress}` event per step (`step` counts from 0 in each epoch), with
 //!   `synced: true` on the last step of each window, after the device sync;
@@ -192,13 +193,24 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
     let mut stopped = false;
     let mut sync_error = None;
 
+    // What the run plans, for whole-run progress: planning an epoch's batches costs a shuffle
+    // of indices, nothing is loaded.
+    let per_epoch = workload.batches(0, device).len();
+    let total_steps = config
+        .steps
+        .unwrap_or(usize::MAX)
+        .min(per_epoch.saturating_mul(config.epochs));
+    let planned_epochs = match per_epoch {
+        0 => config.epochs,
+        n => total_steps.div_ceil(n),
+    };
     for epoch in 0..config.epochs {
         let remaining = config.steps.map_or(usize::MAX, |s| s.saturating_sub(step));
         if remaining == 0 {
             break;
         }
         epochs += 1;
-        give!(epoch, lr);
+        give!(epoch, epochs = planned_epochs, total_steps, lr);
         let batches = workload.batches(epoch, device);
         let planned = batches.len().min(remaining);
         let mut done = 0;

@@ -4,14 +4,18 @@
 //! - `state`: [`DashState`], the aggregation of events (pure, fed one event at a time);
 //! - `render`: [`render_dash`], drawing a state into a ratatui frame;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
+//! - `capture`: stderr pointed at the dashboard's panel while it holds the terminal (unix);
 //! - `driver`: the dashboard thread (redraw timer, plain lines, keys).
 
+#[cfg(unix)]
+mod capture;
 mod driver;
 mod render;
 mod state;
 mod term;
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,7 +34,7 @@ pub use render::render_dash;
 pub(crate) fn restore_terminal() {
     term::restore();
 }
-pub use state::{CpuStat, DashState, GpuStat, KeyStat, Series, TaskStat};
+pub use state::{CpuStat, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat};
 
 /// Where the dashboard draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,10 +48,13 @@ pub enum DashMode {
     Plain,
 }
 
-/// The live dashboard instrument: per task the progress (i/n, percentage, ETA) and the
-/// current and mean rate; a chart of `loss` over steps and of every [`plot`](Dash::plot) key;
-/// the latest value, units and count of every key; GPU and CPU panels from the monitors
-/// (`gpudata`, `cpudata`, `process`); and its own subscription's lag.
+/// The live dashboard instrument: the whole run's epoch, progress and ETA (from `epoch`,
+/// `epochs`, `total_steps` and `global_step`); per task the progress (i/n, percentage, ETA)
+/// and the current and mean rate; a chart of `loss` over steps and of every
+/// [`plot`](Dash::plot) key (`l` switches them to a log scale); the latest value, units and
+/// count of every key; GPU and CPU panels from the monitors (`gpudata`, `cpudata`,
+/// `process`); a panel of what other code writes to stderr meanwhile (written out again when
+/// the terminal is given back); and its own subscription's lag.
 ///
 /// The training thread pays only the cost of giving: a bounded subscription feeds a pipeline
 /// that folds events into a [`DashState`] off the training thread, and a `giving-dash` thread
@@ -55,7 +62,8 @@ pub enum DashMode {
 /// the terminal and asks the loop to stop cleanly (the scope's stop token), so every sink
 /// flushes; a panic anywhere restores the terminal before the panic is reported. When stdout
 /// is not a terminal (CI, a pipe), or the terminal fails, it prints one line per period
-/// instead: `train 45% 1200/2650 loss=0.231 rate=5.1k items/s eta 0:32`.
+/// instead: `train 45% 12/26 epoch 2/5 loss=0.231 rate=5.1k items/s eta 0:32 | run 29% eta
+/// 2:40`. With [`hold`](Dash::hold), the final screen stays until a key is pressed.
 ///
 /// ```no_run
 /// use giving::iterate;
@@ -93,6 +101,7 @@ pub struct Dash {
     plain_every: Duration,
     capacity: usize,
     read_every: Duration,
+    hold: bool,
     thread: Option<SinkThread<()>>,
 }
 
@@ -113,6 +122,7 @@ impl Dash {
             plain_every: Duration::from_secs(2),
             capacity: 1 << 16,
             read_every: DashState::DEFAULT_READ_EVERY,
+            hold: false,
             thread: None,
         }
     }
@@ -155,6 +165,13 @@ impl Dash {
         self
     }
 
+    /// Keeps the final screen until a key is pressed, so the last figures can be read
+    /// (default off). A run interrupted by Ctrl-C or a signal does not wait.
+    pub fn hold(mut self, hold: bool) -> Self {
+        self.hold = hold;
+        self
+    }
+
     fn stop_thread(&mut self) -> Result<(), InstrumentError> {
         let joined = match self.thread.take() {
             Some(thread) => {
@@ -180,7 +197,10 @@ impl Instrument for Dash {
                 DashState::new(self.plots.iter().cloned()).read_lazy_every(self.read_every),
             ),
             lag: Mutex::new(Some(events.lag())),
+            interrupted: AtomicBool::new(false),
         });
+        let flagged = shared.clone();
+        start.on_interrupt(move || flagged.interrupted.store(true, Ordering::SeqCst));
         let terminal = match self.mode {
             DashMode::Auto => std::io::stdout().is_terminal(),
             DashMode::Terminal => true,
@@ -192,6 +212,7 @@ impl Instrument for Dash {
             redraw: self.redraw,
             plain_every: self.plain_every,
             terminal,
+            hold: self.hold,
         };
         self.thread = Some(SinkThread::spawn("giving-dash", move |control| {
             driver.run(control)

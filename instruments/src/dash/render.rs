@@ -28,11 +28,17 @@ use super::state::{DashState, clock, number, show, si};
 /// ```
 pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
     let area = frame.area();
-    let tasks = state.tasks().len().max(1) as u16;
+    let run_row = u16::from(has_run_row(state));
+    let tasks = (state.tasks().len() as u16 + run_row).max(1);
     let monitors = if state.gpus().is_empty() && state.cpu().is_none() {
         0
     } else {
         (state.gpus().len().max(1) as u16 + 2).max(4)
+    };
+    let (stderr_shown, _) = state.stderr();
+    let stderr_height = match stderr_shown.len() {
+        0 => 0,
+        n => n.min(5) as u16 + 2,
     };
     let rows = Layout::default()
         .direction(Direction::Vertical)
@@ -41,6 +47,7 @@ pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
             Constraint::Length(2 * tasks + 2),
             Constraint::Min(8),
             Constraint::Length(monitors),
+            Constraint::Length(stderr_height),
         ])
         .split(area);
     header(frame, rows[0], state);
@@ -59,13 +66,30 @@ pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
         gpus(frame, bottom[0], state);
         cpu(frame, bottom[1], state);
     }
+    if stderr_height > 0 {
+        stderr(frame, rows[4], state);
+    }
+}
+
+/// The latest lines other code wrote to stderr (they are written out again, all of them, when
+/// the dashboard gives the terminal back).
+fn stderr(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let (lines, total) = state.stderr();
+    let shown = usize::from(area.height.saturating_sub(2));
+    let skip = lines.len().saturating_sub(shown);
+    let lines: Vec<Line> = lines.skip(skip).map(Line::raw).collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(format!(" stderr ({total} lines) "))
+        .border_style(Style::new().fg(Color::Red));
+    frame.render_widget(Paragraph::new(lines).block(block), area);
 }
 
 fn header(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
-    let status = if state.is_finished() {
-        "finished"
-    } else {
-        "running"
+    let status = match (state.is_finished(), state.is_waiting_for_key()) {
+        (_, true) => "finished: press any key to close",
+        (true, false) => "finished",
+        (false, false) => "running",
     };
     let line = Line::from(vec![
         Span::styled(
@@ -73,7 +97,7 @@ fn header(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
             Style::new().add_modifier(Modifier::REVERSED),
         ),
         Span::raw(format!(
-            "  {status}  events {}  lag: pending {} dropped {}  [q] stop",
+            "  {status}  events {}  lag: pending {} dropped {}  [q] stop  [l] log scale",
             state.events(),
             state.pending(),
             state.dropped()
@@ -91,6 +115,10 @@ fn progress(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
         return;
     }
     let mut y = inner.y;
+    if has_run_row(state) && inner.height >= 2 {
+        run_row(frame, Rect::new(inner.x, y, inner.width, 2), state);
+        y += 2;
+    }
     for task in state.tasks() {
         if y + 1 >= inner.y + inner.height {
             break;
@@ -128,6 +156,37 @@ fn progress(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     }
 }
 
+/// Whether the loop says which epoch it is in or how many steps the whole run plans.
+fn has_run_row(state: &DashState) -> bool {
+    let run = state.run();
+    run.epoch.is_some() || run.progress().is_some()
+}
+
+/// The whole run: epoch, steps over all epochs, ETA, and a gauge.
+fn run_row(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let run = state.run();
+    let mut text = format!("{:<12}", "run");
+    if let Some(epoch) = run.epoch_label() {
+        text += &format!(" {epoch}");
+    }
+    if let Some((i, n)) = run.progress() {
+        text += &format!("  steps {i}/{n}");
+    }
+    if let Some(eta) = run.eta() {
+        text += &format!("  eta {}", clock(eta));
+    }
+    frame.render_widget(Paragraph::new(text), Rect { height: 1, ..area });
+    if run.progress().is_some() && area.height >= 2 {
+        let ratio = run.ratio();
+        let gauge = LineGauge::default()
+            .filled_style(Style::new().fg(Color::Magenta))
+            .line_set(symbols::line::THICK)
+            .label(format!("{:>3.0}%", 100.0 * ratio))
+            .ratio(ratio);
+        frame.render_widget(gauge, Rect::new(area.x, area.y + 1, area.width, 1));
+    }
+}
+
 fn charts(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     let plots = state.plots();
     let constraints: Vec<Constraint> = plots
@@ -149,12 +208,30 @@ fn chart(frame: &mut Frame<'_>, area: Rect, state: &DashState, key: &str) {
         .and_then(|s| s.points.last())
         .map(|&(_, y)| format!(" = {}", number(y)))
         .unwrap_or_default();
+    let log = state.log_scale();
+    let scale = if log { " (log scale)" } else { "" };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(format!(" {key}{latest} "));
-    let Some((series, (x, y))) = series.and_then(|s| Some((s, s.bounds()?))) else {
-        let text = Paragraph::new(format!("no {key} yet")).block(block);
-        frame.render_widget(text, area);
+        .title(format!(" {key}{latest}{scale} "));
+    // On a log scale the chart draws log10 of the positive points (zero and negatives have
+    // no place on it) and labels the axis with the values themselves.
+    let points: Vec<(f64, f64)> = match series {
+        Some(series) if log => series
+            .points
+            .iter()
+            .filter(|&&(_, y)| y > 0.0)
+            .map(|&(x, y)| (x, y.log10()))
+            .collect(),
+        Some(series) => series.points.clone(),
+        None => Vec::new(),
+    };
+    let Some((x, y)) = bounds(&points) else {
+        let what = if log && series.is_some() {
+            format!("no positive {key} to show on a log scale")
+        } else {
+            format!("no {key} yet")
+        };
+        frame.render_widget(Paragraph::new(what).block(block), area);
         return;
     };
     // A flat series gets a band of ±5% around its value (±1 around 0).
@@ -166,31 +243,56 @@ fn chart(frame: &mut Frame<'_>, area: Rect, state: &DashState, key: &str) {
         1.0
     };
     // A series that never goes below zero (a loss, a rate) keeps its axis at or above zero.
-    let low = if y[0] >= 0.0 {
+    let low = if y[0] >= 0.0 && !log {
         (y[0] - pad).max(0.0)
     } else {
         y[0] - pad
     };
     let y = [low, y[1] + pad];
     let x = if x[1] > x[0] { x } else { [x[0], x[0] + 1.0] };
+    let y_label = |v: f64| {
+        if log {
+            number(10f64.powf(v))
+        } else {
+            number(v)
+        }
+    };
     let dataset = Dataset::default()
         .marker(symbols::Marker::Braille)
         .graph_type(GraphType::Line)
         .style(Style::new().fg(Color::Cyan))
-        .data(&series.points);
+        .data(&points);
     let chart = Chart::new(vec![dataset])
         .block(block)
         .x_axis(
             Axis::default()
                 .bounds(x)
-                .labels([number(x[0]), number(x[1])]),
+                .labels([step_label(x[0]), step_label(x[1])]),
         )
         .y_axis(
             Axis::default()
                 .bounds(y)
-                .labels([number(y[0]), number(y[1])]),
+                .labels([y_label(y[0]), y_label(y[1])]),
         );
     frame.render_widget(chart, area);
+}
+
+/// The smallest and largest x and y of `points`, if there is one.
+fn bounds(points: &[(f64, f64)]) -> Option<([f64; 2], [f64; 2])> {
+    let (&(x0, y0), rest) = points.split_first()?;
+    Some(rest.iter().fold(([x0, x0], [y0, y0]), |(x, y), &(px, py)| {
+        ([x[0].min(px), x[1].max(px)], [y[0].min(py), y[1].max(py)])
+    }))
+}
+
+/// An x-axis label: steps are whole numbers, so they are shown as such (`1200`, not
+/// `1200.0`); anything else as [`number`].
+fn step_label(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        number(x)
+    }
 }
 
 fn keys(frame: &mut Frame<'_>, area: Rect, state: &DashState) {

@@ -68,6 +68,78 @@ impl TaskStat {
     }
 }
 
+/// The whole run, across epochs: from `{epoch, epochs, total_steps}` (given at each epoch's
+/// start) and `global_step` (given every step).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunStat {
+    /// The latest epoch, from 0.
+    pub epoch: Option<u64>,
+    /// The epochs the run plans.
+    pub epochs: Option<u64>,
+    /// The steps the run plans over all its epochs.
+    pub total_steps: Option<u64>,
+    /// Steps done over the whole run (the latest `global_step` + 1).
+    pub done_steps: Option<u64>,
+    /// When the first epoch started.
+    pub started: Option<Timestamp>,
+    /// The time of the latest `global_step`.
+    pub last: Option<Timestamp>,
+}
+
+impl RunStat {
+    /// `(done, total)` steps of the whole run, when the run says how many it plans.
+    pub fn progress(&self) -> Option<(u64, u64)> {
+        Some((self.done_steps.unwrap_or(0), self.total_steps?))
+    }
+
+    /// Done fraction of the whole run in 0..=1 (0 when unknown).
+    pub fn ratio(&self) -> f64 {
+        match self.progress() {
+            Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
+            _ => 0.0,
+        }
+    }
+
+    /// Estimated time left for the whole run: the time its steps so far took, scaled to the
+    /// steps left (validation included, as it is part of the time so far).
+    pub fn eta(&self) -> Option<Duration> {
+        let (i, n) = self.progress()?;
+        if i == 0 || i > n {
+            return None;
+        }
+        let elapsed = self.last?.duration_since(self.started?).as_secs_f64();
+        Duration::try_from_secs_f64(elapsed / i as f64 * (n - i) as f64).ok()
+    }
+
+    /// `epoch 2/5` (one-based, as people count epochs), or `epoch 2` without a total.
+    pub fn epoch_label(&self) -> Option<String> {
+        let epoch = self.epoch? + 1;
+        Some(match self.epochs {
+            Some(n) => format!("epoch {epoch}/{n}"),
+            None => format!("epoch {epoch}"),
+        })
+    }
+
+    fn observe(&mut self, event: &Event) {
+        let number = |key| event.get_as::<u64>(key).ok();
+        if let Some(epoch) = number(keys::EPOCH) {
+            self.epoch = Some(epoch);
+            self.started.get_or_insert(event.time());
+        }
+        if let Some(epochs) = number(keys::EPOCHS) {
+            self.epochs = Some(epochs);
+        }
+        if let Some(total) = number(keys::TOTAL_STEPS) {
+            self.total_steps = Some(total);
+        }
+        if let Some(step) = number(keys::GLOBAL_STEP) {
+            self.done_steps = Some(step + 1);
+            self.last = Some(event.time());
+            self.started.get_or_insert(event.time());
+        }
+    }
+}
+
 /// One GPU of a `gpudata` event.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct GpuStat {
@@ -162,6 +234,11 @@ pub struct DashState {
     keys: BTreeMap<String, KeyStat>,
     tasks: Vec<TaskStat>,
     current_task: Option<usize>,
+    run: RunStat,
+    log_scale: bool,
+    stderr: std::collections::VecDeque<String>,
+    stderr_lines: u64,
+    waiting_for_key: bool,
     series: BTreeMap<String, Series>,
     gpus: BTreeMap<String, GpuStat>,
     cpu: Option<CpuStat>,
@@ -191,6 +268,11 @@ impl DashState {
             keys: BTreeMap::new(),
             tasks: Vec::new(),
             current_task: None,
+            run: RunStat::default(),
+            log_scale: false,
+            stderr: std::collections::VecDeque::new(),
+            stderr_lines: 0,
+            waiting_for_key: false,
             series: BTreeMap::new(),
             gpus: BTreeMap::new(),
             cpu: None,
@@ -237,6 +319,7 @@ impl DashState {
             }
         }
         self.observe_task(event, units);
+        self.run.observe(event);
         self.observe_plots(event);
         if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
             for (index, gpu) in gpus {
@@ -360,6 +443,49 @@ impl DashState {
         self.keys.get(key)
     }
 
+    /// The whole run's epoch, progress and ETA.
+    pub fn run(&self) -> &RunStat {
+        &self.run
+    }
+
+    /// Whether charts are drawn on a log scale (the `l` key).
+    pub fn log_scale(&self) -> bool {
+        self.log_scale
+    }
+
+    /// Switches charts between a linear and a log scale.
+    pub fn toggle_log_scale(&mut self) {
+        self.log_scale = !self.log_scale;
+    }
+
+    /// Lines kept for the stderr panel.
+    pub const STDERR_LINES: usize = 100;
+
+    /// Adds a line written to stderr while the dashboard is up (shown in its panel).
+    pub fn stderr_line(&mut self, line: impl Into<String>) {
+        if self.stderr.len() == Self::STDERR_LINES {
+            self.stderr.pop_front();
+        }
+        self.stderr.push_back(line.into());
+        self.stderr_lines += 1;
+    }
+
+    /// The latest lines written to stderr (at most [`STDERR_LINES`](Self::STDERR_LINES)),
+    /// and how many there were in all.
+    pub fn stderr(&self) -> (impl ExactSizeIterator<Item = &str>, u64) {
+        (self.stderr.iter().map(String::as_str), self.stderr_lines)
+    }
+
+    /// Marks the final screen as held until a key is pressed (`--dash-hold`).
+    pub fn set_waiting_for_key(&mut self, waiting: bool) {
+        self.waiting_for_key = waiting;
+    }
+
+    /// Whether the final screen waits for a key.
+    pub fn is_waiting_for_key(&self) -> bool {
+        self.waiting_for_key
+    }
+
     /// Every task, in the order they appeared.
     pub fn tasks(&self) -> &[TaskStat] {
         &self.tasks
@@ -401,7 +527,8 @@ impl DashState {
     }
 
     /// The one-line summary printed when stdout is not a terminal:
-    /// `train 45% 1200/2650 loss=0.231 rate=5.1k items/s eta 0:32`.
+    /// `train 45% 12/26 epoch 2/5 loss=0.231 rate=5.1k items/s eta 0:32 | run 29% eta 2:40`
+    /// (the current task, the epoch, then the whole run when the loop says what it plans).
     pub fn plain_line(&self) -> String {
         let mut line = String::new();
         let task = self.current_task();
@@ -414,6 +541,9 @@ impl DashState {
             line += name;
             if let Some((i, n)) = task.progress {
                 line += &format!(" {:.0}% {i}/{n}", 100.0 * task.ratio());
+            }
+            if let Some(epoch) = self.run.epoch_label() {
+                line += &format!(" {epoch}");
             }
         } else {
             line += &format!("{} events", self.events);
@@ -439,6 +569,12 @@ impl DashState {
         }
         if let Some(eta) = task.and_then(TaskStat::eta) {
             line += &format!(" eta {}", clock(eta));
+        }
+        if self.run.progress().is_some() {
+            line += &format!(" | run {:.0}%", 100.0 * self.run.ratio());
+            if let Some(eta) = self.run.eta() {
+                line += &format!(" eta {}", clock(eta));
+            }
         }
         if self.dropped > 0 {
             line += &format!(" dropped={}", self.dropped);

@@ -16,11 +16,18 @@ static ACTIVE: AtomicBool = AtomicBool::new(false);
 /// Puts the terminal back (cooked mode, main screen, cursor shown) if the dashboard had it.
 /// Safe to call any number of times, from any thread.
 pub(crate) fn restore() {
+    #[cfg(unix)]
+    super::capture::release();
     if ACTIVE.swap(false, Ordering::SeqCst) {
         let _ = terminal::disable_raw_mode();
         let _ = execute!(io::stdout(), terminal::LeaveAlternateScreen, cursor::Show);
         let _ = io::stdout().flush();
     }
+}
+
+/// Whether the terminal is still the dashboard's (false once anyone restored it).
+pub(crate) fn is_active() -> bool {
+    ACTIVE.load(Ordering::SeqCst)
 }
 
 fn install_panic_hook() {
