@@ -72,7 +72,7 @@ pub struct LogDamage {
 /// ```
 pub struct LogReader {
     path: PathBuf,
-    file: File,
+    file: Source,
     buf: Vec<u8>,
     /// Where the next record starts in `buf`.
     start: usize,
@@ -93,6 +93,21 @@ pub struct LogReader {
     damage: Vec<LogDamage>,
     /// Whether the last damaged region runs to the end of the file (no record followed).
     damaged_to_end: bool,
+}
+
+/// Where the bytes come from: a file (which may still be growing) or memory.
+enum Source {
+    File(File),
+    Memory(std::io::Cursor<Vec<u8>>),
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::File(file) => file.read(buf),
+            Source::Memory(bytes) => bytes.read(buf),
+        }
+    }
 }
 
 /// What stops a record from being read where the reader is.
@@ -132,6 +147,33 @@ impl LogReader {
             Ok(meta) if meta.is_file() => meta.len(),
             _ => u64::MAX,
         };
+        Self::from_source(path, Source::File(file), file_len)
+    }
+
+    /// Reads a log held in memory (received over a pipe, a socket, a fuzz case); `name`
+    /// stands for its path in errors and in [`path`](LogReader::path).
+    ///
+    /// ```
+    /// use giving::event;
+    /// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("run.msgpack");
+    /// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+    /// writer.write(&event!(loss = 0.5)).unwrap();
+    /// writer.close(0).unwrap();
+    ///
+    /// let bytes = std::fs::read(&path).unwrap();
+    /// let mut reader = LogReader::from_bytes("received", bytes).unwrap();
+    /// assert_eq!(reader.by_ref().count(), 1);
+    /// assert_eq!(reader.end().unwrap().events, 1);
+    /// ```
+    pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self, LogError> {
+        let len = bytes.len() as u64;
+        Self::from_source(name.into(), Source::Memory(std::io::Cursor::new(bytes)), len)
+    }
+
+    fn from_source(path: PathBuf, file: Source, file_len: u64) -> Result<Self, LogError> {
         let mut reader = LogReader {
             path,
             file,
@@ -255,7 +297,10 @@ impl LogReader {
     /// Whether the file is longer than it was known to be (it is still being written): then a
     /// record that seemed to run past its end may be complete.
     fn file_grew(&mut self) -> bool {
-        let len = match self.file.metadata() {
+        let Source::File(file) = &self.file else {
+            return false;
+        };
+        let len = match file.metadata() {
             Ok(meta) if meta.is_file() => meta.len(),
             _ => return false,
         };
