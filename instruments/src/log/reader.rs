@@ -170,7 +170,11 @@ impl LogReader {
     /// ```
     pub fn from_bytes(name: impl Into<PathBuf>, bytes: Vec<u8>) -> Result<Self, LogError> {
         let len = bytes.len() as u64;
-        Self::from_source(name.into(), Source::Memory(std::io::Cursor::new(bytes)), len)
+        Self::from_source(
+            name.into(),
+            Source::Memory(std::io::Cursor::new(bytes)),
+            len,
+        )
     }
 
     fn from_source(path: PathBuf, file: Source, file_len: u64) -> Result<Self, LogError> {
