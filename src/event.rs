@@ -1,104 +1,15 @@
 //! [`Event`]: one immutable record of `(key, value)` fields, with when and where it was given.
 
-use std::borrow::Cow;
 use std::fmt;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use smallvec::SmallVec;
-use triomphe::{Arc, HeaderSlice};
 
 use crate::Value;
+use crate::arena::EventRef;
+pub(crate) use crate::clock::Timestamp;
 use crate::convert::{FromValue, TypeMismatch};
+pub(crate) use crate::field::{Field, Key, Origin};
 
-/// A field name. The names that [`give!`](crate::give) takes from source code are
-/// `&'static str` and cost no allocation.
-pub type Key = Cow<'static, str>;
-
-/// One `(key, value)` field.
-pub(crate) type Field = (Key, Value);
-
-/// Fields being assembled (builders, operators), inline up to three.
-pub(crate) type Fields = SmallVec<[Field; 3]>;
-
-/// Wall-clock time of an event, in nanoseconds since the Unix epoch.
-///
-/// Differences between timestamps of one process are what rates are computed from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Timestamp(u64);
-
-impl Timestamp {
-    /// The current wall-clock time.
-    pub fn now() -> Self {
-        let since_epoch = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default();
-        // u64 arithmetic: cheaper than `Duration::as_nanos`'s u128 on the give path.
-        Self(
-            since_epoch
-                .as_secs()
-                .saturating_mul(1_000_000_000)
-                .saturating_add(u64::from(since_epoch.subsec_nanos())),
-        )
-    }
-
-    /// A timestamp `nanos` nanoseconds after the Unix epoch.
-    pub const fn from_nanos(nanos: u64) -> Self {
-        Self(nanos)
-    }
-
-    /// Nanoseconds since the Unix epoch.
-    pub const fn as_nanos(self) -> u64 {
-        self.0
-    }
-
-    /// Seconds since the Unix epoch.
-    pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
-    }
-
-    /// How long after `earlier` this is (zero if it is not later).
-    pub fn duration_since(self, earlier: Timestamp) -> Duration {
-        Duration::from_nanos(self.0.saturating_sub(earlier.0))
-    }
-
-    /// This timestamp moved `by` later.
-    pub fn plus(self, by: Duration) -> Self {
-        Self(
-            self.0
-                .saturating_add(u64::try_from(by.as_nanos()).unwrap_or(u64::MAX)),
-        )
-    }
-}
-
-impl From<SystemTime> for Timestamp {
-    fn from(time: SystemTime) -> Self {
-        let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-        Self(u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX))
-    }
-}
-
-impl From<Timestamp> for SystemTime {
-    fn from(time: Timestamp) -> Self {
-        UNIX_EPOCH + Duration::from_nanos(time.0)
-    }
-}
-
-/// Where in the source an event was given: filled in by [`give!`](crate::give).
-#[derive(Debug, PartialEq, Eq, Hash)]
-pub struct Origin {
-    /// `file!()` of the call.
-    pub file: &'static str,
-    /// `line!()` of the call.
-    pub line: u32,
-    /// `module_path!()` of the call.
-    pub module: &'static str,
-}
-
-impl fmt::Display for Origin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.file, self.line)
-    }
-}
+/// Fields being assembled (builders, operators) and stored in an event: inline up to four.
+pub(crate) use crate::arena::Fields;
 
 /// Why a field could not be read from an event: the key is missing, or its value has another
 /// type. The message names the key and what was found.
@@ -126,7 +37,9 @@ pub enum ValueError {
 /// source location of the `give!`.
 ///
 /// Events are immutable and cloning one is a reference-count increment, so every subscriber
-/// of a scope shares the same event.
+/// of a scope shares the same event. An event lives in a block of events that the thread
+/// making it allocates from (one allocation per 64 events); its fields are dropped with its
+/// last reference.
 ///
 /// ```
 /// use giving::Event;
@@ -139,13 +52,7 @@ pub enum ValueError {
 /// ```
 #[derive(Clone)]
 pub struct Event {
-    /// Header and fields in one allocation of the exact size.
-    inner: Arc<HeaderSlice<EventHeader, [Field]>>,
-}
-
-struct EventHeader {
-    time: Timestamp,
-    origin: Option<&'static Origin>,
+    inner: EventRef,
 }
 
 impl Event {
@@ -154,7 +61,9 @@ impl Event {
         time: Timestamp,
         origin: Option<&'static Origin>,
     ) -> Self {
-        Self::from_fields(fields.into_iter(), time, origin)
+        Self {
+            inner: EventRef::new(time, origin, fields),
+        }
     }
 
     pub(crate) fn from_fields(
@@ -162,13 +71,12 @@ impl Event {
         time: Timestamp,
         origin: Option<&'static Origin>,
     ) -> Self {
-        Self {
-            inner: Arc::from_header_and_iter(EventHeader { time, origin }, fields),
-        }
+        Self::from_parts(fields.collect(), time, origin)
     }
 
+    #[inline]
     pub(crate) fn fields(&self) -> &[Field] {
-        &self.inner.slice
+        self.inner.fields()
     }
 
     /// A builder for an event made by hand (tests, replays, instruments that give).
@@ -257,12 +165,12 @@ impl Event {
 
     /// When the event was given.
     pub fn time(&self) -> Timestamp {
-        self.inner.header.time
+        self.inner.time()
     }
 
     /// Where the event was given, when it came from [`give!`](crate::give).
     pub fn origin(&self) -> Option<&'static Origin> {
-        self.inner.header.origin
+        self.inner.origin()
     }
 
     /// A builder that starts from this event's fields, time and origin.
@@ -306,7 +214,7 @@ impl fmt::Debug for Event {
 /// Events are equal when their fields are equal, in order; time and origin are ignored.
 impl PartialEq for Event {
     fn eq(&self, other: &Event) -> bool {
-        Arc::ptr_eq(&self.inner, &other.inner) || self.fields() == other.fields()
+        self.inner.ptr_eq(&other.inner) || self.fields() == other.fields()
     }
 }
 

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::context;
 use crate::event::{Fields, Origin, Timestamp};
-use crate::queue::Subscriber;
+use crate::feed::NO_SKIP;
 use crate::routing;
 use crate::scope::Scope;
 use crate::{Event, Key, Value};
@@ -185,21 +185,22 @@ pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
 #[derive(Clone)]
 pub struct Giver {
     scopes: Arc<[Arc<Scope>]>,
-    /// A derivation's own input, which its outputs do not reach (no feedback loops).
-    skip: Option<Arc<Subscriber>>,
+    /// A derivation's own input (a feed reader's id), which its outputs do not reach (no
+    /// feedback loops); [`NO_SKIP`] otherwise.
+    skip: u64,
 }
 
 impl Giver {
     pub(crate) fn new(scopes: Vec<Arc<Scope>>) -> Self {
         Self {
             scopes: scopes.into(),
-            skip: None,
+            skip: NO_SKIP,
         }
     }
 
-    /// A giver whose events do not reach the subscriber `skip`.
-    pub(crate) fn skipping(mut self, skip: Arc<Subscriber>) -> Self {
-        self.skip = Some(skip);
+    /// A giver whose events do not reach the feed reader `skip`.
+    pub(crate) fn skipping(mut self, skip: u64) -> Self {
+        self.skip = skip;
         self
     }
 
@@ -219,7 +220,7 @@ impl Giver {
         if !routing::any_scope_open() {
             return;
         }
-        let skip = self.skip.as_ref();
+        let skip = self.skip;
         for scope in self.scopes.iter() {
             scope.deliver(&event, skip);
         }

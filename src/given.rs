@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use crate::pipeline::{Completion, FinishError, Pipeline, PipelineSet};
 use crate::queue::Delivery;
 use crate::routing;
-use crate::scope::{Derivation, Scope};
+use crate::scope::{Derivation, Scope, Subscription};
 use crate::stream::EventStream;
 use crate::{Giver, StopToken};
 
@@ -176,9 +176,10 @@ impl Given {
         Fut: Future + Send + 'static,
         Fut::Output: Send + 'static,
     {
-        let input = self.scope.subscribe(Delivery::Lossless);
-        let giver = self.giver().skipping(input.clone());
-        let events = EventStream::new(input.clone(), self.scope.clone());
+        let reader = self.scope.feed_reader();
+        let (id, input) = (reader.id(), reader.state().clone());
+        let events = EventStream::new(Subscription::Feed(reader), self.scope.clone());
+        let giver = self.giver().skipping(id);
         let done = Arc::new(Completion::default());
         let pipeline = self
             .pipelines
@@ -193,7 +194,7 @@ impl Given {
     /// panicked. Inside async code, use [`finish_async`](Given::finish_async).
     pub fn finish(self) -> Result<(), FinishError> {
         while let Some(derivation) = self.scope.take_derivation() {
-            derivation.input.close();
+            self.scope.close_input(&derivation.input);
             if let Err(error) = derivation.done.wait() {
                 routing::finish(&self.scope);
                 return Err(error);
@@ -207,7 +208,7 @@ impl Given {
     /// awaits the pipelines.
     pub async fn finish_async(self) -> Result<(), FinishError> {
         while let Some(derivation) = self.scope.take_derivation() {
-            derivation.input.close();
+            self.scope.close_input(&derivation.input);
             derivation.done.wait_async().await;
         }
         routing::finish(&self.scope);

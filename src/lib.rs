@@ -37,9 +37,13 @@
 
 #![warn(missing_docs)]
 
+mod arena;
+mod clock;
 mod context;
 mod convert;
 mod event;
+mod feed;
+mod field;
 mod give;
 mod given;
 mod iterate;
@@ -61,9 +65,11 @@ mod wrap;
 #[path = "macro_support.rs"]
 pub mod __private;
 
+pub use clock::Timestamp;
 pub use context::{Inherited, SpecialKey, special_keys};
 pub use convert::{FromValue, ToValue, TypeMismatch};
-pub use event::{Event, EventBuilder, Key, Origin, Timestamp, ValueError};
+pub use event::{Event, EventBuilder, ValueError};
+pub use field::{Key, Origin};
 pub use give::Giver;
 pub use given::{Entered, Given, GivenHandle, InGiven, given};
 pub use iterate::{Iterate, iterate};

@@ -4,15 +4,17 @@
 //! Every open scope counts in [`ACTIVE_SCOPES`], so `give!` with no scope open anywhere costs one
 //! relaxed load. A thread keeps a stack of the thread scopes it is in, plus a cached copy of the
 //! global scopes, refreshed when [`GLOBAL_VERSION`] changes (rarely: when a global scope opens
-//! or finishes). For each of those scopes it also caches the subscriber list, refreshed when the
-//! scope's own version changes (a subscription starts or ends), so the give path reads one
-//! atomic per scope and takes no lock.
+//! or finishes). For each of those scopes it also caches the bounded subscriber list, refreshed
+//! when the scope's own version changes (a bounded subscription starts or ends), so the give
+//! path reads one atomic per scope, appends once to the scope's feed for all its lossless
+//! subscribers, and pushes once per bounded subscriber.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::Event;
+use crate::feed::{Feed, NO_SKIP};
 use crate::queue::Subscriber;
 use crate::scope::{Scope, Subscribers};
 
@@ -30,6 +32,7 @@ pub(crate) fn any_scope_open() -> bool {
 
 /// Opens a scope: counted, registered if global, and entered by the calling thread if not.
 pub(crate) fn open(global: bool) -> Arc<Scope> {
+    crate::clock::warm_up();
     let scope = Scope::new(global);
     ACTIVE_SCOPES.fetch_add(1, Ordering::SeqCst);
     if global {
@@ -74,17 +77,18 @@ impl Route {
         Self {
             scope,
             version: u64::MAX,
-            subscribers: Arc::from([]),
+            subscribers: Arc::default(),
         }
     }
 
-    fn subscribers(&mut self) -> &[Arc<Subscriber>] {
+    /// The scope's feed and its bounded subscribers (the list refreshed if it changed).
+    fn targets(&mut self) -> (&Feed, &[Arc<Subscriber>]) {
         let version = self.scope.version();
         if version != self.version {
             self.subscribers = self.scope.subscribers();
             self.version = version;
         }
-        &self.subscribers
+        (self.scope.feed(), &self.subscribers)
     }
 }
 
@@ -144,21 +148,25 @@ pub(crate) fn has_receivers() -> bool {
     any_scope(|s| !s.is_finished())
 }
 
-/// Delivers `event` to the scopes of this thread and to the global scopes, handing the event
-/// itself to the last subscriber (one reference-count round trip less per event).
+/// Delivers `event` to the scopes of this thread and to the global scopes: once to each
+/// scope's feed (its lossless subscribers, however many), once to each bounded subscriber.
+/// The event itself goes to the last of them (one reference-count round trip less).
 pub(crate) fn dispatch(event: Event) {
     let _ = ROUTES.try_with(|routes| {
         // Pushing runs no user code, so the routes cannot be borrowed here already.
         let Ok(mut routes) = routes.try_borrow_mut() else {
             return;
         };
-        let mut previous: Option<&Arc<Subscriber>> = None;
+        let mut previous: Option<Target<'_>> = None;
         for route in routes.routes_mut() {
             if route.scope.is_finished() {
                 continue;
             }
-            for subscriber in route.subscribers() {
-                if let Some(previous) = previous.replace(subscriber) {
+            let (feed, subscribers) = route.targets();
+            let feed = feed.has_readers().then_some(Target::Feed(feed));
+            let queues = subscribers.iter().map(Target::Queue);
+            for target in feed.into_iter().chain(queues) {
+                if let Some(previous) = previous.replace(target) {
                     previous.push(event.clone());
                 }
             }
@@ -169,18 +177,48 @@ pub(crate) fn dispatch(event: Event) {
     });
 }
 
+/// Where the give path hands an event.
+enum Target<'a> {
+    Feed(&'a Feed),
+    Queue(&'a Arc<Subscriber>),
+}
+
+impl Target<'_> {
+    #[inline]
+    fn push(self, event: Event) {
+        match self {
+            Target::Feed(feed) => feed.push(event, NO_SKIP),
+            Target::Queue(queue) => queue.push(event),
+        }
+    }
+}
+
 /// Delivers `event` to the global scopes that are not in `except` (a
-/// [`Giver`](crate::Giver) delivers to its own scopes itself), skipping the subscriber `skip`.
-pub(crate) fn dispatch_global(
-    event: &Event,
-    except: &[Arc<Scope>],
-    skip: Option<&Arc<Subscriber>>,
-) {
-    let globals = global_scopes().clone();
-    for scope in globals.iter() {
+/// [`Giver`](crate::Giver) delivers to its own scopes itself), skipping the feed reader
+/// `skip`.
+pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
+    let deliver = |scope: &Arc<Scope>| {
         if !except.iter().any(|s| Arc::ptr_eq(s, scope)) {
             scope.deliver(event, skip);
         }
+    };
+    // This thread's copy of the global list (no lock unless the list changed); delivering runs
+    // no user code, so the routes are free unless this thread is inside `dispatch` itself.
+    let delivered = ROUTES
+        .try_with(|routes| {
+            let Ok(mut routes) = routes.try_borrow_mut() else {
+                return false;
+            };
+            routes.refresh();
+            routes
+                .globals
+                .iter()
+                .for_each(|route| deliver(&route.scope));
+            true
+        })
+        .unwrap_or(false);
+    if !delivered {
+        global_scopes().clone().iter().for_each(deliver);
     }
 }
 

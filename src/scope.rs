@@ -1,27 +1,45 @@
-//! The shared state of one scope: its subscribers, whether it has finished, its stop token and
-//! the derivations that must drain before it finishes. Which threads give into a scope is
+//! The shared state of one scope: its subscribers (lossless ones read its [`Feed`], bounded
+//! ones have a queue each), whether it has finished, its stop token and the derivations that
+//! must drain before it finishes. Which threads give into a scope is
 //! [`routing`](crate::routing)'s business, not this module's.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use arc_swap::ArcSwap;
+
+use crate::feed::{Feed, FeedReader, ReaderState};
 use crate::pipeline::Completion;
 use crate::queue::{Delivery, Subscriber};
 use crate::{Event, StopToken};
 
-/// A scope's subscriber list; replaced whole on every change, so the give side can hold a copy.
-pub(crate) type Subscribers = Arc<[Arc<Subscriber>]>;
+/// A scope's bounded subscribers (lossless ones read the feed); replaced whole on every
+/// change, so the give side can hold a copy.
+pub(crate) type Subscribers = Arc<Vec<Arc<Subscriber>>>;
 
-/// A derivation's input queue and the completion of the pipeline that drains it.
+/// A derivation's input (a reader of the feed) and the completion of the pipeline that
+/// drains it.
 pub(crate) struct Derivation {
-    pub(crate) input: Arc<Subscriber>,
+    pub(crate) input: Arc<ReaderState>,
     pub(crate) done: Arc<Completion>,
+}
+
+/// A new subscription: a cursor into the feed (lossless) or a queue of its own (bounded).
+pub(crate) enum Subscription {
+    Feed(FeedReader),
+    Queue(Arc<Subscriber>),
 }
 
 /// The shared state of one scope.
 pub(crate) struct Scope {
     finished: AtomicBool,
-    subscribers: Mutex<Subscribers>,
+    /// The events, written once for every lossless subscriber.
+    feed: Arc<Feed>,
+    /// The bounded (and latest-only) subscribers: read without a lock by
+    /// [`Giver`](crate::Giver)s, replaced whole under `changing`.
+    subscribers: ArcSwap<Vec<Arc<Subscriber>>>,
+    /// Serialises changes of `subscribers` (a read-copy-update needs one writer at a time).
+    changing: Mutex<()>,
     /// Bumped on every change of `subscribers`, after the change.
     version: AtomicU64,
     /// Derivations not yet drained, in the order they were made.
@@ -41,7 +59,9 @@ impl Scope {
     pub(crate) fn new(global: bool) -> Arc<Scope> {
         Arc::new(Scope {
             finished: AtomicBool::new(false),
-            subscribers: Mutex::new(Arc::from([])),
+            feed: Arc::new(Feed::new()),
+            subscribers: ArcSwap::default(),
+            changing: Mutex::new(()),
             version: AtomicU64::new(0),
             derivations: Mutex::new(Vec::new()),
             stop: StopToken::new(),
@@ -61,38 +81,55 @@ impl Scope {
         &self.stop
     }
 
-    /// The subscriber list's version: it changes after every (un)subscription.
+    /// The bounded subscriber list's version: it changes after every (un)subscription.
     pub(crate) fn version(&self) -> u64 {
         self.version.load(Ordering::Acquire)
     }
 
-    /// A copy of the subscriber list (a reference count, not a copy of the list).
+    /// A copy of the bounded subscriber list (a reference count, not a copy of the list).
     pub(crate) fn subscribers(&self) -> Subscribers {
-        lock(&self.subscribers).clone()
+        self.subscribers.load_full()
     }
 
-    /// Hands `event` to every subscriber but `skip` (a derivation's own input); never blocks.
-    /// The give path uses the per-thread cache of [`routing`](crate::routing) instead; this is
-    /// for [`Giver`](crate::Giver).
-    pub(crate) fn deliver(&self, event: &Event, skip: Option<&Arc<Subscriber>>) {
+    /// The feed the lossless subscribers read.
+    pub(crate) fn feed(&self) -> &Feed {
+        &self.feed
+    }
+
+    /// Hands `event` to every subscriber but the feed reader `skip` (a derivation's own
+    /// input, or [`NO_SKIP`](crate::feed::NO_SKIP)); never blocks. The give path uses the
+    /// per-thread cache of [`routing`](crate::routing) instead; this is for
+    /// [`Giver`](crate::Giver).
+    pub(crate) fn deliver(&self, event: &Event, skip: u64) {
         if self.is_finished() {
             return;
         }
-        for subscriber in self.subscribers().iter() {
-            if !skip.is_some_and(|skip| Arc::ptr_eq(skip, subscriber)) {
-                subscriber.push(event.clone());
-            }
+        if self.feed.has_readers() {
+            self.feed.push(event.clone(), skip);
+        }
+        for subscriber in self.subscribers.load().iter() {
+            subscriber.push(event.clone());
         }
     }
 
     fn update(&self, change: impl FnOnce(&[Arc<Subscriber>]) -> Vec<Arc<Subscriber>>) {
-        let mut subscribers = lock(&self.subscribers);
-        *subscribers = change(&subscribers).into();
+        let _changing = lock(&self.changing);
+        let next = change(&self.subscribers.load());
+        self.subscribers.store(Arc::new(next));
         self.version.fetch_add(1, Ordering::Release);
     }
 
-    /// A new subscriber queue, receiving from now on.
-    pub(crate) fn subscribe(&self, delivery: Delivery) -> Arc<Subscriber> {
+    /// A new lossless subscription: a reader of the feed, from now on (a finished scope's
+    /// feed is closed: the reader ends at once).
+    pub(crate) fn feed_reader(&self) -> FeedReader {
+        self.feed.subscribe()
+    }
+
+    /// A new subscription, receiving from now on.
+    pub(crate) fn subscribe(&self, delivery: Delivery) -> Subscription {
+        if delivery == Delivery::Lossless {
+            return Subscription::Feed(self.feed_reader());
+        }
         let subscriber = Arc::new(Subscriber::new(delivery));
         self.update(|current| {
             let mut next = current.to_vec();
@@ -103,7 +140,7 @@ impl Scope {
         if self.finished.load(Ordering::SeqCst) {
             subscriber.close();
         }
-        subscriber
+        Subscription::Queue(subscriber)
     }
 
     pub(crate) fn unsubscribe(&self, subscriber: &Arc<Subscriber>) {
@@ -114,6 +151,11 @@ impl Scope {
                 .cloned()
                 .collect()
         });
+    }
+
+    /// Ends a derivation's input at the events given so far (the scope goes on).
+    pub(crate) fn close_input(&self, input: &ReaderState) {
+        self.feed.close_reader(input);
     }
 
     /// Records a derivation, drained by [`take_derivation`](Scope::take_derivation) before the
@@ -135,11 +177,10 @@ impl Scope {
 
     /// Completes every subscriber's stream once drained.
     pub(crate) fn close_subscribers(&self) {
+        self.feed.close();
         for subscriber in self.subscribers().iter() {
             subscriber.close();
         }
-        for derivation in lock(&self.derivations).drain(..) {
-            derivation.input.close();
-        }
+        lock(&self.derivations).clear();
     }
 }

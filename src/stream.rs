@@ -9,8 +9,9 @@ use futures::Stream;
 use futures::stream::FusedStream;
 
 use crate::Event;
+use crate::feed::{Feed, ReaderState};
 use crate::queue::{Delivery, Subscriber};
-use crate::scope::Scope;
+use crate::scope::{Scope, Subscription};
 
 /// The events of a scope, as an asynchronous [`Stream`]: what
 /// [`Given::stream`](crate::Given::stream) returns.
@@ -19,16 +20,16 @@ use crate::scope::Scope;
 /// given after that call is missed. The stream ends when its scope ends and every event given
 /// before has been taken. Dropping it unsubscribes.
 pub struct EventStream {
-    subscriber: Arc<Subscriber>,
+    source: Subscription,
     scope: Arc<Scope>,
     /// Whether the stream has ended (returned `None`), for [`FusedStream`].
     ended: bool,
 }
 
 impl EventStream {
-    pub(crate) fn new(subscriber: Arc<Subscriber>, scope: Arc<Scope>) -> Self {
+    pub(crate) fn new(source: Subscription, scope: Arc<Scope>) -> Self {
         Self {
-            subscriber,
+            source,
             scope,
             ended: false,
         }
@@ -37,17 +38,20 @@ impl EventStream {
     /// How many events this subscriber lost because its bounded queue was full (always 0 for
     /// [`Delivery::Lossless`]).
     pub fn dropped(&self) -> u64 {
-        self.subscriber.dropped()
+        self.lag().dropped()
     }
 
     /// How many events are waiting to be taken.
     pub fn pending(&self) -> usize {
-        self.subscriber.len()
+        self.lag().pending()
     }
 
     /// This stream's delivery policy.
     pub fn delivery(&self) -> Delivery {
-        self.subscriber.delivery()
+        match &self.source {
+            Subscription::Feed(_) => Delivery::Lossless,
+            Subscription::Queue(queue) => queue.delivery(),
+        }
     }
 
     /// A handle that reads this stream's lag after the stream has been moved into a pipeline.
@@ -66,9 +70,13 @@ impl EventStream {
     /// # drop(stream);
     /// ```
     pub fn lag(&self) -> Lag {
-        Lag {
-            subscriber: self.subscriber.clone(),
-        }
+        let source = match &self.source {
+            Subscription::Feed(reader) => {
+                LagSource::Feed(reader.feed().clone(), reader.state().clone())
+            }
+            Subscription::Queue(queue) => LagSource::Queue(queue.clone()),
+        };
+        Lag { source }
     }
 }
 
@@ -79,7 +87,10 @@ impl Stream for EventStream {
         if self.ended {
             return Poll::Ready(None);
         }
-        let next = self.subscriber.poll_next(cx);
+        let next = match &mut self.source {
+            Subscription::Feed(reader) => reader.poll_next(cx),
+            Subscription::Queue(queue) => queue.poll_next(cx),
+        };
         if let Poll::Ready(None) = next {
             self.ended = true;
         }
@@ -87,7 +98,7 @@ impl Stream for EventStream {
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.subscriber.len(), None)
+        (self.pending(), None)
     }
 }
 
@@ -99,8 +110,12 @@ impl FusedStream for EventStream {
 
 impl Drop for EventStream {
     fn drop(&mut self) {
-        self.scope.unsubscribe(&self.subscriber);
-        self.subscriber.detach();
+        // A feed reader detaches when dropped (with this stream): its chunks are freed as
+        // soon as no other reader holds them.
+        if let Subscription::Queue(queue) = &self.source {
+            self.scope.unsubscribe(queue);
+            queue.detach();
+        }
     }
 }
 
@@ -117,18 +132,30 @@ impl std::fmt::Debug for EventStream {
 /// Reads how far a subscriber has fallen behind; see [`EventStream::lag`].
 #[derive(Clone)]
 pub struct Lag {
-    subscriber: Arc<Subscriber>,
+    source: LagSource,
+}
+
+#[derive(Clone)]
+enum LagSource {
+    Feed(Arc<Feed>, Arc<ReaderState>),
+    Queue(Arc<Subscriber>),
 }
 
 impl Lag {
     /// Events dropped so far by a bounded or latest-only subscriber.
     pub fn dropped(&self) -> u64 {
-        self.subscriber.dropped()
+        match &self.source {
+            LagSource::Feed(..) => 0,
+            LagSource::Queue(queue) => queue.dropped(),
+        }
     }
 
     /// Events queued and not yet taken.
     pub fn pending(&self) -> usize {
-        self.subscriber.len()
+        match &self.source {
+            LagSource::Feed(feed, reader) => feed.pending(reader),
+            LagSource::Queue(queue) => queue.len(),
+        }
     }
 }
 

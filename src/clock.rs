@@ -1,0 +1,131 @@
+//! The clock events are stamped with: the CPU's time-stamp counter read through `quanta`,
+//! anchored once to the wall clock, so a timestamp costs a counter read and a multiply instead
+//! of a `clock_gettime` call, and logs still carry absolute times.
+//!
+//! The anchor is one `(SystemTime, quanta::Instant)` pair taken when the clock is first used;
+//! every later reading is the anchor's wall time plus the counter's elapsed nanoseconds. So
+//! timestamps of one process never go backwards (a rate between two events is never negative),
+//! even if the wall clock is stepped while the process runs; in exchange they drift from the
+//! wall clock as NTP slews it (parts per million: milliseconds over a day). Where the CPU has
+//! no invariant counter, `quanta` falls back to the monotonic clock and nothing else changes.
+
+use std::sync::OnceLock;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+struct Anchored {
+    clock: quanta::Clock,
+    /// The counter's reading at the anchor.
+    at: quanta::Instant,
+    /// Nanoseconds since the Unix epoch at the anchor.
+    wall: u64,
+}
+
+static CLOCK: OnceLock<Anchored> = OnceLock::new();
+
+fn anchored() -> &'static Anchored {
+    CLOCK.get_or_init(|| {
+        // Calibrating the counter against the monotonic clock takes up to 200 ms, once per
+        // process; `routing` warms the clock up when the first scope opens, not at a give.
+        let clock = quanta::Clock::new();
+        let at = clock.now();
+        let wall = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .unwrap_or_default();
+        Anchored { clock, at, wall }
+    })
+}
+
+/// Wall-clock time of an event, in nanoseconds since the Unix epoch.
+///
+/// Differences between timestamps of one process are what rates are computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Timestamp(u64);
+
+impl Timestamp {
+    /// The current wall-clock time, read from the CPU's time-stamp counter anchored to the
+    /// wall clock once per process: it never goes backwards within a process (see
+    /// docs/architecture.md, "Timestamps").
+    #[inline]
+    pub fn now() -> Self {
+        Self(now_nanos())
+    }
+
+    /// A timestamp `nanos` nanoseconds after the Unix epoch.
+    pub const fn from_nanos(nanos: u64) -> Self {
+        Self(nanos)
+    }
+
+    /// Nanoseconds since the Unix epoch.
+    pub const fn as_nanos(self) -> u64 {
+        self.0
+    }
+
+    /// Seconds since the Unix epoch.
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 * 1e-9
+    }
+
+    /// How long after `earlier` this is (zero if it is not later).
+    pub fn duration_since(self, earlier: Timestamp) -> Duration {
+        Duration::from_nanos(self.0.saturating_sub(earlier.0))
+    }
+
+    /// This timestamp moved `by` later.
+    pub fn plus(self, by: Duration) -> Self {
+        Self(
+            self.0
+                .saturating_add(u64::try_from(by.as_nanos()).unwrap_or(u64::MAX)),
+        )
+    }
+}
+
+impl From<SystemTime> for Timestamp {
+    fn from(time: SystemTime) -> Self {
+        let since_epoch = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+        Self(u64::try_from(since_epoch.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
+impl From<Timestamp> for SystemTime {
+    fn from(time: Timestamp) -> Self {
+        UNIX_EPOCH + Duration::from_nanos(time.0)
+    }
+}
+
+/// Nanoseconds since the Unix epoch, now.
+#[inline]
+pub(crate) fn now_nanos() -> u64 {
+    let anchored = anchored();
+    let elapsed = anchored.clock.now().saturating_duration_since(anchored.at);
+    anchored
+        .wall
+        .saturating_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// Calibrates the clock now, so the first event given does not pay for it.
+pub(crate) fn warm_up() {
+    anchored();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_track_the_wall_clock_and_never_go_backwards() {
+        let wall = |t: SystemTime| t.duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64;
+        let before = wall(SystemTime::now());
+        let mut last = now_nanos();
+        for _ in 0..100_000 {
+            let now = now_nanos();
+            assert!(now >= last, "went back from {last} to {now}");
+            last = now;
+        }
+        let after = wall(SystemTime::now());
+        // The anchor was taken within this test's process, so the readings lie within a
+        // generous margin of the wall clock around them (not a timing: a sanity bound).
+        let margin = 5_000_000_000;
+        assert!(last + margin >= before && last <= after + margin);
+    }
+}

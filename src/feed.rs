@@ -1,0 +1,489 @@
+//! [`Feed`]: a scope's events for all its lossless subscribers at once: an append-only log
+//! in chunks, written once per event and read by every subscriber through a cursor of its
+//! own. A leaf: it knows events, nothing of scopes or routing.
+//!
+//! Giving an event costs the same whatever the number of lossless subscribers: one slot
+//! written, where a queue per subscriber would cost one push each. A chunk is freed when
+//! every cursor has left it (each cursor holds its chunk; each chunk holds the next).
+//!
+//! # Why it is correct
+//!
+//! - **Writes.** Producers append under the feed's mutex: the slot's event is written, then
+//!   its `ready` flag is stored with `Release`, then the mutex is released. One giving thread
+//!   writes its events in the order it gives them, so each subscriber sees every thread's
+//!   events in order.
+//! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
+//!   written before it is visible, and slots are never rewritten (append only, no reuse), so
+//!   the reader can clone the event without further synchronisation.
+//! - **No lost wake-up, no fence per event.** A reader parks only under the mutex: it re-checks
+//!   its slot (and the end of the feed) and registers its waker while holding it. A producer
+//!   publishes and collects the registered wakers under the same mutex. The two critical
+//!   sections are ordered: either the producer's came first (the reader's re-check sees the
+//!   slot ready and does not park) or the reader's came first (the producer sees the waker and
+//!   wakes it). The mutex the producer takes anyway is the only synchronisation.
+//! - **Spinning before parking.** A reader that finds nothing first spins for about a
+//!   microsecond, re-checking its slot's `ready` flag (a load, no lock): a loop that gives
+//!   in bursts hands over the next event before the reader would have parked, and neither side
+//!   makes a system call (a park and its wake-up cost microseconds each). The spin only looks;
+//!   the park protocol above is unchanged, so it cannot lose a wake-up.
+//! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex:
+//!   every event appended after that is seen, none before.
+//! - **Ends.** Closing the feed (the scope finished) or one reader (a derivation's input) is
+//!   done under the mutex and records the index where the reader ends; a reader checks it
+//!   after it has seen a slot ready, so an event appended after the close (ordered after it
+//!   by the mutex, and before the `ready` the reader acquired) is never taken.
+
+use std::cell::UnsafeCell;
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use crossbeam_queue::ArrayQueue;
+
+use crate::Event;
+
+/// Events per chunk: one allocation per this many events.
+const CHUNK: usize = 256;
+
+/// Rounds of doubling spins a reader waits for the next event before it parks (127 spin-loop
+/// hints in all: about a microsecond).
+const SPIN_ROUNDS: u32 = 7;
+
+/// No reader to skip (reader ids start at 1).
+pub(crate) const NO_SKIP: u64 = 0;
+
+struct Slot {
+    ready: AtomicBool,
+    /// The reader that must not see this event (a derivation's own output), or [`NO_SKIP`].
+    skip: UnsafeCell<u64>,
+    event: UnsafeCell<MaybeUninit<Event>>,
+}
+
+struct Chunk {
+    slots: Box<[Slot]>,
+    next: OnceLock<Arc<Chunk>>,
+}
+
+// SAFETY: a slot's cells are written once, by the producer holding the feed's mutex, before
+// its `ready` flag is released; readers touch them only after acquiring `ready`.
+unsafe impl Sync for Chunk {}
+unsafe impl Send for Chunk {}
+
+/// Slot arrays of freed chunks, kept for reuse (at most [`POOLED`]): the allocator would
+/// otherwise hand the memory of chunks freed on a reader's thread back to the system and fault
+/// fresh pages in on the giving thread.
+const POOLED: usize = 64;
+
+fn pool() -> &'static ArrayQueue<Box<[Slot]>> {
+    static POOL: OnceLock<ArrayQueue<Box<[Slot]>>> = OnceLock::new();
+    POOL.get_or_init(|| ArrayQueue::new(POOLED))
+}
+
+impl Chunk {
+    fn new() -> Arc<Chunk> {
+        // A pooled array's slots were reset when its chunk was freed (nothing ready).
+        let slots = pool().pop().unwrap_or_else(|| {
+            (0..CHUNK)
+                .map(|_| Slot {
+                    ready: AtomicBool::new(false),
+                    skip: UnsafeCell::new(NO_SKIP),
+                    event: UnsafeCell::new(MaybeUninit::uninit()),
+                })
+                .collect()
+        });
+        Arc::new(Chunk {
+            slots,
+            next: OnceLock::new(),
+        })
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        for slot in self.slots.iter_mut() {
+            if std::mem::replace(slot.ready.get_mut(), false) {
+                // SAFETY: a ready slot holds an initialised event, dropped once, here.
+                unsafe { slot.event.get_mut().assume_init_drop() };
+            }
+        }
+        // Every slot is reset (not ready): the array can serve a new chunk.
+        let _ = pool().push(std::mem::take(&mut self.slots));
+        // Free the chunks that only this one held, in a loop: dropping a long chain (a reader
+        // that never read) recursively would overflow the stack.
+        let mut next = self.next.take();
+        while let Some(chunk) = next {
+            next = Arc::into_inner(chunk).and_then(|mut chunk| chunk.next.take());
+        }
+    }
+}
+
+/// What one reader shares with the feed and with its [`Lag`](crate::Lag) handle.
+pub(crate) struct ReaderState {
+    id: u64,
+    /// The index where this reader ends (`u64::MAX` while open).
+    end: AtomicU64,
+    /// Events taken so far (an index into the feed).
+    taken: AtomicU64,
+}
+
+/// The end of the feed, where producers append.
+struct Tail {
+    chunk: Arc<Chunk>,
+    pos: usize,
+    /// The index of the next event.
+    index: u64,
+    closed: bool,
+    /// Parked readers: (reader id, waker).
+    waiters: Vec<(u64, Waker)>,
+}
+
+/// A scope's append-only event log, read by every lossless subscriber; see the module doc.
+pub(crate) struct Feed {
+    tail: Mutex<Tail>,
+    /// The tail's index, readable without the lock (for `pending`).
+    written: AtomicU64,
+    /// Readers attached: with none, events are not written at all.
+    readers: AtomicUsize,
+    next_id: AtomicU64,
+}
+
+impl Feed {
+    pub(crate) fn new() -> Self {
+        Self {
+            tail: Mutex::new(Tail {
+                chunk: Chunk::new(),
+                pos: 0,
+                index: 0,
+                closed: false,
+                waiters: Vec::new(),
+            }),
+            written: AtomicU64::new(0),
+            readers: AtomicUsize::new(0),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Tail> {
+        // Nothing user-supplied runs under this lock (no clone, no drop of an event), so it
+        // cannot be poisoned half-way through an update; recover anyway.
+        self.tail.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a reader is attached (an event given now would be read).
+    #[inline]
+    pub(crate) fn has_readers(&self) -> bool {
+        self.readers.load(Ordering::Relaxed) != 0
+    }
+
+    /// Appends `event`, which the reader `skip` (if any) will not see. Never blocks for long:
+    /// the lock is held for a slot write (and, once per [`CHUNK`] events, an allocation).
+    pub(crate) fn push(&self, event: Event, skip: u64) {
+        // A full chunk no reader holds is freed after the lock is released: freeing drops
+        // events, and an event's drop may run code that gives.
+        let mut retired = None;
+        let waiters = {
+            let mut tail = self.lock();
+            if tail.closed {
+                return;
+            }
+            if tail.pos == CHUNK {
+                let next = Chunk::new();
+                // Only producers set `next`, under the lock, once per chunk.
+                let _ = tail.chunk.next.set(next.clone());
+                retired = Some(std::mem::replace(&mut tail.chunk, next));
+                tail.pos = 0;
+            }
+            let slot = &tail.chunk.slots[tail.pos];
+            // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
+            // producers holding the lock write; it is written once.
+            unsafe {
+                *slot.skip.get() = skip;
+                (*slot.event.get()).write(event);
+            }
+            slot.ready.store(true, Ordering::Release);
+            tail.pos += 1;
+            tail.index += 1;
+            self.written.store(tail.index, Ordering::Relaxed);
+            std::mem::take(&mut tail.waiters)
+        };
+        drop(retired);
+        for (_, waker) in waiters {
+            waker.wake();
+        }
+    }
+
+    /// A reader that sees every event appended from now on.
+    pub(crate) fn subscribe(self: &Arc<Self>) -> FeedReader {
+        let tail = self.lock();
+        let state = Arc::new(ReaderState {
+            id: self.next_id.fetch_add(1, Ordering::Relaxed),
+            end: AtomicU64::new(if tail.closed { tail.index } else { u64::MAX }),
+            taken: AtomicU64::new(tail.index),
+        });
+        self.readers.fetch_add(1, Ordering::SeqCst);
+        FeedReader {
+            feed: self.clone(),
+            chunk: tail.chunk.clone(),
+            pos: tail.pos,
+            index: tail.index,
+            state,
+        }
+    }
+
+    /// Ends the feed: every reader ends once it has taken what was appended before.
+    pub(crate) fn close(&self) {
+        let waiters = {
+            let mut tail = self.lock();
+            tail.closed = true;
+            std::mem::take(&mut tail.waiters)
+        };
+        for (_, waker) in waiters {
+            waker.wake();
+        }
+    }
+
+    /// Ends one reader (a derivation's input) at the events appended so far; the others go on.
+    pub(crate) fn close_reader(&self, state: &ReaderState) {
+        let waker = {
+            let mut tail = self.lock();
+            state.end.fetch_min(tail.index, Ordering::SeqCst);
+            let at = tail.waiters.iter().position(|(id, _)| *id == state.id);
+            at.map(|at| tail.waiters.swap_remove(at).1)
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Events appended and not yet taken by the reader `state`.
+    pub(crate) fn pending(&self, state: &ReaderState) -> usize {
+        let written = self.written.load(Ordering::Relaxed);
+        let end = state.end.load(Ordering::Relaxed).min(written);
+        end.saturating_sub(state.taken.load(Ordering::Relaxed)) as usize
+    }
+}
+
+/// One lossless subscriber's cursor into a [`Feed`].
+pub(crate) struct FeedReader {
+    feed: Arc<Feed>,
+    chunk: Arc<Chunk>,
+    pos: usize,
+    index: u64,
+    state: Arc<ReaderState>,
+}
+
+/// What a reader finds where its cursor is.
+enum Found {
+    Event(Event),
+    /// A slot skipped (this reader's own derivation output): look at the next.
+    Skipped,
+    /// Nothing appended yet.
+    Nothing,
+    /// The reader has ended.
+    End,
+}
+
+impl FeedReader {
+    /// This reader's shared state (its id, for skipping; for [`Feed::pending`]).
+    pub(crate) fn state(&self) -> &Arc<ReaderState> {
+        &self.state
+    }
+
+    /// The feed read.
+    pub(crate) fn feed(&self) -> &Arc<Feed> {
+        &self.feed
+    }
+
+    /// The reader's id, which a [`Feed::push`] names to be skipped by it.
+    pub(crate) fn id(&self) -> u64 {
+        self.state.id
+    }
+
+    /// Whether something was appended at the cursor (without taking it).
+    fn has_next(&self) -> bool {
+        let (chunk, pos) = if self.pos == CHUNK {
+            match self.chunk.next.get() {
+                Some(next) => (next, 0),
+                None => return false,
+            }
+        } else {
+            (&self.chunk, self.pos)
+        };
+        chunk.slots[pos].ready.load(Ordering::Acquire)
+    }
+
+    /// Waits up to about a microsecond, without the lock or a system call, for an event at
+    /// the cursor; true if one came.
+    fn spin_for_next(&self) -> bool {
+        for round in 0..SPIN_ROUNDS {
+            for _ in 0..1u32 << round {
+                std::hint::spin_loop();
+            }
+            if self.has_next() {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Takes the event at the cursor if it is there (no lock).
+    fn take(&mut self) -> Found {
+        if self.pos == CHUNK {
+            match self.chunk.next.get() {
+                Some(next) => {
+                    self.chunk = next.clone();
+                    self.pos = 0;
+                }
+                None => return Found::Nothing,
+            }
+        }
+        let slot = &self.chunk.slots[self.pos];
+        if !slot.ready.load(Ordering::Acquire) {
+            return Found::Nothing;
+        }
+        // After the acquire: a close ordered before this event's append is visible.
+        if self.index >= self.state.end.load(Ordering::Relaxed) {
+            return Found::End;
+        }
+        self.pos += 1;
+        self.index += 1;
+        self.state.taken.store(self.index, Ordering::Relaxed);
+        // SAFETY: the slot is ready (acquired above): its cells were written before and are
+        // never written again.
+        unsafe {
+            if *slot.skip.get() == self.state.id {
+                return Found::Skipped;
+            }
+            Found::Event((*slot.event.get()).assume_init_ref().clone())
+        }
+    }
+
+    /// The next event, or `None` once the reader has ended.
+    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        loop {
+            match self.take() {
+                Found::Event(event) => return Poll::Ready(Some(event)),
+                Found::Skipped => continue,
+                Found::End => return Poll::Ready(None),
+                Found::Nothing => {}
+            }
+            // The loop usually gives again within a microsecond: wait for that briefly
+            // before parking, since a park costs both sides a system call (see the module
+            // doc, "Spinning before parking").
+            if self.spin_for_next() {
+                continue;
+            }
+            // Park under the lock: re-check, then register (see the module doc). The re-check
+            // only looks: taking (which may free a chunk, and events with it) happens unlocked.
+            let feed = self.feed.clone();
+            let mut tail = feed.lock();
+            if self.has_next() {
+                continue;
+            }
+            // Nothing left: every append before the close is ready, so this is the end.
+            if tail.closed || self.index >= self.state.end.load(Ordering::Relaxed) {
+                return Poll::Ready(None);
+            }
+            let id = self.state.id;
+            match tail.waiters.iter_mut().find(|(w, _)| *w == id) {
+                Some((_, waker)) => waker.clone_from(cx.waker()),
+                None => tail.waiters.push((id, cx.waker().clone())),
+            }
+            return Poll::Pending;
+        }
+    }
+}
+
+impl Drop for FeedReader {
+    fn drop(&mut self) {
+        // Nothing is pending for a reader that is gone.
+        self.state.end.fetch_min(self.index, Ordering::SeqCst);
+        let retired = {
+            let mut tail = self.feed.lock();
+            let id = self.state.id;
+            tail.waiters.retain(|(w, _)| *w != id);
+            // Readers subscribe under the lock, so none can appear while it is held: with
+            // the last one gone, the events of the tail chunk are freed now, not when the loop
+            // fills it.
+            let last = self.feed.readers.fetch_sub(1, Ordering::SeqCst) == 1;
+            last.then(|| {
+                tail.pos = 0;
+                std::mem::replace(&mut tail.chunk, Chunk::new())
+            })
+        };
+        drop(retired);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures::task::noop_waker_ref;
+
+    fn event(i: u64) -> Event {
+        Event::new([("i", crate::Value::from(i))])
+    }
+
+    fn next(reader: &mut FeedReader) -> Poll<Option<u64>> {
+        let mut cx = Context::from_waker(noop_waker_ref());
+        reader
+            .poll_next(&mut cx)
+            .map(|e| e.map(|e| e.get_as::<u64>("i").unwrap()))
+    }
+
+    #[test]
+    fn readers_see_what_is_appended_after_they_subscribe_across_chunks() {
+        let feed = Arc::new(Feed::new());
+        feed.push(event(0), NO_SKIP); // no reader: not even written
+        let mut first = feed.subscribe();
+        for i in 1..=CHUNK as u64 + 10 {
+            feed.push(event(i), NO_SKIP);
+        }
+        let mut second = feed.subscribe();
+        feed.push(event(1000), NO_SKIP);
+        for i in 1..=CHUNK as u64 + 10 {
+            assert_eq!(next(&mut first), Poll::Ready(Some(i)));
+        }
+        assert_eq!(next(&mut first), Poll::Ready(Some(1000)));
+        assert_eq!(next(&mut first), Poll::Pending);
+        assert_eq!(next(&mut second), Poll::Ready(Some(1000)));
+        assert_eq!(feed.pending(first.state()), 0);
+        feed.push(event(1001), NO_SKIP);
+        assert_eq!(feed.pending(first.state()), 1);
+        feed.close();
+        feed.push(event(1002), NO_SKIP);
+        assert_eq!(next(&mut first), Poll::Ready(Some(1001)));
+        assert_eq!(next(&mut first), Poll::Ready(None));
+        assert_eq!(next(&mut second), Poll::Ready(Some(1001)));
+        assert_eq!(next(&mut second), Poll::Ready(None));
+    }
+
+    #[test]
+    fn a_closed_reader_ends_where_it_was_closed_and_skips_its_own_outputs() {
+        let feed = Arc::new(Feed::new());
+        let mut derived = feed.subscribe();
+        let mut sink = feed.subscribe();
+        feed.push(event(1), NO_SKIP);
+        feed.push(event(2), derived.id());
+        feed.close_reader(derived.state());
+        feed.push(event(3), derived.id());
+        assert_eq!(next(&mut derived), Poll::Ready(Some(1)));
+        assert_eq!(next(&mut derived), Poll::Ready(None));
+        for i in 1..=3 {
+            assert_eq!(next(&mut sink), Poll::Ready(Some(i)));
+        }
+        assert_eq!(next(&mut sink), Poll::Pending);
+    }
+
+    #[test]
+    fn a_long_unread_chain_is_freed_without_recursion() {
+        let feed = Arc::new(Feed::new());
+        let reader = feed.subscribe();
+        for i in 0..(CHUNK * 20_000) as u64 {
+            feed.push(event(i), NO_SKIP);
+        }
+        drop(reader); // 20,000 chunks behind it: freed in a loop
+        assert!(!feed.has_readers());
+    }
+}

@@ -1,0 +1,207 @@
+//! Delivery through the scope's feed, at volume and under concurrency: many lossless
+//! subscribers, subscriptions mid-stream, bounded subscribers beside lossless ones, and a randomized stress of scopes, threads and
+//! subscriptions that checks no event is lost, duplicated or reordered.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use giving::prelude::*;
+use giving::{Delivery, Given, give, given};
+
+fn drain(stream: giving::EventStream) -> Vec<u64> {
+    futures::executor::block_on(stream.key::<u64>("i").collect())
+}
+
+#[test]
+fn ten_subscribers_receive_a_million_events_each_complete_and_in_order() {
+    const EVENTS: u64 = 1_000_000;
+    let gv = given();
+    let consumers: Vec<_> = (0..10)
+        .map(|_| {
+            let stream = gv.stream();
+            std::thread::spawn(move || {
+                let mut expected = 0u64;
+                let mut events = stream.key::<u64>("i");
+                futures::executor::block_on(async {
+                    while let Some(i) = events.next().await {
+                        assert_eq!(i, expected, "in order, none missing");
+                        expected += 1;
+                    }
+                });
+                expected
+            })
+        })
+        .collect();
+    for i in 0..EVENTS {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    for consumer in consumers {
+        assert_eq!(consumer.join().unwrap(), EVENTS);
+    }
+}
+
+#[test]
+fn a_subscriber_added_mid_stream_sees_exactly_what_is_given_after() {
+    let gv = given();
+    let early = gv.stream();
+    for i in 0..1000u64 {
+        give!(i);
+    }
+    let late = gv.stream();
+    for i in 1000..1500u64 {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    assert_eq!(drain(early), (0..1500).collect::<Vec<_>>());
+    assert_eq!(drain(late), (1000..1500).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_bounded_subscriber_drops_and_counts_exactly_while_a_lossless_one_loses_nothing() {
+    let gv = given();
+    let fast = gv.stream();
+    let slow = gv.stream_with(Delivery::Bounded(100));
+    let lag = slow.lag();
+    for i in 0..10_000u64 {
+        give!(i);
+    }
+    assert_eq!(lag.dropped(), 9_900);
+    assert_eq!(lag.pending(), 100);
+    gv.finish().unwrap();
+    assert_eq!(drain(fast), (0..10_000).collect::<Vec<_>>());
+    assert_eq!(drain(slow), (9_900..10_000).collect::<Vec<_>>());
+}
+
+/// A small deterministic generator (the stress test must be reproducible from its seed).
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// What one subscriber saw, per giving thread: must be a run of consecutive sequence numbers.
+fn check_runs(seen: &[(u64, u64)], who: &str) {
+    let mut last: HashMap<u64, u64> = HashMap::new();
+    for &(thread, seq) in seen {
+        if let Some(&previous) = last.get(&thread) {
+            assert_eq!(
+                seq,
+                previous + 1,
+                "{who}: thread {thread} gave {previous} then {seq} (lost, duplicated or reordered)"
+            );
+        }
+        last.insert(thread, seq);
+    }
+}
+
+/// `(thread, seq)` of the stress test's events; `None` for events other tests give (the
+/// scope is global, and tests of this file run in parallel).
+fn tagged(event: &giving::Event) -> Option<(u64, u64)> {
+    Some((
+        event.get_as::<u64>("thread").ok()?,
+        event.get_as::<u64>("seq").ok()?,
+    ))
+}
+
+fn collect_tagged(stream: giving::EventStream) -> Vec<(u64, u64)> {
+    futures::executor::block_on(stream.filter_map(|e| tagged(&e)).collect())
+}
+
+/// Several giving threads give `(thread, seq)` into a global scope while other threads
+/// subscribe, read a random number of events and drop their streams, over many short scopes
+/// with randomized pauses: every subscriber must see, per thread, consecutive sequence
+/// numbers; one that lives to the end of the scope must see each thread's events up to its
+/// last, and one from the start all of them.
+#[test]
+fn randomized_scopes_threads_and_subscriptions_lose_duplicate_and_reorder_nothing() {
+    const ROUNDS: u64 = 20;
+    const PRODUCERS: u64 = 3;
+    const PER_PRODUCER: u64 = 20_000;
+    for round in 0..ROUNDS {
+        let gv = Given::global();
+        let keeper = gv.stream();
+        let producing = AtomicBool::new(true);
+        let churners = AtomicUsize::new(2);
+        let late = std::thread::scope(|scope| {
+            let producers: Vec<_> = (0..PRODUCERS)
+                .map(|thread| {
+                    scope.spawn(move || {
+                        let mut rng = Rng(0x2545_f491 ^ (round * 31 + thread + 1));
+                        for seq in 0..PER_PRODUCER {
+                            give!(thread, seq);
+                            if rng.below(2_000) == 0 {
+                                std::thread::yield_now();
+                            }
+                        }
+                    })
+                })
+                .collect();
+            // Subscribers that come and go while the producers give. One that subscribed
+            // near the end would wait forever for events nobody gives: the main thread
+            // gives `churn_stop` markers once the producers are done, until every churner
+            // has left.
+            let churners = &churners;
+            for churner in 0..2u64 {
+                let (gv, producing) = (&gv, &producing);
+                scope.spawn(move || {
+                    let mut rng = Rng(0x9e37_79b9 ^ (round * 7 + churner + 1));
+                    while producing.load(Ordering::Relaxed) {
+                        let stream = gv.stream();
+                        let take = rng.below(3_000) as usize;
+                        let seen: Vec<(u64, u64)> = futures::executor::block_on(
+                            stream
+                                .take_while(|e| !e.has("churn_stop"))
+                                .filter_map(|e| tagged(&e))
+                                .take(take)
+                                .collect(),
+                        );
+                        check_runs(&seen, "a short-lived subscriber");
+                    }
+                    churners.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+            // A subscriber that joins mid-stream.
+            std::thread::yield_now();
+            let late = gv.stream();
+            for producer in producers {
+                producer.join().unwrap();
+            }
+            producing.store(false, Ordering::Relaxed);
+            while churners.load(Ordering::SeqCst) != 0 {
+                give!(churn_stop = true);
+                std::thread::yield_now();
+            }
+            late
+        });
+        gv.finish().unwrap();
+        for (stream, whole) in [(keeper, true), (late, false)] {
+            let seen = collect_tagged(stream);
+            check_runs(&seen, "a subscriber to the end");
+            for thread in 0..PRODUCERS {
+                let mine: Vec<u64> = seen
+                    .iter()
+                    .filter(|(t, _)| *t == thread)
+                    .map(|(_, s)| *s)
+                    .collect();
+                assert_eq!(
+                    mine.last(),
+                    Some(&(PER_PRODUCER - 1)),
+                    "round {round}: every thread's last event"
+                );
+                if whole {
+                    assert_eq!(
+                        mine.len() as u64,
+                        PER_PRODUCER,
+                        "round {round}: from the start"
+                    );
+                }
+            }
+        }
+    }
+}
