@@ -194,11 +194,31 @@ unsafe impl Sync for EventRef {}
 impl EventRef {
     /// Stores an event in this thread's block (a block of its own while the thread exits).
     pub(crate) fn new(time: Timestamp, origin: Option<&'static Origin>, fields: Fields) -> Self {
+        Self::build(time, origin, |slot_fields| *slot_fields = fields)
+    }
+
+    /// Stores an event whose fields come from `fields`, written straight into its slot (no
+    /// copy of the inline fields through the stack: the give path's common case).
+    pub(crate) fn from_iter(
+        time: Timestamp,
+        origin: Option<&'static Origin>,
+        fields: impl Iterator<Item = Field>,
+    ) -> Self {
+        Self::build(time, origin, |slot_fields| slot_fields.extend(fields))
+    }
+
+    /// Takes a slot, initialises it with empty fields, lets `fill` write them, and only then
+    /// hands out the reference (if `fill` panics the slot is given back unfilled).
+    fn build(
+        time: Timestamp,
+        origin: Option<&'static Origin>,
+        fill: impl FnOnce(&mut Fields),
+    ) -> Self {
         let (block, index) = ARENA.try_with(Arena::take).unwrap_or_else(|_| {
             // The thread-local is gone (the thread is exiting): a block for this one event,
             // its thread's count and unused slots given back at once.
             let block = Block::allocate();
-            // SAFETY: we own the thread count and the 63 unused slots' counts.
+            // SAFETY: we own the thread count and the unused slots' counts.
             unsafe { Block::release(block, SLOTS) };
             (block, 0)
         });
@@ -212,12 +232,17 @@ impl EventRef {
                     index: index as u32,
                     time,
                     origin,
-                    fields: MaybeUninit::new(fields),
+                    fields: MaybeUninit::new(Fields::new()),
                 },
             );
             NonNull::new_unchecked(slot)
         };
-        Self { slot }
+        // From here the slot is a complete event (with no fields): if `fill` panics (an
+        // iterator's `next`, an allocation), dropping `event` gives the slot back.
+        let event = Self { slot };
+        // SAFETY: the only reference to this slot is `event`, which nobody else has seen.
+        fill(unsafe { (*event.slot.as_ptr()).fields.assume_init_mut() });
+        event
     }
 
     fn slot(&self) -> &Slot {
@@ -344,5 +369,23 @@ mod tests {
         }
         drop(events);
         assert_eq!(drops.load(Ordering::SeqCst), SLOTS * 3 + 5);
+    }
+
+    #[test]
+    fn a_panicking_field_iterator_gives_its_slot_back_with_the_fields_made_so_far() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let made = fields_with(&drops);
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let fields = made
+                .into_iter()
+                .chain(std::iter::from_fn(|| panic!("no more")));
+            EventRef::from_iter(Timestamp::from_nanos(0), None, fields)
+        }));
+        assert!(result.is_err());
+        // The field written before the panic was dropped with the half-built event.
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // The thread's block goes on serving slots.
+        let next = EventRef::new(Timestamp::from_nanos(7), None, Fields::new());
+        assert_eq!(next.time(), Timestamp::from_nanos(7));
     }
 }

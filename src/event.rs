@@ -71,7 +71,9 @@ impl Event {
         time: Timestamp,
         origin: Option<&'static Origin>,
     ) -> Self {
-        Self::from_parts(fields.collect(), time, origin)
+        Self {
+            inner: EventRef::from_iter(time, origin, fields),
+        }
     }
 
     #[inline]
