@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::pipeline::{Completion, FinishError, Pipeline, PipelineSet};
+use crate::probe::{Probe, ProbeError, ProbeSet};
 use crate::queue::Delivery;
 use crate::routing;
 use crate::scope::{Derivation, Scope};
@@ -40,6 +41,8 @@ pub fn given() -> Given {
 pub struct Given {
     scope: Arc<Scope>,
     pipelines: Arc<PipelineSet>,
+    /// The probes opened from this scope, ended with it.
+    probes: ProbeSet,
 }
 
 impl Given {
@@ -47,6 +50,7 @@ impl Given {
         Self {
             scope,
             pipelines: Arc::default(),
+            probes: ProbeSet::default(),
         }
     }
 
@@ -82,6 +86,43 @@ impl Given {
         GivenHandle {
             scope: self.scope.clone(),
         }
+    }
+
+    /// Opens a probe: the events of the variables `selector` names in functions instrumented
+    /// with [`#[probe]`](crate::probe), as a stream (see [`mod@crate::probe`]). The probe
+    /// observes the calls made where this scope receives `give!` events (this thread and the
+    /// threads it is carried to; every thread for a [global](Given::global) scope), is active
+    /// while the stream lives, and ends with the scope. A malformed selector, or one that
+    /// names no instrumented function or variable, is an error that says which and where.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::given;
+    ///
+    /// #[giving::probe]
+    /// fn double(x: i64) -> i64 {
+    ///     x * 2
+    /// }
+    ///
+    /// let gv = given();
+    /// let calls = gv.probe("double(x, !#value as y)").unwrap();
+    /// double(21);
+    /// gv.finish().unwrap();
+    /// let calls: Vec<_> = futures::executor::block_on(calls.collect());
+    /// assert_eq!(calls[0].to_string(), "x=21 y=42");
+    ///
+    /// let error = given().probe("dobule > x").unwrap_err();
+    /// assert!(error.to_string().contains("closest: double"));
+    /// ```
+    pub fn probe(&self, selector: &str) -> Result<Probe, ProbeError> {
+        let scope = self.scope.clone();
+        let receives = move || {
+            scope.is_global()
+                || routing::current_thread_scopes()
+                    .iter()
+                    .any(|s| Arc::ptr_eq(s, &scope))
+        };
+        Probe::open(selector, Box::new(receives), &self.probes)
     }
 
     /// A [`Giver`] that gives into this scope from any thread.
@@ -200,6 +241,7 @@ impl Given {
             }
         }
         routing::finish(&self.scope);
+        self.probes.close();
         self.pipelines.wait()
     }
 
@@ -211,6 +253,7 @@ impl Given {
             derivation.done.wait_async().await;
         }
         routing::finish(&self.scope);
+        self.probes.close();
         self.pipelines.wait_async().await
     }
 }
@@ -218,6 +261,7 @@ impl Given {
 impl Drop for Given {
     fn drop(&mut self) {
         routing::finish(&self.scope);
+        self.probes.close();
     }
 }
 
