@@ -18,15 +18,11 @@ pub(crate) fn frame_ident() -> Ident {
     Ident::new("__giving_frame", Span::mixed_site())
 }
 
-/// The expression that turns `reference` (a `&T`) into a `giving::Value`: the value itself
-/// where `T: ToValue` (or `Result<T: ToValue, _>`), the type's name otherwise. Autoref
-/// specialisation: the most specific impl is found with the fewest dereferences.
+/// The expression that turns `reference` (a `&T`) into a `giving::Value`: the value for the
+/// types giving converts, the type's name otherwise. Decided at run time by the type's id, so
+/// the hook compiles whatever `T` is, even while it is still being inferred.
 pub(crate) fn to_value(reference: TokenStream) -> TokenStream {
-    quote! {{
-        #[allow(unused_imports)]
-        use ::giving::__private::probe::spec::{NameValue as _, ResultValue as _, ToValueValue as _};
-        (&&&::giving::__private::probe::spec::Probed(#reference)).probe_value()
-    }}
+    quote!(::giving::__private::probe::value_of(#reference))
 }
 
 /// The expression that gives the error of `reference` if it is an `Err`: its `Display` where

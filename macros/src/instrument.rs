@@ -66,6 +66,22 @@ fn return_type_hint(output: &ReturnType) -> TokenStream {
     }
 }
 
+/// Whether the declared return type is a `Result` (`Result<T, E>`, `io::Result<T>`,
+/// `anyhow::Result<T>`): `#value` is then the `Ok` value.
+fn returns_result(output: &ReturnType) -> bool {
+    match output {
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Path(path) => path
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "Result"),
+            _ => false,
+        },
+        ReturnType::Default => false,
+    }
+}
+
 /// Instruments `function`; `type_name` is the `Type` of the impl block it belongs to, if the
 /// attribute was put on the block.
 pub(crate) fn function(
@@ -146,7 +162,11 @@ pub(crate) fn function(
     let result = Ident::new("__giving_result", Span::mixed_site());
     let hint = return_type_hint(&function.sig.output);
     let stmts = &function.block.stmts;
-    let value = to_value(quote!(&#result));
+    let value = if returns_result(&function.sig.output) {
+        quote!(::giving::__private::probe::ok_value_of(&#result))
+    } else {
+        to_value(quote!(&#result))
+    };
     let error = to_error(quote!(&#result));
     let enter = if is_async {
         quote!(::giving::__private::probe::Frame::enter_async(&#site))

@@ -37,6 +37,7 @@ mod site;
 #[doc(hidden)]
 pub mod spec;
 mod stream;
+mod values;
 
 pub use selector::{Capture, Element, Role, Selector, SelectorError};
 pub use site::{ProbeSite, sites};
@@ -50,6 +51,7 @@ pub mod __expand {
     pub use super::frame::{Frame, InFrame, Iteration, call, in_frame};
     pub use super::site::{Site, SiteInfo, SiteRef};
     pub use super::spec;
+    pub use super::values::{ok_value_of, value_of};
     pub use inventory;
 }
 

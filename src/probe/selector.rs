@@ -31,7 +31,7 @@ pub struct Capture {
     pub key: String,
     /// Focus, end of a wrapper, or context.
     pub role: Role,
-    /// 1-based column of the name in the selector.
+    /// 1-based column of the capture in the selector (of its `!` or `!!` if it has one).
     pub column: usize,
 }
 
@@ -309,8 +309,10 @@ impl<'a> Parser<'a> {
         if *self.peek() != Token::Name("as".into()) {
             return Ok(None);
         }
-        self.bump();
-        self.name("a field name after `as`").map(Some)
+        // The column of `as`, where an error about the renaming points.
+        let (_, column) = self.bump();
+        let (key, _) = self.name("a field name after `as`")?;
+        Ok(Some((key, column)))
     }
 
     fn selector(mut self) -> Result<Selector, SelectorError> {
@@ -376,6 +378,7 @@ impl<'a> Parser<'a> {
             return Ok(captures);
         }
         loop {
+            let start = self.column();
             let role = match self.peek() {
                 Token::Bang => Role::Focus,
                 Token::BangBang => Role::End,
@@ -384,7 +387,7 @@ impl<'a> Parser<'a> {
             if role != Role::Context {
                 self.bump();
             }
-            let (name, column) = match self.special()? {
+            let (name, _) = match self.special()? {
                 Some(special) => special,
                 None => self.name("a variable name, `!`, `!!` or a special (#value, …)")?,
             };
@@ -396,7 +399,7 @@ impl<'a> Parser<'a> {
                 name,
                 key,
                 role,
-                column,
+                column: start,
             });
             match self.peek() {
                 Token::Comma => {

@@ -1,59 +1,17 @@
-//! How a probed variable becomes a [`Value`], chosen at the `#[probe]` call site by autoref
-//! specialisation (the most specific impl needs the fewest dereferences of `&&&Probed(x)`):
-//!
-//! 1. `Result<T: ToValue, E>`: the `Ok` value (`null` for an `Err`, which `#error` reports);
-//! 2. `T: ToValue`: the value;
-//! 3. anything else: the type's name, so `f > loader` still fires (and can be overridden).
-//!
-//! In a generic function the choice is made for the type parameter as declared: a `T` without
-//! a `ToValue` bound gives its name.
+//! `#error`: the error of a function's `Err` return, chosen at the `#[probe]` call site by
+//! autoref specialisation on the declared return type (`(&&&Probed(&r)).probe_error()` takes
+//! the impl reached with the fewest dereferences): its `Display` where it has one, its type's
+//! name otherwise, nothing for a type that is not a `Result`. The return type is written in the
+//! signature, so it is fully known where the call is checked (unlike a `let` binding's, which
+//! may still be partly inferred: variables are converted at run time, see `values`).
 
 use std::fmt::Display;
 
-use crate::{ToValue, Value};
+use crate::Value;
 
-/// A reference to a probed value, for the specialisation below.
+/// A reference to a returned value, for the specialisation.
 #[doc(hidden)]
 pub struct Probed<'a, T: ?Sized>(pub &'a T);
-
-/// Level 1: a `Result` whose `Ok` type converts.
-#[doc(hidden)]
-pub trait ResultValue {
-    fn probe_value(&self) -> Value;
-}
-
-impl<T: ToValue, E> ResultValue for &&Probed<'_, Result<T, E>> {
-    fn probe_value(&self) -> Value {
-        match self.0 {
-            Ok(value) => value.to_value(),
-            Err(_) => Value::Null,
-        }
-    }
-}
-
-/// Level 2: a value that converts.
-#[doc(hidden)]
-pub trait ToValueValue {
-    fn probe_value(&self) -> Value;
-}
-
-impl<T: ToValue + ?Sized> ToValueValue for &Probed<'_, T> {
-    fn probe_value(&self) -> Value {
-        self.0.to_value()
-    }
-}
-
-/// Level 3: anything: its type's name.
-#[doc(hidden)]
-pub trait NameValue {
-    fn probe_value(&self) -> Value;
-}
-
-impl<T: ?Sized> NameValue for Probed<'_, T> {
-    fn probe_value(&self) -> Value {
-        Value::from(std::any::type_name::<T>())
-    }
-}
 
 /// `#error` level 1: an `Err` whose error displays: its message.
 #[doc(hidden)]
