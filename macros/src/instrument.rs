@@ -37,6 +37,10 @@ fn mentions_impl_trait(ty: &Type) -> bool {
         .any(|t| matches!(t, proc_macro2::TokenTree::Ident(i) if i == "impl"))
 }
 
+fn mentions_impl_trait_output(output: &ReturnType) -> bool {
+    matches!(output, ReturnType::Type(_, ty) if mentions_impl_trait(ty))
+}
+
 /// `if false { let r: R = loop {}; return r; }`: fixes the body's return type, so that `?`
 /// inside the closure or async block that holds the body infers its error conversion (the
 /// technique of `tracing::instrument`).
@@ -138,6 +142,8 @@ pub(crate) fn function(
         }
     }
 
+    // The body as written, run when no probe names the function (see below).
+    let original = function.block.clone();
     Rewriter {
         vars: &mut vars,
         options,
@@ -182,6 +188,26 @@ pub(crate) fn function(
             ::giving::__private::probe::call(move || { #hint #(#stmts)* })
         }
     };
+    let instrumented = quote! {{
+        let #owned = #enter;
+        let #frame = &#owned;
+        #frame.fire(#ENTER);
+        #(#argument_hooks)*
+        let #result = #run;
+        #frame.returned(|| #value, || #error);
+        #result
+    }};
+    // Zero cost when unused: the function runs its body exactly as written, after one relaxed
+    // load. Not for `impl Trait` returns, where two copies of the body may return two
+    // different types (two closures): those always run the instrumented body, whose hooks
+    // are each a branch on a local `None` when nobody probes.
+    let dispatch = if mentions_impl_trait_output(&function.sig.output) {
+        instrumented
+    } else {
+        quote! {
+            if !::giving::__private::probe::is_active(&#site) #original else #instrumented
+        }
+    };
 
     let body = quote! {{
         static #site: ::giving::__private::probe::Site = ::giving::__private::probe::Site::new(
@@ -199,13 +225,7 @@ pub(crate) fn function(
         ::giving::__private::probe::inventory::submit! {
             ::giving::__private::probe::SiteRef(&#site)
         }
-        let #owned = #enter;
-        let #frame = &#owned;
-        #frame.fire(#ENTER);
-        #(#argument_hooks)*
-        let #result = #run;
-        #frame.returned(|| #value, || #error);
-        #result
+        #dispatch
     }};
     function.block = syn::parse2(body)?;
     Ok(function.into_token_stream())

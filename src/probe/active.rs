@@ -211,12 +211,16 @@ fn closest_names(name: &str) -> Vec<String> {
     names.into_iter().take(3).map(|(_, n)| n).collect()
 }
 
+/// An enclosing frame matched to one of a selector's outer functions, with the indices of the
+/// variables captured there and their keys.
+pub(crate) type Parent = (Arc<super::frame::ActiveFrame>, Vec<(usize, String)>);
+
 /// How one probe reports from one frame of its last function.
 pub(crate) struct Match {
     pub(crate) probe: Arc<ActiveProbe>,
     /// Enclosing frames matched to the selector's outer functions, outermost first, with the
     /// variable indices captured in each (and their keys).
-    pub(crate) parents: Vec<(Arc<super::frame::ActiveFrame>, Vec<(usize, String)>)>,
+    pub(crate) parents: Vec<Parent>,
     /// This frame's captures: `(index, key, role)`.
     pub(crate) own: Vec<(usize, String, Role)>,
     /// The variable whose assignments give events (`#exit` when the selector has no focus).

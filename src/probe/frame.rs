@@ -354,6 +354,14 @@ impl Drop for Iteration<'_> {
     }
 }
 
+/// Whether some probe names the function of `site`: the one relaxed load an instrumented
+/// call makes before running its body as written when nobody probes it.
+#[doc(hidden)]
+#[inline(always)]
+pub fn is_active(site: &'static Site) -> bool {
+    site.is_active()
+}
+
 /// Runs a sync function's body (a closure, so that `return` and `?` come back here).
 #[doc(hidden)]
 #[inline(always)]

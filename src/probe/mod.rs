@@ -48,7 +48,7 @@ pub(crate) use stream::ProbeSet;
 /// What the `#[probe]` expansion names. **Not a stable API.**
 #[doc(hidden)]
 pub mod __expand {
-    pub use super::frame::{Frame, InFrame, Iteration, call, in_frame};
+    pub use super::frame::{Frame, InFrame, Iteration, call, in_frame, is_active};
     pub use super::site::{Site, SiteInfo, SiteRef};
     pub use super::spec;
     pub use super::values::{ok_value_of, value_of};
