@@ -89,7 +89,7 @@ impl Given {
     }
 
     /// Opens a probe: the events of the variables `selector` names in functions instrumented
-    /// with [`#[probe]`](crate::probe), as a stream (see [`mod@crate::probe`]). The probe
+    /// with [`#[probe]`](macro@crate::probe), as a stream (see [`mod@crate::probe`]). The probe
     /// observes the calls made where this scope receives `give!` events (this thread and the
     /// threads it is carried to; every thread for a [global](Given::global) scope), is active
     /// while the stream lives, and ends with the scope. A malformed selector, or one that

@@ -103,7 +103,7 @@ pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
 /// step(&[1.0, 3.0]);
 /// gv.finish().unwrap();
 /// let events: Vec<_> = futures::executor::block_on(events.collect());
-/// assert_eq!(events[0].to_string(), "l=2.0");
+/// assert_eq!(events[0].to_string(), "l=2");
 /// ```
 pub use giving_macros::probe;
 

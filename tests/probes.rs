@@ -1,5 +1,8 @@
 //! `#[probe]` and selectors: one test per selector form, control flow, threads, async.
 
+// A probe observes named bindings: returning one is the point of these functions.
+#![allow(clippy::let_and_return)]
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,4 +1,4 @@
-//! Probes: observe any variable of a function annotated with [`#[probe]`](crate::probe)
+//! Probes: observe any variable of a function annotated with [`#[probe]`](macro@crate::probe)
 //! without editing its body, as ptera does for Python.
 //!
 //! A probe is opened from a scope with a *selector*, ptera's little language:

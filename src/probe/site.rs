@@ -97,7 +97,7 @@ pub(crate) fn all() -> impl Iterator<Item = &'static Site> {
     inventory::iter::<SiteRef>.into_iter().map(|r| r.0)
 }
 
-/// A function instrumented with `#[probe]`, as [`probe_sites`](crate::probe::sites) lists it.
+/// A function instrumented with `#[probe]`, as [`sites`] lists it.
 #[derive(Debug, Clone, Copy)]
 pub struct ProbeSite {
     site: &'static Site,
@@ -159,7 +159,7 @@ impl ProbeSite {
     }
 }
 
-/// Every function instrumented with [`#[probe]`](crate::probe) in this program, sorted by
+/// Every function instrumented with [`#[probe]`](macro@crate::probe) in this program, sorted by
 /// absolute name: what `giving probes` lists.
 ///
 /// ```
