@@ -233,6 +233,8 @@ impl Given {
     /// drained first, so their last outputs reach every sink. Errors list the pipelines that
     /// panicked. Inside async code, use [`finish_async`](Given::finish_async).
     pub fn finish(self) -> Result<(), FinishError> {
+        // Probes end first: a derivation that forwards probe events can then finish too.
+        self.probes.close();
         while let Some(derivation) = self.scope.take_derivation() {
             derivation.input.close();
             if let Err(error) = derivation.done.wait() {
@@ -241,19 +243,18 @@ impl Given {
             }
         }
         routing::finish(&self.scope);
-        self.probes.close();
         self.pipelines.wait()
     }
 
     /// [`finish`](Given::finish) for async code: drains the derivations, ends the scope and
     /// awaits the pipelines.
     pub async fn finish_async(self) -> Result<(), FinishError> {
+        self.probes.close();
         while let Some(derivation) = self.scope.take_derivation() {
             derivation.input.close();
             derivation.done.wait_async().await;
         }
         routing::finish(&self.scope);
-        self.probes.close();
         self.pipelines.wait_async().await
     }
 }

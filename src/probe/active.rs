@@ -94,11 +94,7 @@ impl ActiveProbe {
         sender: UnboundedSender<Event>,
         receives: Receives,
     ) -> Result<Arc<ActiveProbe>, ProbeError> {
-        let elements = selector
-            .elements()
-            .iter()
-            .map(resolve)
-            .collect::<Result<Vec<_>, _>>()?;
+        let elements = resolve_all(&selector)?;
         let probe = Arc::new(ActiveProbe {
             selector,
             elements,
@@ -165,6 +161,11 @@ fn path_matches(path: &[String], site: &Site) -> bool {
     }
     let tail = &segments[segments.len() - path.len()..];
     path.iter().zip(tail).all(|(a, b)| a == b)
+}
+
+/// Resolves every function of `selector` against the linked sites.
+pub(crate) fn resolve_all(selector: &Selector) -> Result<Vec<Resolved>, ProbeError> {
+    selector.elements().iter().map(resolve).collect()
 }
 
 fn resolve(element: &Element) -> Result<Resolved, ProbeError> {

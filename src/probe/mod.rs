@@ -42,8 +42,31 @@ mod values;
 pub use selector::{Capture, Element, Role, Selector, SelectorError};
 pub use site::{ProbeSite, sites};
 pub use stream::{Override, Probe};
+pub use values::register_value;
 
 pub(crate) use stream::ProbeSet;
+
+/// Checks `selector` as [`Given::probe`](crate::Given::probe) would, without opening a probe:
+/// its syntax, and that it names instrumented functions and their variables. For programs that
+/// take selectors from their users and want to refuse a bad one before starting.
+///
+/// ```
+/// #[giving::probe]
+/// fn fit(epochs: u32) -> u32 {
+///     let done = epochs;
+///     done
+/// }
+///
+/// assert!(giving::probe::check("fit > done").is_ok());
+/// let error = giving::probe::check("fit > dne").unwrap_err();
+/// assert!(error.to_string().starts_with("`fit` has no variable `dne` (column 7)"));
+/// # fit(1);
+/// ```
+pub fn check(selector: &str) -> Result<Selector, ProbeError> {
+    let selector = Selector::parse(selector)?;
+    active::resolve_all(&selector)?;
+    Ok(selector)
+}
 
 /// What the `#[probe]` expansion names. **Not a stable API.**
 #[doc(hidden)]

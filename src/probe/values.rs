@@ -8,7 +8,7 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::{LazyValue, Value};
 
@@ -55,11 +55,84 @@ fn table() -> &'static HashMap<TypeId, Convert> {
     })
 }
 
+/// Conversions registered with [`register_value`].
+static REGISTERED: RwLock<Option<HashMap<TypeId, Registered>>> = RwLock::new(None);
+
+/// A registered conversion, and how to call it with an erased pointer.
+#[derive(Clone, Copy)]
+struct Registered {
+    convert: *const (),
+    call: fn(*const (), *const ()) -> Value,
+}
+
+// SAFETY: `convert` is a `fn(&T) -> Value` pointer: code, shareable between threads.
+unsafe impl Send for Registered {}
+unsafe impl Sync for Registered {}
+
+/// Makes probes give variables of type `T` as `convert(&x)` instead of the type's name: how
+/// `giving-burn` gives tensors lazily. A later registration for the same type replaces the
+/// earlier one.
+///
+/// # Safety
+///
+/// `T` must have no lifetime parameters. Types are matched by their id with lifetimes erased
+/// (a binding's type is not `'static` in general), so a registration for `Foo<'static>` would
+/// also receive `Foo<'a>`, and `convert` could keep a borrow past its end.
+///
+/// ```
+/// use giving::Value;
+///
+/// struct Celsius(f64);
+///
+/// // SAFETY: `Celsius` has no lifetime parameters.
+/// unsafe { giving::probe::register_value::<Celsius>(|c| Value::F64(c.0)) };
+///
+/// #[giving::probe]
+/// fn warm(t: f64) -> f64 {
+///     let temperature = Celsius(t + 1.0);
+///     temperature.0
+/// }
+///
+/// let gv = giving::given();
+/// let probe = gv.probe("warm > temperature").unwrap();
+/// warm(20.0);
+/// gv.finish().unwrap();
+/// let events: Vec<_> = futures::executor::block_on(futures::StreamExt::collect(probe));
+/// assert_eq!(events[0].get_as::<f64>("temperature").unwrap(), 21.0);
+/// ```
+pub unsafe fn register_value<T: 'static>(convert: fn(&T) -> Value) {
+    fn call<T>(convert: *const (), x: *const ()) -> Value {
+        // SAFETY: `convert` was registered as a `fn(&T) -> Value` for this type id, and `x`
+        // points to a live value of that type (see `value_of`).
+        let convert: fn(&T) -> Value = unsafe { std::mem::transmute(convert) };
+        convert(unsafe { &*x.cast::<T>() })
+    }
+    let entry = Registered {
+        convert: convert as *const (),
+        call: call::<T>,
+    };
+    REGISTERED
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get_or_insert_with(HashMap::new)
+        .insert(TypeId::of::<T>(), entry);
+}
+
 /// The value of `x` if its type is one giving converts, its type's name otherwise.
 #[doc(hidden)]
 pub fn value_of<T>(x: &T) -> Value {
-    match table().get(&typeid::of::<T>()) {
-        Some(convert) => convert((x as *const T).cast()),
+    let id = typeid::of::<T>();
+    let pointer = (x as *const T).cast::<()>();
+    if let Some(convert) = table().get(&id) {
+        return convert(pointer);
+    }
+    let registered = REGISTERED
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .as_ref()
+        .and_then(|map| map.get(&id).copied());
+    match registered {
+        Some(entry) => (entry.call)(entry.convert, pointer),
         None => Value::from(std::any::type_name::<T>()),
     }
 }
