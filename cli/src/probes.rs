@@ -76,7 +76,7 @@ fn short(value: &Value) -> String {
     const SHOWN: usize = 4;
     match value.resolved() {
         Ok(Value::List(items)) if items.len() > SHOWN => {
-            let head: Vec<String> = items[..SHOWN].iter().map(|v| short(v)).collect();
+            let head: Vec<String> = items[..SHOWN].iter().map(short).collect();
             format!("[{}, … ({} values)]", head.join(", "), items.len())
         }
         Ok(Value::F64(x)) => format!("{x:.6}"),
