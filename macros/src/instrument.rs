@@ -203,9 +203,17 @@ pub(crate) fn function(
     // are each a branch on a local `None` when nobody probes.
     let dispatch = if mentions_impl_trait_output(&function.sig.output) {
         instrumented
-    } else {
+    } else if is_async {
         quote! {
             if !::giving::__private::probe::is_active(&#site) #original else #instrumented
+        }
+    } else {
+        // The instrumented body goes in a separate cold function, so the hot path needs no
+        // stack frame of its own: load, test, branch, then the body as written.
+        quote! {
+            if !::giving::__private::probe::is_active(&#site) #original else {
+                ::giving::__private::probe::cold(move || #instrumented)
+            }
         }
     };
 

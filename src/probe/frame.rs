@@ -362,6 +362,15 @@ pub fn is_active(site: &'static Site) -> bool {
     site.is_active()
 }
 
+/// Runs the instrumented body of a sync function that some probe names, out of line: the
+/// function's hot path then keeps the code size and stack frame of its body as written.
+#[doc(hidden)]
+#[cold]
+#[inline(never)]
+pub fn cold<R>(instrumented: impl FnOnce() -> R) -> R {
+    instrumented()
+}
+
 /// Runs a sync function's body (a closure, so that `return` and `?` come back here).
 #[doc(hidden)]
 #[inline(always)]

@@ -71,7 +71,7 @@ pub fn check(selector: &str) -> Result<Selector, ProbeError> {
 /// What the `#[probe]` expansion names. **Not a stable API.**
 #[doc(hidden)]
 pub mod __expand {
-    pub use super::frame::{Frame, InFrame, Iteration, call, in_frame, is_active};
+    pub use super::frame::{Frame, InFrame, Iteration, call, cold, in_frame, is_active};
     pub use super::site::{Site, SiteInfo, SiteRef};
     pub use super::spec;
     pub use super::values::{ok_value_of, value_of};
