@@ -543,6 +543,7 @@ fn methods_by_type_and_by_name() {
 
 // Values without a conversion give their type's name.
 
+#[derive(Clone)]
 struct Opaque(#[allow(dead_code)] u8);
 
 #[giving::probe]
@@ -611,4 +612,31 @@ fn a_selector_naming_no_function_suggests_the_closest() {
         "{message}"
     );
     assert!(message.contains("total"), "{message}");
+}
+
+// Generic functions: concrete bindings give values, generic ones their instantiated type name.
+
+#[giving::probe]
+fn scaled<T: Clone>(item: T, factor: f64) -> Vec<T> {
+    let copies = (factor * 2.0) as usize;
+    let mut out = Vec::new();
+    for _ in 0..copies {
+        out.push(item.clone());
+    }
+    out
+}
+
+#[test]
+fn generic_functions_give_concrete_values_and_generic_type_names() {
+    let gv = given();
+    let probe = gv.probe("scaled(item, copies, !#value as out)").unwrap();
+    scaled(7u8, 1.0);
+    scaled(Opaque(1), 0.5);
+    assert_eq!(
+        events(gv, probe),
+        [
+            "item=7 copies=2 out=[7, 7]",
+            "item=probes::Opaque copies=1 out=alloc::vec::Vec<probes::Opaque>"
+        ]
+    );
 }

@@ -33,7 +33,10 @@ fn expand(options: &args::Options, item: Item) -> syn::Result<proc_macro2::Token
         Item::Impl(mut block) => {
             let type_name = instrument::impl_type_name(&block.self_ty)?;
             for item in &mut block.items {
-                if let syn::ImplItem::Fn(method) = item {
+                // A `const fn` cannot run probe hooks; on a whole block it is left as is.
+                if let syn::ImplItem::Fn(method) = item
+                    && method.sig.constness.is_none()
+                {
                     let function = syn::ItemFn {
                         attrs: std::mem::take(&mut method.attrs),
                         vis: method.vis.clone(),

@@ -49,6 +49,10 @@ impl Holder {
     fn into_items(self) -> Vec<u32> {
         self.items
     }
+
+    const fn capacity() -> usize {
+        4
+    }
 }
 
 #[giving::probe]
@@ -83,6 +87,7 @@ fn main() {
     let mut holder = Holder { items: vec![1] };
     *holder.first_mut().unwrap() = 5;
     assert_eq!(holder.into_items(), vec![5]);
+    assert_eq!(Holder::capacity(), 4);
     assert_eq!(futures::executor::block_on(later(1)), Ok(2));
     assert_eq!(labelled(vec![vec![1, 2, 3, 4], vec![5]]), 12);
     assert_eq!(inferred_later(3), 3);
