@@ -165,3 +165,34 @@ fn more_malformed_selectors() {
         );
     }
 }
+
+/// Every string of up to five characters over the grammar's alphabet parses or gives an error
+/// whose column lies within the selector (plus one, for "the end"): nothing panics.
+#[test]
+fn no_selector_panics_the_parser() {
+    const ALPHABET: [char; 12] = ['f', 'x', '>', '(', ')', ',', '!', '#', ':', ' ', 'a', 's'];
+    fn walk(text: &mut String, depth: usize, count: &mut usize) {
+        match Selector::parse(text) {
+            Ok(selector) => assert!(!selector.elements().is_empty()),
+            Err(error) => {
+                assert!(
+                    error.column >= 1 && error.column <= text.chars().count() + 1,
+                    "{error}"
+                );
+                assert!(!error.expected.is_empty());
+            }
+        }
+        *count += 1;
+        if depth == 0 {
+            return;
+        }
+        for c in ALPHABET {
+            text.push(c);
+            walk(text, depth - 1, count);
+            text.pop();
+        }
+    }
+    let mut count = 0;
+    walk(&mut String::new(), 5, &mut count);
+    assert_eq!(count, (0..=5).map(|n| 12usize.pow(n)).sum::<usize>());
+}
