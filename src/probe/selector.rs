@@ -55,6 +55,21 @@ impl Element {
 
 /// A parsed selector: the functions from the outermost call to the one holding the focus.
 ///
+/// The grammar is ptera's (docs/probes.md has one example per form):
+///
+/// ```text
+/// selector := element ((">" | ">>") element)*
+/// element  := path ("(" [capture ("," capture)*] ")")?      a function
+///           | name ("as" name)? | special ("as" name)?         a variable (last element only)
+/// capture  := ("!" | "!!")? (name | special) ("as" name)?
+/// path     := name ("::" name)*
+/// special  := "#enter" | "#exit" | "#value" | "#error" | "#loop_" name | "#endloop_" name
+/// ```
+///
+/// `f > x` is `f(!x)`; `>` and `>>` both mean "called within, at any depth"; a function without
+/// a focus (`f(a, b)`) gives one event when it returns; `!!x` ends a wrapper probe begun by
+/// `!y`.
+///
 /// ```
 /// use giving::probe::{Role, Selector};
 ///
