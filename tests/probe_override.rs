@@ -131,3 +131,25 @@ fn an_override_and_a_stream_on_the_same_variable() {
     assert_eq!(names.len(), 1);
     assert!(names[0].starts_with("alloc::boxed::Box<dyn"), "{names:?}");
 }
+
+#[giving::probe(overridable(scale))]
+fn rescale(x: f64) -> f64 {
+    let mut scale = 2.0;
+    scale += 1.0;
+    x * scale
+}
+
+#[test]
+fn a_mutable_binding_is_overridden_where_it_is_bound() {
+    let gv = given();
+    let half = gv
+        .probe("rescale > scale")
+        .unwrap()
+        .override_with(|s: f64| s / 2.0)
+        .unwrap();
+    // Bound to 2.0, replaced by 1.0, then `+= 1.0`.
+    assert_eq!(rescale(10.0), 20.0);
+    assert_eq!(half.replaced(), 1);
+    drop(half);
+    assert_eq!(rescale(10.0), 30.0);
+}

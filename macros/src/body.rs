@@ -51,6 +51,15 @@ pub(crate) fn plain_binding(pat: &Pat) -> Option<(&Ident, Option<syn::token::Mut
     }
 }
 
+/// Removes the `mut` of a plain binding (`mut x`, `mut x: T`).
+fn unset_mut(pat: &mut Pat) {
+    match pat {
+        Pat::Ident(p) => p.mutability = None,
+        Pat::Type(t) => unset_mut(&mut t.pat),
+        _ => {}
+    }
+}
+
 /// The identifiers a `for` pattern binds: `x`, `(i, x)`, nested tuples.
 fn loop_bindings(pat: &Pat, out: &mut Vec<Ident>) {
     match pat {
@@ -78,10 +87,17 @@ impl Rewriter<'_> {
         }
         let has_init = local.init.is_some();
         let binding = plain_binding(&local.pat).map(|(i, m)| (i.clone(), m));
-        out.push(Stmt::Local(local.clone()));
         let Some((ident, mutability)) = binding else {
+            out.push(Stmt::Local(local.clone()));
             return;
         };
+        let mut first = local.clone();
+        if has_init && self.options.is_overridable(&ident.to_string()) {
+            // The value is moved into the override hook at once and rebound below with the
+            // binding's `mut`: the first binding never needs one.
+            unset_mut(&mut first.pat);
+        }
+        out.push(Stmt::Local(first));
         let index = self.vars.add(ident.to_string());
         if !has_init {
             // `let x;`: declared here, reported at each assignment.
