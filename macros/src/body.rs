@@ -215,3 +215,82 @@ impl VisitMut for Rewriter<'_> {
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variables(body: syn::Block, overridable: &[&str]) -> Vec<String> {
+        let options = Options {
+            overridable: overridable
+                .iter()
+                .map(|n| Ident::new(n, Span::call_site()))
+                .collect(),
+        };
+        let mut vars = Vars::new();
+        let mut body = body;
+        Rewriter {
+            vars: &mut vars,
+            options: &options,
+        }
+        .visit_block_mut(&mut body);
+        vars.names()[4..].to_vec()
+    }
+
+    #[test]
+    fn bindings_loops_and_assignments_become_variables_in_order() {
+        let body: syn::Block = parse_quote!({
+            let a = 1;
+            let (b, c) = (2, 3); // a pattern: not a probe variable
+            let mut d: u32;
+            d = a;
+            for (i, item) in [4].iter().enumerate() {
+                let inner = item + 1;
+                d += inner;
+            }
+            let closure = |x: u32| {
+                let hidden = x;
+                hidden
+            };
+            a + b + c + d + closure(1)
+        });
+        assert_eq!(
+            variables(body, &[]),
+            [
+                "a",
+                "d",
+                "i",
+                "#loop_i",
+                "#endloop_i",
+                "item",
+                "#loop_item",
+                "#endloop_item",
+                "inner",
+                "closure"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_overridable_binding_is_rebound_through_the_hook_without_its_first_mut() {
+        let mut body: syn::Block = parse_quote!({
+            let mut loader = make();
+            loader
+        });
+        let options = Options {
+            overridable: vec![Ident::new("loader", Span::call_site())],
+        };
+        let mut vars = Vars::new();
+        Rewriter {
+            vars: &mut vars,
+            options: &options,
+        }
+        .visit_block_mut(&mut body);
+        let text = quote!(#body).to_string();
+        assert!(
+            text.starts_with("{ let loader = make () ; let mut loader ="),
+            "{text}"
+        );
+        assert!(text.contains(". overridable (4usize , loader"), "{text}");
+    }
+}
