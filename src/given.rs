@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use crate::pipeline::{Completion, FinishError, Pipeline, PipelineSet};
+use crate::probe::{Probe, ProbeError, ProbeSet};
 use crate::queue::Delivery;
 use crate::routing;
 use crate::scope::{Derivation, Scope, Subscription};
@@ -40,6 +41,8 @@ pub fn given() -> Given {
 pub struct Given {
     scope: Arc<Scope>,
     pipelines: Arc<PipelineSet>,
+    /// The probes opened from this scope, ended with it.
+    probes: ProbeSet,
 }
 
 impl Given {
@@ -47,6 +50,7 @@ impl Given {
         Self {
             scope,
             pipelines: Arc::default(),
+            probes: ProbeSet::default(),
         }
     }
 
@@ -82,6 +86,43 @@ impl Given {
         GivenHandle {
             scope: self.scope.clone(),
         }
+    }
+
+    /// Opens a probe: the events of the variables `selector` names in functions instrumented
+    /// with [`#[probe]`](macro@crate::probe), as a stream (see [`mod@crate::probe`]). The probe
+    /// observes the calls made where this scope receives `give!` events (this thread and the
+    /// threads it is carried to; every thread for a [global](Given::global) scope), is active
+    /// while the stream lives, and ends with the scope. A malformed selector, or one that
+    /// names no instrumented function or variable, is an error that says which and where.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::given;
+    ///
+    /// #[giving::probe]
+    /// fn double(x: i64) -> i64 {
+    ///     x * 2
+    /// }
+    ///
+    /// let gv = given();
+    /// let calls = gv.probe("double(x, !#value as y)").unwrap();
+    /// double(21);
+    /// gv.finish().unwrap();
+    /// let calls: Vec<_> = futures::executor::block_on(calls.collect());
+    /// assert_eq!(calls[0].to_string(), "x=21 y=42");
+    ///
+    /// let error = given().probe("dobule > x").unwrap_err();
+    /// assert!(error.to_string().contains("closest: double"));
+    /// ```
+    pub fn probe(&self, selector: &str) -> Result<Probe, ProbeError> {
+        let scope = self.scope.clone();
+        let receives = move || {
+            scope.is_global()
+                || routing::current_thread_scopes()
+                    .iter()
+                    .any(|s| Arc::ptr_eq(s, &scope))
+        };
+        Probe::open(selector, Box::new(receives), &self.probes)
     }
 
     /// A [`Giver`] that gives into this scope from any thread.
@@ -193,6 +234,8 @@ impl Given {
     /// drained first, so their last outputs reach every sink. Errors list the pipelines that
     /// panicked. Inside async code, use [`finish_async`](Given::finish_async).
     pub fn finish(self) -> Result<(), FinishError> {
+        // Probes end first: a derivation that forwards probe events can then finish too.
+        self.probes.close();
         while let Some(derivation) = self.scope.take_derivation() {
             self.scope.close_input(&derivation.input);
             if let Err(error) = derivation.done.wait() {
@@ -207,6 +250,7 @@ impl Given {
     /// [`finish`](Given::finish) for async code: drains the derivations, ends the scope and
     /// awaits the pipelines.
     pub async fn finish_async(self) -> Result<(), FinishError> {
+        self.probes.close();
         while let Some(derivation) = self.scope.take_derivation() {
             self.scope.close_input(&derivation.input);
             derivation.done.wait_async().await;
@@ -219,6 +263,7 @@ impl Given {
 impl Drop for Given {
     fn drop(&mut self) {
         routing::finish(&self.scope);
+        self.probes.close();
     }
 }
 

@@ -49,6 +49,7 @@ mod given;
 mod iterate;
 pub mod keyed;
 mod pipeline;
+pub mod probe;
 mod queue;
 mod routing;
 mod scope;
@@ -75,11 +76,42 @@ pub use given::{Entered, Given, GivenHandle, InGiven, given};
 pub use iterate::{Iterate, iterate};
 pub use keyed::{EventStreamOps, TAG_GROUP, TAG_WORD, Template, TemplateError, ValueStreamOps};
 pub use pipeline::{FinishError, Pipeline, PipelineError};
+pub use probe::{Override, Probe, ProbeError};
 pub use queue::Delivery;
 pub use stop::StopToken;
 pub use stream::{EventStream, Lag};
 pub use value::{LazyValue, Resolve, ResolveError, Value};
 pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
+
+/// Instruments a function so that probes can observe its variables: see [`mod@probe`] and
+/// `docs/probes.md`.
+///
+/// On a free function, a method, an `async fn` or a whole `impl` block (whose methods are then
+/// named `Type::method`), it makes observable: the arguments; every `let` binding of a plain
+/// name, at each assignment (`x = ..`, `x += ..`); `for` loop variables; and the specials
+/// `#enter`, `#exit`, `#value` (the return value), `#error` (an `Err` return), `#loop_x` and
+/// `#endloop_x` (each iteration of `for x in ..`). Closures and nested items are not
+/// instrumented. `#[probe(overridable(a, b))]` lets [`Probe::override_with`] replace `a` and
+/// `b` (their types must be `'static`).
+///
+/// ```
+/// use giving::prelude::*;
+/// use giving::given;
+///
+/// #[giving::probe]
+/// fn step(batch: &[f64]) -> f64 {
+///     let loss = batch.iter().sum::<f64>() / batch.len() as f64;
+///     loss
+/// }
+///
+/// let gv = given();
+/// let events = gv.probe("step > loss as l").unwrap();
+/// step(&[1.0, 3.0]);
+/// gv.finish().unwrap();
+/// let events: Vec<_> = futures::executor::block_on(events.collect());
+/// assert_eq!(events[0].to_string(), "l=2");
+/// ```
+pub use giving_macros::probe;
 
 /// The version of this crate (for log headers and reports).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -94,7 +126,7 @@ pub use giving_operators as operators;
 /// bring `futures::StreamExt`, whose method names (`map`, `filter`, `collect`, …) would clash
 /// with `StreamOps`'s synchronous ones.
 pub mod prelude {
-    pub use crate::{EventStreamOps, ValueStreamOps};
+    pub use crate::{EventStreamOps, ValueStreamOps, probe};
     pub use futures::Stream;
     pub use giving_operators::StreamOps;
 }

@@ -5,3 +5,6 @@
 //! `__macro_support`).
 
 pub use crate::give::{event_at, event_from_array, fields, give_array, give_with, is_listening};
+
+/// What `#[probe]` expands to.
+pub use crate::probe::__expand as probe;

@@ -68,6 +68,9 @@ pub mod keys {
     pub const INSTRUMENT: &str = "instrument";
     /// The task name of early stop's progress events.
     pub const EARLY_STOP_TASK: &str = "early_stop";
+    /// `str`: the selector of the probe an event comes from, when a probe's events are given
+    /// into a scope (`giving train --probe`, the `Probes` instrument).
+    pub const PROBE: &str = "probe";
     /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](crate::wrap)
     /// block.
     pub const WRAP: &str = crate::WRAP_KEY;

@@ -95,3 +95,17 @@ fn keyed_adapters() {
     send::<WMap<fn(&Event) -> u8, fn(&Event, &Event) -> u8, Events>>();
     unpin::<Keyed<Events, Where>>();
 }
+
+#[test]
+fn probes() {
+    use giving::probe::{Capture, Element, ProbeSite, Role, Selector, SelectorError};
+    all::<Probe>();
+    all::<Override>();
+    all::<ProbeError>();
+    all::<Selector>();
+    all::<SelectorError>();
+    all::<Element>();
+    all::<Capture>();
+    all::<Role>();
+    all::<ProbeSite>();
+}

@@ -32,5 +32,7 @@
 #![warn(missing_docs)]
 
 mod lazy;
+mod probe;
 
 pub use lazy::{LazyTensor, data_to_value, resolution_count};
+pub use probe::{probe_autodiff_tensors, probe_tensors};

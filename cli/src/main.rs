@@ -3,16 +3,18 @@
 //! ```text
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
 //!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
-//!                                [--dash [--plot KEY]...]
+//!                                [--dash [--plot KEY]...] [--probe SELECTOR]...
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
+//! giving probes [FILTER]
 //! ```
 
 mod bench;
 mod common;
 mod cpu_time;
 mod out;
+mod probes;
 mod train;
 
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ use clap::{Parser, Subcommand};
 use giving_instruments::LogCommand;
 
 use bench::BenchArgs;
+use probes::ProbesArgs;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -40,6 +43,9 @@ enum Command {
     /// Read a MessagePack log written by `train --log`.
     #[command(subcommand)]
     Log(LogCommand),
+    /// List the functions instrumented with #[probe] (the models' `fit` and `forward`), with
+    /// the variables `train --probe` can observe.
+    Probes(ProbesArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +54,7 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         Command::Train(args) => train::train(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
+        Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Log(command) => command

@@ -11,6 +11,7 @@ use giving_models::{ModelKind, TrainReport};
 
 use crate::common::{Common, check_device};
 use crate::out::say;
+use crate::probes::{ProbeArgs, print_probed};
 
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -28,6 +29,8 @@ pub(crate) struct TrainArgs {
     /// Instruments: rate (always), log, early stop, monitors.
     #[command(flatten)]
     pub(crate) instruments: InstrumentArgs,
+    #[command(flatten)]
+    probes: ProbeArgs,
 }
 
 /// Turns the run's events into progress lines: one per `every` steps with the latest rate
@@ -93,6 +96,7 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
     let model = common.model;
     // Bad settings are refused before anything is printed or created (a log file).
     config.validate()?;
+    let probes = args.probes.instrument()?;
     let instruments = args.instruments.instruments()?;
     say!(
         "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
@@ -111,7 +115,15 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
 
     // The loop only gives; the instruments and the progress lines attach from outside.
     let every = args.every;
-    let mut overseer = Overseer::new().with_all(instruments);
+    let mut overseer = Overseer::new();
+    // Probes come first: the rate and the log then see their events, the last ones included.
+    if let Some(probes) = probes {
+        overseer = overseer.with(probes);
+        if !args.instruments.dash.dash {
+            overseer = print_probed(overseer, model);
+        }
+    }
+    overseer = overseer.with_all(instruments);
     // The dashboard shows progress itself: no progress lines over it.
     if !args.instruments.dash.dash {
         overseer = overseer.instrument_fn("progress", move |start| {

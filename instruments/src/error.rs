@@ -61,6 +61,9 @@ pub enum InstrumentError {
     /// The terminal could not be used by the dashboard.
     #[error("dashboard: {0}")]
     Terminal(std::io::Error),
+    /// A probe could not be opened.
+    #[error(transparent)]
+    Probe(#[from] giving::ProbeError),
     /// Any other error (user instruments).
     #[error(transparent)]
     Other(BoxError),

@@ -163,6 +163,8 @@ impl BackendTask for Train<'_> {
     type Output = Result<TrainReport, Error>;
 
     fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        // Probes (`giving train --probe "forward > x"`) give this backend's tensors lazily.
+        giving_burn::probe_autodiff_tensors::<B>();
         match self.kind {
             ModelKind::Mlp => train_mlp::<B>(&device, self.config, &default_mlp()),
             ModelKind::Cnn => train_cnn::<B>(&device, self.config, &default_cnn()),

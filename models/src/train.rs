@@ -13,6 +13,10 @@
 //! - after each epoch's validation: `{epoch, val_loss, accuracy}`, both lazy too.
 //!
 //! The device is synced once per window (`iterate`'s `window`), never per step.
+//!
+//! [`fit`] and the models' `forward` are instrumented with `#[giving::probe]`: a probe can
+//! observe any of their variables from outside (`giving train cnn --probe "fit > loss"`), at
+//! one relaxed load per call when nobody probes.
 
 use std::marker::PhantomData;
 use std::time::{Duration, Instant};
@@ -175,6 +179,7 @@ pub trait Workload<B: AutodiffBackend> {
 ///
 /// See the module documentation for what it gives. The loop never reads a loss: the final
 /// loss and validation results are read once, after the loop, for the report.
+#[giving::probe]
 pub fn fit<B: AutodiffBackend, W: Workload<B>>(
     workload: &W,
     mut model: W::Model,

@@ -75,6 +75,7 @@ pub struct CharLm<B: Backend> {
     context: usize,
 }
 
+#[giving::probe]
 impl<B: Backend> CharLm<B> {
     /// The longest input this model takes.
     pub fn context(&self) -> usize {

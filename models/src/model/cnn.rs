@@ -60,6 +60,7 @@ pub struct Cnn<B: Backend> {
     side: usize,
 }
 
+#[giving::probe]
 impl<B: Backend> Cnn<B> {
     /// Logits `[batch, classes]` of images `[batch, 1, side, side]`.
     pub fn forward(&self, images: Tensor<B, 4>) -> Tensor<B, 2> {

@@ -43,6 +43,7 @@ pub struct Mlp<B: Backend> {
     activation: Relu,
 }
 
+#[giving::probe]
 impl<B: Backend> Mlp<B> {
     /// Logits `[batch, classes]` of a batch `[batch, input]`.
     pub fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {

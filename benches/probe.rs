@@ -1,0 +1,86 @@
+//! The cost of `#[probe]` when nobody probes: an annotated hot function against the same
+//! function plain, per call (a small function, where the call's one relaxed load is the
+//! largest share) and over a loop of 1,000 items (where each binding and iteration has its
+//! hook). Also the cost while a probe is active, for reference.
+//!
+//! Run: `cargo bench --bench probe`. Exact instruction counts, which do not depend on the
+//! machine's load: `valgrind --tool=callgrind` on the bench binary with `--bench --profile-time`
+//! (see docs/probes.md).
+
+// A probe observes named bindings: returning one is the point of these functions.
+#![allow(clippy::let_and_return)]
+
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use giving::given;
+
+#[inline(never)]
+fn step_plain(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+#[giving::probe]
+#[inline(never)]
+fn step_annotated(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+#[inline(never)]
+fn sum_plain(xs: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for x in xs {
+        let sq = x * x;
+        acc += sq;
+    }
+    acc
+}
+
+#[giving::probe]
+#[inline(never)]
+fn sum_annotated(xs: &[f64]) -> f64 {
+    let mut acc = 0.0;
+    for x in xs {
+        let sq = x * x;
+        acc += sq;
+    }
+    acc
+}
+
+fn per_call(c: &mut Criterion) {
+    let mut group = c.benchmark_group("probe/per call");
+    group.bench_function("plain", |b| b.iter(|| step_plain(black_box(2.0))));
+    group.bench_function("annotated, not probed", |b| {
+        b.iter(|| step_annotated(black_box(2.0)))
+    });
+    let gv = given();
+    let probe = gv.probe("sum_annotated > acc").unwrap();
+    group.bench_function("annotated, another function probed", |b| {
+        b.iter(|| step_annotated(black_box(2.0)))
+    });
+    drop(probe);
+    let probe = gv.probe("step_annotated > z").unwrap();
+    group.bench_function("annotated, probed (event per call)", |b| {
+        b.iter(|| step_annotated(black_box(2.0)))
+    });
+    drop(probe);
+    group.finish();
+}
+
+fn per_loop(c: &mut Criterion) {
+    let xs: Vec<f64> = (0..1_000).map(f64::from).collect();
+    let mut group = c.benchmark_group("probe/loop of 1000");
+    group.throughput(Throughput::Elements(xs.len() as u64));
+    group.bench_function("plain", |b| b.iter(|| sum_plain(black_box(&xs))));
+    group.bench_function("annotated, not probed", |b| {
+        b.iter(|| sum_annotated(black_box(&xs)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, per_call, per_loop);
+criterion_main!(benches);

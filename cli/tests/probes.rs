@@ -1,0 +1,104 @@
+//! `giving probes` and `giving train --probe`: observing the models' variables from the
+//! command line, printed and logged.
+
+use std::process::Command;
+
+fn giving(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .output()
+        .expect("run the giving binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn probes_lists_the_instrumented_functions_and_their_variables() {
+    let (ok, out) = giving(&["probes"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("giving_models::train::fit  (models/src/train.rs:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("giving_models::model::cnn::Cnn::forward"),
+        "{out}"
+    );
+    assert!(out.contains("  arguments: self, images"), "{out}");
+    assert!(out.contains("#loop_batch, #endloop_batch"), "{out}");
+    let (ok, out) = giving(&["probes", "mlp"]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("Mlp::forward") && !out.contains("Cnn::forward"),
+        "{out}"
+    );
+}
+
+#[test]
+fn train_probe_prints_and_logs_probed_values() {
+    let dir = std::env::temp_dir().join(format!("giving-cli-probe-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, out) = giving(&[
+        "train",
+        "mlp",
+        "--steps",
+        "3",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "64",
+        "--valid-size",
+        "16",
+        "--every",
+        "0",
+        "--probe",
+        "fit > loss",
+        "--probe",
+        "fit(epoch) > Mlp::forward(!#value as logits)",
+        "--log",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{out}");
+    let losses: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with("[mlp] probe fit > loss: loss="))
+        .collect();
+    assert_eq!(losses.len(), 3, "one line per step:\n{out}");
+    // 3 training steps, then the validation batch: logits, 10 classes per item.
+    assert!(
+        out.contains("[mlp] probe fit(epoch) > Mlp::forward(!#value as logits): epoch=0 logits=["),
+        "{out}"
+    );
+
+    let logs: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    let (ok, dump) = giving(&["log", "dump", "--json", logs[0].to_str().unwrap()]);
+    assert!(ok, "{dump}");
+    let logged = dump
+        .lines()
+        .filter(|l| l.contains("\"probe\":\"fit > loss\""))
+        .count();
+    assert_eq!(logged, 3, "the probed losses reach the log:\n{dump}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_probe_is_refused_before_training_with_where_and_why() {
+    let (ok, out) = giving(&["train", "mlp", "--steps", "1", "--probe", "fit > (loss"]);
+    assert!(!ok);
+    assert_eq!(
+        out.trim(),
+        "error: --probe \"fit > (loss\"\n  caused by: selector `fit > (loss`, column 7: expected a \
+         variable or function name, found `(`"
+    );
+    let (ok, out) = giving(&["train", "mlp", "--steps", "1", "--probe", "fti > loss"]);
+    assert!(!ok);
+    assert!(out.contains("closest: fit"), "{out}");
+    assert!(
+        !out.contains("training on"),
+        "refused before the banner:\n{out}"
+    );
+}

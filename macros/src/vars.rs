@@ -1,0 +1,52 @@
+//! The names a probe can select in one function: specials, arguments, bindings, loop markers.
+
+/// The specials every instrumented function has, at fixed indices that the runtime relies on
+/// (`#enter` 0, `#exit` 1, `#value` 2, `#error` 3; see `giving::probe`'s site module).
+pub(crate) const ENTER: usize = 0;
+const SPECIALS: [&str; 4] = ["#enter", "#exit", "#value", "#error"];
+
+/// The variable table of one function, in the order the runtime indexes it.
+pub(crate) struct Vars {
+    names: Vec<String>,
+    arguments: usize,
+}
+
+impl Vars {
+    pub(crate) fn new() -> Self {
+        Self {
+            names: SPECIALS.iter().map(|s| (*s).to_owned()).collect(),
+            arguments: 0,
+        }
+    }
+
+    /// Registers an argument (arguments come first after the specials).
+    pub(crate) fn add_argument(&mut self, name: String) -> usize {
+        let index = self.add(name);
+        self.arguments = self.names.len() - SPECIALS.len();
+        index
+    }
+
+    /// The index of `name`, registered on first sight (a name bound twice is one variable, as
+    /// in ptera, where a probe selects by name).
+    pub(crate) fn add(&mut self, name: String) -> usize {
+        match self.index_of(&name) {
+            Some(index) => index,
+            None => {
+                self.names.push(name);
+                self.names.len() - 1
+            }
+        }
+    }
+
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.names.iter().position(|n| n == name)
+    }
+
+    pub(crate) fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub(crate) fn arguments(&self) -> usize {
+        self.arguments
+    }
+}

@@ -1,0 +1,181 @@
+//! Probe sites: one static per `#[probe]` function, registered at link time, listing what a
+//! selector can name in it.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::Origin;
+
+/// What the macro knows about an instrumented function.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct SiteInfo {
+    /// `f`, or `Type::method` for a method of an annotated impl block.
+    pub name: &'static str,
+    /// `module_path!()` where the function is defined.
+    pub module: &'static str,
+    /// `file!()` of the function.
+    pub file: &'static str,
+    /// `line!()` of the attribute.
+    pub line: u32,
+    /// Every name a selector can use: `#enter`, `#exit`, `#value`, `#error` (in that order),
+    /// the arguments, then bindings and loop markers in the order they appear.
+    pub variables: &'static [&'static str],
+    /// How many of `variables` (after the four specials) are arguments.
+    pub arguments: usize,
+    /// The variables whose value a probe may replace.
+    pub overridable: &'static [&'static str],
+    /// Whether the function is `async`.
+    pub is_async: bool,
+}
+
+/// The index of `#exit` in [`SiteInfo::variables`].
+pub(crate) const EXIT: usize = 1;
+/// The index of `#value`.
+pub(crate) const VALUE: usize = 2;
+/// The index of `#error`.
+pub(crate) const ERROR: usize = 3;
+/// How many specials precede the arguments.
+const SPECIALS: usize = 4;
+
+/// The static of one instrumented function: its description and how many probes concern it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Site {
+    pub(crate) info: SiteInfo,
+    /// Active probes that name this function (as the focus or as an enclosing call): the one
+    /// relaxed load an instrumented call makes.
+    pub(crate) active: AtomicUsize,
+    pub(crate) origin: Origin,
+}
+
+impl Site {
+    /// A site for the macro's static.
+    pub const fn new(info: SiteInfo) -> Site {
+        Site {
+            origin: Origin {
+                file: info.file,
+                line: info.line,
+                module: info.module,
+            },
+            info,
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    /// Whether some probe names this function now.
+    #[inline(always)]
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Relaxed) != 0
+    }
+
+    pub(crate) fn variable(&self, name: &str) -> Option<usize> {
+        self.info.variables.iter().position(|v| *v == name)
+    }
+
+    /// The path segments a selector matches against: the module's, then the name's.
+    pub(crate) fn segments(&self) -> impl Iterator<Item = &'static str> {
+        self.info
+            .module
+            .split("::")
+            .chain(self.info.name.split("::"))
+    }
+
+    /// `crate::module::name`.
+    pub(crate) fn qualified(&self) -> String {
+        format!("{}::{}", self.info.module, self.info.name)
+    }
+}
+
+/// The link-time registration of a site (`inventory`).
+#[doc(hidden)]
+pub struct SiteRef(pub &'static Site);
+
+inventory::collect!(SiteRef);
+
+/// Every instrumented function linked into this program.
+pub(crate) fn all() -> impl Iterator<Item = &'static Site> {
+    inventory::iter::<SiteRef>.into_iter().map(|r| r.0)
+}
+
+/// A function instrumented with `#[probe]`, as [`sites`] lists it.
+#[derive(Debug, Clone, Copy)]
+pub struct ProbeSite {
+    site: &'static Site,
+}
+
+impl ProbeSite {
+    /// The name a selector uses: `f`, or `Type::method`.
+    pub fn name(&self) -> &'static str {
+        self.site.info.name
+    }
+
+    /// The module that defines it (`module_path!()`): `crate::module`.
+    pub fn module(&self) -> &'static str {
+        self.site.info.module
+    }
+
+    /// The absolute name, `crate::module::f`, which a selector may use as well.
+    pub fn qualified_name(&self) -> String {
+        self.site.qualified()
+    }
+
+    /// The source file and line of the function.
+    pub fn location(&self) -> (&'static str, u32) {
+        (self.site.info.file, self.site.info.line)
+    }
+
+    /// Whether it is an `async fn`.
+    pub fn is_async(&self) -> bool {
+        self.site.info.is_async
+    }
+
+    /// Its arguments, in order (`self` for a method's receiver).
+    pub fn arguments(&self) -> &'static [&'static str] {
+        &self.site.info.variables[SPECIALS..SPECIALS + self.site.info.arguments]
+    }
+
+    /// Its `let` bindings and `for` loop variables, in the order they appear.
+    pub fn variables(&self) -> impl Iterator<Item = &'static str> {
+        self.site.info.variables[SPECIALS + self.site.info.arguments..]
+            .iter()
+            .copied()
+            .filter(|v| !v.starts_with('#'))
+    }
+
+    /// The specials a selector can name: `#enter`, `#exit`, `#value`, `#error`, and
+    /// `#loop_X` / `#endloop_X` for each `for X in` loop.
+    pub fn specials(&self) -> impl Iterator<Item = &'static str> {
+        self.site
+            .info
+            .variables
+            .iter()
+            .copied()
+            .filter(|v| v.starts_with('#'))
+    }
+
+    /// The variables a probe may replace (`#[probe(overridable(..))]`).
+    pub fn overridable(&self) -> &'static [&'static str] {
+        self.site.info.overridable
+    }
+}
+
+/// Every function instrumented with [`#[probe]`](macro@crate::probe) in this program, sorted by
+/// absolute name: what `giving probes` lists.
+///
+/// ```
+/// #[giving::probe]
+/// fn scale(x: f64) -> f64 {
+///     let y = x * 2.0;
+///     y
+/// }
+///
+/// let site = giving::probe::sites().into_iter().find(|s| s.name() == "scale").unwrap();
+/// assert_eq!(site.arguments(), ["x"]);
+/// assert_eq!(site.variables().collect::<Vec<_>>(), ["y"]);
+/// # assert_eq!(scale(1.0), 2.0);
+/// ```
+pub fn sites() -> Vec<ProbeSite> {
+    let mut sites: Vec<ProbeSite> = all().map(|site| ProbeSite { site }).collect();
+    sites.sort_by_key(|s| (s.qualified_name(), s.location()));
+    sites
+}

@@ -1,0 +1,6 @@
+#[giving::probe]
+trait Forward {
+    fn forward(&self, x: f64) -> f64;
+}
+
+fn main() {}
