@@ -18,7 +18,10 @@
 //! - `GpuMonitor` (feature `gpu`, NVML) and `CpuMonitor` (feature `cpu`, sysinfo), built on
 //!   [`poll`] and a [`Sampler`].
 //! - [`KeySelection`]: which keys a sink keeps (`loss,gpu*,+task,!batch`), as voir's `log`.
-//! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard).
+//! - [`timeline`]: the scope's timeline as a Perfetto trace ([`Trace`]), logs converted to
+//!   one, and (feature `tracing`) `tracing` spans brought onto it.
+//! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard, the
+//!   trace).
 //! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
 //!   binary flattens into its `train` command; `LogCommand`: the `giving log` subcommands.
 //!
@@ -41,6 +44,7 @@ mod overseer;
 mod rate;
 mod select;
 mod threaded;
+pub mod timeline;
 
 #[cfg(feature = "cli")]
 pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
@@ -62,3 +66,4 @@ pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run,
 pub use rate::{Rate, RateMeter};
 pub use select::{KeySelection, SelectionError};
 pub use threaded::{SinkControl, SinkThread};
+pub use timeline::Trace;
