@@ -3,16 +3,18 @@
 //! ```text
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
 //!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
-//!                                [--dash [--plot KEY]...]
+//!                                [--dash [--plot KEY]...] [--trace FILE [--trace-format json]]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
+//! giving trace LOG... -o FILE [--format perfetto|json]
 //! ```
 
 mod bench;
 mod common;
 mod cpu_time;
 mod out;
+mod trace;
 mod train;
 
 use std::process::ExitCode;
@@ -21,6 +23,7 @@ use clap::{Parser, Subcommand};
 use giving_instruments::LogCommand;
 
 use bench::BenchArgs;
+use trace::TraceArgs;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -40,6 +43,8 @@ enum Command {
     /// Read a MessagePack log written by `train --log`.
     #[command(subcommand)]
     Log(LogCommand),
+    /// Convert MessagePack logs into one timeline (Perfetto or Chrome JSON).
+    Trace(TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +55,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
+        Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),
         Command::Log(command) => command
             .run()
             .map(|health| ExitCode::from(health.exit_code()))

@@ -47,7 +47,9 @@ mod threaded;
 pub mod timeline;
 
 #[cfg(feature = "cli")]
-pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
+pub use args::{
+    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs, TraceArgs,
+};
 #[cfg(feature = "dash")]
 pub use dash::{
     CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat, render_dash,

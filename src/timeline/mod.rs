@@ -30,12 +30,13 @@
 //! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub(crate) mod view;
 
 use crate::event::Origin;
-use crate::give::{give_with, is_listening};
+use crate::give::give_with;
 use crate::vocab::keys;
 use crate::{Key, Value};
 
@@ -47,6 +48,20 @@ static TRACEPOINT_ORIGIN: Origin = Origin {
     line: line!(),
     module: module_path!(),
 };
+
+/// Whether a scope is open anywhere: the check `give!` makes before building an event, for
+/// bridges (the `tracing` layer) that would otherwise build costly arguments for nobody.
+///
+/// ```
+/// assert!(!giving::timeline::is_listening());
+/// let gv = giving::given();
+/// assert!(giving::timeline::is_listening());
+/// gv.finish().unwrap();
+/// ```
+#[inline]
+pub fn is_listening() -> bool {
+    crate::give::is_listening()
+}
 
 /// The thread an event was given on: its id and name, as the timeline shows them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -154,6 +169,29 @@ impl Channel {
         Tracepoint::begin_at(&TRACEPOINT_ORIGIN, self, Arc::from(name))
     }
 
+    /// A span named `name` with arguments (shown with the slice; given under
+    /// [`ARGS`](crate::vocab::keys::ARGS) in the begin event): for bridges such as the
+    /// `tracing` layer, whose spans carry fields.
+    ///
+    /// ```
+    /// use giving::timeline::Channel;
+    /// use giving::Value;
+    ///
+    /// let args = [("layer".to_owned(), Value::from(3u64))].into_iter().collect();
+    /// let _span = Channel::thread().tracepoint_with("forward", args);
+    /// ```
+    pub fn tracepoint_with(&self, name: &str, args: BTreeMap<String, Value>) -> Tracepoint {
+        if !is_listening() {
+            return Tracepoint::disabled();
+        }
+        let mut tracepoint = Tracepoint::begin_lazy(&TRACEPOINT_ORIGIN, self, Arc::from(name));
+        if let Some(open) = &tracepoint.open {
+            open.give(keys::SPAN_BEGIN, Some(Value::Map(args)));
+        }
+        tracepoint.started = true;
+        tracepoint
+    }
+
     /// Runs `f` inside a span named `name`, and returns what it returns (the span ends also
     /// if `f` panics).
     pub fn trace<R>(&self, name: &str, f: impl FnOnce() -> R) -> R {
@@ -165,6 +203,26 @@ impl Channel {
     pub fn instant(&self, name: &str) {
         if is_listening() {
             instant_at(&TRACEPOINT_ORIGIN, self, Arc::from(name));
+        }
+    }
+
+    /// Gives an instant event named `name` with more fields, as keys of the event itself (so
+    /// a numeric field is charted like any numeric key): for bridges such as the `tracing`
+    /// layer.
+    ///
+    /// ```
+    /// use giving::timeline::Channel;
+    /// use giving::Value;
+    ///
+    /// Channel::new("events").instant_with("checkpoint", [("loss".to_owned(), Value::from(0.5))]);
+    /// ```
+    pub fn instant_with(&self, name: &str, fields: impl IntoIterator<Item = (String, Value)>) {
+        if is_listening() {
+            give_with(&TRACEPOINT_ORIGIN, || {
+                let mut all = instant_fields(self, Arc::from(name));
+                all.extend(fields.into_iter().map(|(k, v)| (Key::Owned(k), v)));
+                all
+            });
         }
     }
 
@@ -185,6 +243,8 @@ impl Channel {
 #[derive(Debug)]
 pub struct Tracepoint {
     open: Option<Open>,
+    /// Whether the begin event was given (an end is given only then).
+    started: bool,
 }
 
 #[derive(Debug)]
@@ -200,21 +260,34 @@ impl Tracepoint {
     /// A tracepoint that gives nothing (nobody was listening).
     #[doc(hidden)]
     pub fn disabled() -> Tracepoint {
-        Tracepoint { open: None }
+        Tracepoint {
+            open: None,
+            started: false,
+        }
     }
 
     /// Gives the begin event now (the macro's slow path).
     #[doc(hidden)]
     pub fn begin_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) -> Tracepoint {
-        let open = Open {
-            origin,
-            name,
-            id: NEXT_SPAN.fetch_add(1, Ordering::Relaxed),
-            channel: channel.clone(),
-            thread: ThreadInfo::current(),
-        };
-        open.give(keys::SPAN_BEGIN);
-        Tracepoint { open: Some(open) }
+        let mut tracepoint = Tracepoint::begin_lazy(origin, channel, name);
+        if let Some(open) = &tracepoint.open {
+            open.give(keys::SPAN_BEGIN, None);
+        }
+        tracepoint.started = true;
+        tracepoint
+    }
+
+    fn begin_lazy(origin: &'static Origin, channel: &Channel, name: Arc<str>) -> Tracepoint {
+        Tracepoint {
+            open: Some(Open {
+                origin,
+                name,
+                id: NEXT_SPAN.fetch_add(1, Ordering::Relaxed),
+                channel: channel.clone(),
+                thread: ThreadInfo::current(),
+            }),
+            started: false,
+        }
     }
 
     /// The span's id (shared by its begin and end events), `None` when it gives nothing.
@@ -227,13 +300,16 @@ impl Tracepoint {
 }
 
 impl Open {
-    fn give(&self, phase: &'static str) {
+    fn give(&self, phase: &'static str, args: Option<Value>) {
         give_with(self.origin, || {
             let mut fields = crate::event::Fields::new();
             fields.push((Key::Borrowed(phase), Value::Str(self.name.clone())));
             fields.push((Key::Borrowed(keys::SPAN_ID), Value::U64(self.id)));
             self.channel.fields(&mut fields);
             fields.extend(self.thread.fields());
+            if let Some(args) = args {
+                fields.push((Key::Borrowed(keys::ARGS), args));
+            }
             fields
         });
     }
@@ -241,8 +317,10 @@ impl Open {
 
 impl Drop for Tracepoint {
     fn drop(&mut self) {
-        if let Some(open) = self.open.take() {
-            open.give(keys::SPAN_END);
+        if let Some(open) = self.open.take()
+            && self.started
+        {
+            open.give(keys::SPAN_END, None);
         }
     }
 }
@@ -250,13 +328,15 @@ impl Drop for Tracepoint {
 /// Gives an instant event (the macro's slow path).
 #[doc(hidden)]
 pub fn instant_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) {
-    give_with(origin, || {
-        let mut fields = crate::event::Fields::new();
-        fields.push((Key::Borrowed(keys::INSTANT), Value::Str(name)));
-        channel.fields(&mut fields);
-        fields.extend(ThreadInfo::current().fields());
-        fields
-    });
+    give_with(origin, || instant_fields(channel, name));
+}
+
+fn instant_fields(channel: &Channel, name: Arc<str>) -> crate::event::Fields {
+    let mut fields = crate::event::Fields::new();
+    fields.push((Key::Borrowed(keys::INSTANT), Value::Str(name)));
+    channel.fields(&mut fields);
+    fields.extend(ThreadInfo::current().fields());
+    fields
 }
 
 /// Opens a span on a channel, named with `format!` syntax, ended when the returned

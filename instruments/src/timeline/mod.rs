@@ -5,12 +5,14 @@
 //!   any program run by an [`Overseer`](crate::Overseer).
 //! - [`convert`]: MessagePack logs into one trace (`giving trace A.msgpack B.msgpack -o out.pftrace`).
 //! - [`decode`] / [`read`]: a trace back, packet by packet, up to its last complete packet;
-//!   [`proto`]: the messages, for a reader's own checks.
+//!   [`Decoded::contents`]: its tracks, nested slices, instants and counters, as a viewer
+//!   shows them; [`proto`]: the messages.
 //! - `GivingLayer` (feature `tracing`): `tracing` spans and events as timeline events.
 //!
 //! The events themselves (tracepoints, instants, graphs) are made by `giving::timeline`. What
 //! is drawn, and why, is in `docs/timeline.md`.
 
+mod contents;
 mod convert;
 mod encoder;
 mod env;
@@ -25,6 +27,7 @@ mod sink;
 mod tracing_layer;
 mod writer;
 
+pub use contents::{Contents, Instant, Slice, TrackInfo};
 pub use convert::{Conversion, convert};
 pub use encoder::TraceFormat;
 pub use env::{TRACE_ENV, TraceOptions};

@@ -112,6 +112,8 @@ pub(crate) struct Recorder {
     spans: HashMap<u64, Track>,
     /// `wrap!` blocks open on the run thread.
     wraps: HashMap<u64, ()>,
+    /// The last learning rate seen (a change is an instant).
+    lr: Option<f64>,
 }
 
 impl Recorder {
@@ -132,6 +134,7 @@ impl Recorder {
             last: Timestamp::default(),
             spans: HashMap::new(),
             wraps: HashMap::new(),
+            lr: None,
         }
     }
 
@@ -166,7 +169,28 @@ impl Recorder {
             out.instant(at, &track, problem, &args);
         }
         self.implied(event, out);
+        self.marks(event, out);
         self.counters(event, out);
+    }
+
+    /// Instants for what changes the run: the learning rate (its first value too), and early
+    /// stop's last count (the stop it asks for).
+    fn marks(&mut self, event: &Event, out: &mut dyn Output) {
+        let at = event.time();
+        if let Some(lr) = event.get(keys::LR).and_then(|lr| read(lr)).and_then(Value::as_f64)
+            && self.lr != Some(lr)
+        {
+            self.lr = Some(lr);
+            let args = vec![(keys::LR.to_owned(), Value::F64(lr))];
+            out.instant(at, &self.run_thread, &format!("lr {lr}"), &args);
+        }
+        if let Some(progress) = ProgressEvent::of(event)
+            && progress.task == keys::EARLY_STOP_TASK
+            && progress.done >= progress.total
+        {
+            let args = vec![(keys::PROGRESS.to_owned(), Value::U64(progress.done))];
+            out.instant(at, &self.run_thread, "early stop", &args);
+        }
     }
 
     /// Closes what is still open: the run thread's implied slices at its last event, spans
