@@ -58,6 +58,10 @@ fn sets() -> Vec<Set> {
             },
         },
         Set {
+            name: "trace",
+            build: |dir| Ok(vec![Box::new(Trace::in_dir(dir, TraceFormat::Perfetto)?)]),
+        },
+        Set {
             name: "rate+trace",
             build: |dir| {
                 Ok(vec![

@@ -41,7 +41,10 @@ pub(crate) fn trace(args: TraceArgs) -> Result<()> {
         done.trace.bytes
     );
     for cut in &done.cut {
-        say!("{}: the log was cut; converted up to the cut", cut.display());
+        say!(
+            "{}: the log was cut; converted up to the cut",
+            cut.display()
+        );
     }
     if done.damaged > 0 {
         say!("{} damaged region(s) skipped", done.damaged);

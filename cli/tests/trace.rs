@@ -96,7 +96,12 @@ fn a_log_converts_to_the_same_timeline() {
 
     // An existing output is refused, not overwritten.
     let refused = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(["trace", log.path().to_str().unwrap(), "-o", out.to_str().unwrap()])
+        .args([
+            "trace",
+            log.path().to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
     assert!(!refused.status.success());
@@ -114,7 +119,9 @@ fn check_with_perfettos_protos(path: &Path) {
         ])
         .output();
     if !probe.is_ok_and(|out| out.status.success()) {
-        eprintln!("SKIPPED: python3 with the `perfetto` package is not available (pip install perfetto)");
+        eprintln!(
+            "SKIPPED: python3 with the `perfetto` package is not available (pip install perfetto)"
+        );
         return;
     }
     let out = Command::new("python3")

@@ -76,7 +76,12 @@ pub struct TraceArgs {
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// The trace's format: `perfetto` (protobuf, default) or `json` (Chrome trace events).
-    #[arg(long, value_name = "FORMAT", requires = "trace", default_value = "perfetto")]
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        requires = "trace",
+        default_value = "perfetto"
+    )]
     pub trace_format: TraceFormat,
 }
 
@@ -161,8 +166,8 @@ impl InstrumentArgs {
             instruments.push(dash(&self.dash)?);
         }
         if let Some(path) = &self.trace.trace {
-            let trace = Trace::create(path, self.trace.trace_format)
-                .map_err(|e| option("--trace", e))?;
+            let trace =
+                Trace::create(path, self.trace.trace_format).map_err(|e| option("--trace", e))?;
             instruments.push(Box::new(trace));
         }
         Ok(instruments)

@@ -20,7 +20,11 @@ fn train(epochs: u64, steps: usize) {
         give!(epoch, lr);
         instant!(events, "Epoch {epoch} begin");
         let _epoch_span = tracepoint!(app, "Epoch {epoch}");
-        for (i, _batch) in iterate("train", 0..steps).batch_size(32).window(4).enumerate() {
+        for (i, _batch) in iterate("train", 0..steps)
+            .batch_size(32)
+            .window(4)
+            .enumerate()
+        {
             let loss = 1.0 / (i + 1) as f64;
             give!(epoch, loss);
             loss_graph.add(loss);
@@ -63,7 +67,10 @@ fn steps_nest_in_their_loop_window_and_epoch_on_the_run_thread() {
         assert_eq!(step.track, main);
         assert_eq!(step.args["step"], (n % 10).to_string());
         assert_eq!(step.args["batch"], "32");
-        let chain: Vec<&str> = contents.ancestors(*index).map(|s| s.name.as_str()).collect();
+        let chain: Vec<&str> = contents
+            .ancestors(*index)
+            .map(|s| s.name.as_str())
+            .collect();
         let epoch = format!("epoch {}", n / 10);
         assert_eq!(chain, ["sync window", "train", epoch.as_str()], "step {n}");
         let parent = contents.ancestors(*index).last().unwrap();
@@ -79,7 +86,10 @@ fn steps_nest_in_their_loop_window_and_epoch_on_the_run_thread() {
         .iter()
         .position(|s| s.name == "validation")
         .unwrap();
-    assert_eq!(contents.ancestors(validation).next().unwrap().name, "epoch 0");
+    assert_eq!(
+        contents.ancestors(validation).next().unwrap().name,
+        "epoch 0"
+    );
 
     // One loss per step, a counter per numeric key, a graph's series in its group.
     assert_eq!(contents.counter("loss").len(), 20);
@@ -138,7 +148,11 @@ fn spans_land_on_the_thread_that_entered_them() {
     let worker = contents.track_named("worker").unwrap();
     assert_ne!(worker, main);
     assert!(contents.tracks[&worker].tid.is_some());
-    let inner = contents.slices.iter().position(|s| s.name == "inner").unwrap();
+    let inner = contents
+        .slices
+        .iter()
+        .position(|s| s.name == "inner")
+        .unwrap();
     assert_eq!(contents.slices[inner].track, worker);
     assert_eq!(contents.ancestors(inner).next().unwrap().name, "on worker");
 }
@@ -207,14 +221,28 @@ fn json_traces_balance_and_carry_counters_and_thread_names() {
     let events: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
     let phase = |ph: &str| events.iter().filter(|e| e["ph"] == ph).count();
     assert_eq!(phase("B"), phase("E"));
-    let steps = events.iter().filter(|e| e["ph"] == "B" && e["name"] == "step");
+    let steps = events
+        .iter()
+        .filter(|e| e["ph"] == "B" && e["name"] == "step");
     assert_eq!(steps.count(), 8);
-    let losses = events.iter().filter(|e| e["ph"] == "C" && e["name"] == "loss");
+    let losses = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "loss");
     assert_eq!(losses.count(), 8);
-    let graph = events.iter().filter(|e| e["ph"] == "C" && e["name"] == "Loss");
-    assert!(graph.clone().all(|e| e["args"]["Training Loss"].is_number()));
+    let graph = events
+        .iter()
+        .filter(|e| e["ph"] == "C" && e["name"] == "Loss");
+    assert!(
+        graph
+            .clone()
+            .all(|e| e["args"]["Training Loss"].is_number())
+    );
     assert_eq!(graph.count(), 8);
-    assert!(events.iter().any(|e| e["ph"] == "M" && e["name"] == "thread_name"));
+    assert!(
+        events
+            .iter()
+            .any(|e| e["ph"] == "M" && e["name"] == "thread_name")
+    );
     assert!(
         events
             .iter()
@@ -269,7 +297,11 @@ fn logs_convert_into_one_trace_with_a_process_each() {
     let again = convert(&logs, &out, TraceFormat::Perfetto).unwrap_err();
     assert!(again.to_string().contains("cannot create"), "{again}");
     let missing = dir.path().join("missing.msgpack");
-    let error = convert(&[missing], &dir.path().join("x.pftrace"), TraceFormat::Perfetto);
+    let error = convert(
+        &[missing],
+        &dir.path().join("x.pftrace"),
+        TraceFormat::Perfetto,
+    );
     assert!(error.unwrap_err().to_string().contains("missing.msgpack"));
     assert!(!dir.path().join("x.pftrace").exists());
 }
@@ -280,7 +312,11 @@ fn trace_options_read_like_pvti_options() {
     let options = options.unwrap();
     assert!(options.enable);
     assert_eq!(options.format, TraceFormat::Json);
-    assert!(!TraceOptions::parse(r#"{"enable": "false"}"#).unwrap().enable);
+    assert!(
+        !TraceOptions::parse(r#"{"enable": "false"}"#)
+            .unwrap()
+            .enable
+    );
     for (text, expected) in [
         ("enable", "not JSON"),
         ("[1]", "not a JSON object"),

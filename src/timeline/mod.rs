@@ -29,9 +29,9 @@
 //! assert_eq!(events.len(), 8); // begin, instant, sample, end — twice
 //! ```
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub(crate) mod view;
 
@@ -106,7 +106,10 @@ impl ThreadInfo {
     fn fields(&self) -> [(Key, Value); 2] {
         [
             (Key::Borrowed(keys::TID), Value::U64(self.tid)),
-            (Key::Borrowed(keys::THREAD_NAME), Value::Str(self.name.clone())),
+            (
+                Key::Borrowed(keys::THREAD_NAME),
+                Value::Str(self.name.clone()),
+            ),
         ]
     }
 }

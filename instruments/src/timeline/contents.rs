@@ -138,10 +138,7 @@ impl Decoded {
         let mut names: HashMap<u64, String> = HashMap::new();
         let mut arg_names: HashMap<u64, String> = HashMap::new();
         let mut per_track: BTreeMap<u64, Vec<Pending>> = BTreeMap::new();
-        let bad = |message: String| TraceError::Damaged {
-            offset: 0,
-            message,
-        };
+        let bad = |message: String| TraceError::Damaged { offset: 0, message };
         for (order, packet) in self.packets.iter().enumerate() {
             if packet.sequence_flags.unwrap_or(0) & SEQ_INCREMENTAL_STATE_CLEARED != 0 {
                 names.clear();
@@ -188,7 +185,11 @@ impl Decoded {
                     .double_counter_value
                     .or(event.counter_value.map(|v| v as f64))
                     .unwrap_or(f64::NAN);
-                contents.counters.entry(track).or_default().push((at, value));
+                contents
+                    .counters
+                    .entry(track)
+                    .or_default()
+                    .push((at, value));
                 continue;
             }
             let name = match (event.name_iid, &event.name) {
@@ -203,9 +204,10 @@ impl Decoded {
             for annotation in &event.debug_annotations {
                 let key = match (annotation.name_iid, &annotation.name) {
                     (_, Some(name)) => name.clone(),
-                    (Some(iid), None) => arg_names.get(&iid).cloned().ok_or_else(|| {
-                        bad(format!("argument name id {iid} never interned"))
-                    })?,
+                    (Some(iid), None) => arg_names
+                        .get(&iid)
+                        .cloned()
+                        .ok_or_else(|| bad(format!("argument name id {iid} never interned")))?,
                     (None, None) => String::new(),
                 };
                 let value = annotation
@@ -248,7 +250,10 @@ impl Decoded {
                     }
                     TrackEventType::SliceEnd => {
                         let index = open.pop().ok_or_else(|| {
-                            bad(format!("slice end at {} on track {track} ends nothing", event.at))
+                            bad(format!(
+                                "slice end at {} on track {track} ends nothing",
+                                event.at
+                            ))
                         })?;
                         contents.slices[index].end = event.at;
                     }

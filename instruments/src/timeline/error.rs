@@ -36,7 +36,9 @@ pub enum TraceError {
         source: crate::log::LogError,
     },
     /// The environment variable that switches tracing on holds something we cannot use.
-    #[error("{variable}: {message} (expected e.g. {variable}='{{\"enable\": true, \"directory\": \"traces\"}}')")]
+    #[error(
+        "{variable}: {message} (expected e.g. {variable}='{{\"enable\": true, \"directory\": \"traces\"}}')"
+    )]
     Env {
         /// The variable's name.
         variable: &'static str,

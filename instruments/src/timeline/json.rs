@@ -89,12 +89,16 @@ impl Output for JsonEncoder {
         // Two logs of one pid (a merge) stay two processes.
         let taken = self.pids.values().any(|pid| *pid == process.pid);
         let pid = if taken {
-            process.pid.wrapping_add(process.index << 22)
+            process
+                .pid
+                .wrapping_add(process.index.wrapping_mul(1 << 22))
         } else {
             process.pid
         };
         self.pids.insert(process.index, pid);
-        self.line(json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process.name}}));
+        self.line(
+            json!({"ph": "M", "name": "process_name", "pid": pid, "args": {"name": process.name}}),
+        );
     }
 
     fn begin(&mut self, at: Timestamp, track: &Track, name: &str, args: &Args) {
@@ -155,7 +159,9 @@ fn to_json(value: &Value) -> serde_json::Value {
         Value::Bool(b) => (*b).into(),
         Value::I64(i) => (*i).into(),
         Value::U64(u) => (*u).into(),
-        Value::F64(x) => serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, Into::into),
+        Value::F64(x) => {
+            serde_json::Number::from_f64(*x).map_or(serde_json::Value::Null, Into::into)
+        }
         Value::Str(s) => s.to_string().into(),
         Value::List(items) => items.iter().map(to_json).collect(),
         other => other.to_string().into(),

@@ -177,7 +177,10 @@ impl Recorder {
     /// stop's last count (the stop it asks for).
     fn marks(&mut self, event: &Event, out: &mut dyn Output) {
         let at = event.time();
-        if let Some(lr) = event.get(keys::LR).and_then(|lr| read(lr)).and_then(Value::as_f64)
+        if let Some(lr) = event
+            .get(keys::LR)
+            .and_then(|lr| read(lr))
+            .and_then(Value::as_f64)
             && self.lr != Some(lr)
         {
             self.lr = Some(lr);

@@ -63,7 +63,10 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, TraceError> {
         if key != (TRACE_PACKET_FIELD, WireType::LengthDelimited) {
             return Err(damaged(
                 offset,
-                format!("field {} (wire type {:?}), not a trace packet", key.0, key.1),
+                format!(
+                    "field {} (wire type {:?}), not a trace packet",
+                    key.0, key.1
+                ),
             ));
         }
         let Ok(len) = usize::try_from(len) else {

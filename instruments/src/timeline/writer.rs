@@ -10,7 +10,7 @@ use giving::Event;
 
 use super::encoder::{Encoder, TraceFormat};
 use super::error::TraceError;
-use super::model::{Process, Recorder};
+use super::model::{Output as _, Process, Recorder};
 
 /// Bytes buffered before they are written out whatever the time.
 const WRITE_OUT_BYTES: usize = 256 * 1024;
@@ -71,7 +71,6 @@ impl TraceWriter {
             pid,
             name: name.to_owned(),
         };
-        use super::model::Output as _;
         self.encoder.process(&process);
         self.recorders
             .push(Recorder::new(&process, tid, thread_name));
@@ -118,11 +117,13 @@ impl TraceWriter {
             return Ok(());
         }
         self.summary.bytes += bytes.len() as u64;
-        self.file.write_all(&bytes).map_err(|source| TraceError::Io {
-            action: "write",
-            path: self.path.clone(),
-            source,
-        })
+        self.file
+            .write_all(&bytes)
+            .map_err(|source| TraceError::Io {
+                action: "write",
+                path: self.path.clone(),
+                source,
+            })
     }
 
     /// Closes what is still open (every begin gets its end), ends the file, writes it out.
