@@ -16,7 +16,7 @@ pub(crate) struct TraceArgs {
     /// into one trace, a process each.
     #[arg(required = true, value_name = "LOG")]
     logs: Vec<PathBuf>,
-    /// The trace to write (a new file); open it in https://ui.perfetto.dev.
+    /// The trace to write (a new file); open it in ui.perfetto.dev.
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
     /// `perfetto` (protobuf, default) or `json` (Chrome trace events).

@@ -72,7 +72,7 @@ pub struct DashArgs {
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TraceArgs {
     /// Write the run's timeline to FILE (a new file): epochs, steps, sync windows,
-    /// validation, spans and counters; open it in https://ui.perfetto.dev.
+    /// validation, spans and counters; open it in ui.perfetto.dev.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// The trace's format: `perfetto` (protobuf, default) or `json` (Chrome trace events).

@@ -47,24 +47,25 @@ impl FromStr for TraceFormat {
     }
 }
 
-/// One of the encoders, chosen by format.
+/// One of the encoders, chosen by format (boxed: one is made per trace, and their sizes
+/// differ).
 pub(crate) enum Encoder {
-    Perfetto(PerfettoEncoder),
-    Json(JsonEncoder),
+    Perfetto(Box<PerfettoEncoder>),
+    Json(Box<JsonEncoder>),
 }
 
 impl Encoder {
     pub(crate) fn new(format: TraceFormat) -> Self {
         match format {
-            TraceFormat::Perfetto => Encoder::Perfetto(PerfettoEncoder::default()),
-            TraceFormat::Json => Encoder::Json(JsonEncoder::default()),
+            TraceFormat::Perfetto => Encoder::Perfetto(Box::default()),
+            TraceFormat::Json => Encoder::Json(Box::default()),
         }
     }
 
     fn output(&mut self) -> &mut dyn Output {
         match self {
-            Encoder::Perfetto(encoder) => encoder,
-            Encoder::Json(encoder) => encoder,
+            Encoder::Perfetto(encoder) => encoder.as_mut(),
+            Encoder::Json(encoder) => encoder.as_mut(),
         }
     }
 
