@@ -186,3 +186,87 @@ assert len(loss) == 1 and len(counters[loss[0]]) == 50, loss
 assert instants > 0
 print("OK %d steps, %d instants, %d tracks" % (len(steps), instants, len(tracks)))
 "#;
+
+fn small_run(extra: &[&str], env: Option<&str>) -> std::process::Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_giving"));
+    command.args([
+        "train",
+        "mlp",
+        "--steps",
+        "6",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "24",
+        "--valid-size",
+        "16",
+    ]);
+    command.args(extra);
+    match env {
+        Some(value) => command.env("GIVING_TRACE", value),
+        None => command.env_remove("GIVING_TRACE"),
+    };
+    command.output().unwrap()
+}
+
+#[test]
+fn giving_trace_in_the_environment_traces_a_run_like_pvti_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let traces = dir.path().join("traces");
+    let options = format!(
+        r#"{{"enable": "true", "directory": "{}"}}"#,
+        traces.display()
+    );
+    let out = small_run(&[], Some(&options));
+    assert!(out.status.success(), "{out:?}");
+    let files: Vec<_> = std::fs::read_dir(&traces)
+        .unwrap()
+        .map(|f| f.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files.len(), 1);
+    // Named by time and pid, as libpvti names its files.
+    assert!(files[0].starts_with("trace-") && files[0].ends_with(".pftrace"));
+    let contents = read(traces.join(&files[0])).unwrap().contents().unwrap();
+    assert_eq!(contents.slices_named("step").count(), 6);
+
+    // A variable that cannot be used is reported, and training goes on (exit code 1: an
+    // instrument failed).
+    let out = small_run(&[], Some(r#"{"enable": true, "dir": "x"}"#));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("GIVING_TRACE: unknown option `dir`"),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("done: 6 steps"));
+}
+
+#[test]
+fn trace_format_json_and_bad_trace_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let out = small_run(
+        &["--trace", path.to_str().unwrap(), "--trace-format", "json"],
+        None,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let events: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let steps = events
+        .iter()
+        .filter(|e| e["ph"] == "B" && e["name"] == "step");
+    assert_eq!(steps.count(), 6);
+
+    // The file exists now: refused before training, naming the option.
+    let out = small_run(&["--trace", path.to_str().unwrap()], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--trace") && stderr.contains("cannot create"),
+        "{stderr}"
+    );
+    let out = small_run(&["--trace", "x.pftrace", "--trace-format", "xml"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("unknown trace format `xml`"), "{stderr}");
+}
