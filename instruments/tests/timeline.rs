@@ -329,3 +329,55 @@ fn trace_options_read_like_pvti_options() {
         assert!(error.contains(expected), "{text}: {error}");
     }
 }
+
+#[test]
+fn maps_are_searched_for_counters_and_problems_and_wraps_are_drawn() {
+    use giving::Value;
+    use std::collections::BTreeMap;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = traced(dir.path(), TraceFormat::Perfetto, || {
+        let _block = giving::wrap!("warmup");
+        for load in [0.25, 0.5] {
+            let memory = Value::List(vec![Value::U64(100), Value::U64(200)]);
+            let cpudata: BTreeMap<String, Value> = [
+                ("load".to_owned(), Value::F64(load)),
+                ("memory".to_owned(), memory),
+            ]
+            .into_iter()
+            .collect();
+            let process: BTreeMap<String, Value> = [
+                ("pid".to_owned(), Value::U64(7)),
+                ("rss_mb".to_owned(), Value::F64(9.0)),
+            ]
+            .into_iter()
+            .collect();
+            give!(cpudata = Value::Map(cpudata), process = Value::Map(process));
+        }
+        give!(problem = "sampler failed", instrument = "cpu-monitor");
+        give!(note = "not a number", flag = true);
+        give!(weights = Value::List(vec![Value::F64(0.5); 1000]));
+    });
+    let contents = read(&path).unwrap().contents().unwrap();
+    let load: Vec<f64> = contents
+        .counter("cpudata.load")
+        .iter()
+        .map(|v| v.1)
+        .collect();
+    assert_eq!(load, [0.25, 0.5]);
+    assert_eq!(contents.counter("cpudata.memory.0").len(), 2);
+    assert_eq!(contents.counter("cpudata.memory.1").len(), 2);
+    assert_eq!(contents.counter("process.rss_mb").len(), 2);
+    assert!(contents.track_named("process.pid").is_none());
+    assert!(contents.track_named("note").is_none() && contents.track_named("flag").is_none());
+    assert!(contents.track_named("weights.0").is_none());
+    let problems = contents.track_named("problems").unwrap();
+    let problem = contents
+        .instants
+        .iter()
+        .find(|i| i.track == problems)
+        .unwrap();
+    assert_eq!(problem.name, "sampler failed");
+    let warmup = contents.slices_named("warmup").next().unwrap();
+    assert_eq!(warmup.track, run_track(&contents));
+}

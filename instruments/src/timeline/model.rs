@@ -89,6 +89,11 @@ const NOT_COUNTER_LEAVES: &[&str] = &["pid"];
 
 /// How deep maps and lists are searched for numbers (`gpudata.0.memory.0` is 3 levels).
 const MAX_DEPTH: usize = 4;
+/// Longer lists and larger maps are data (a tensor's values, a histogram), not readings: they
+/// are not charted, rather than making a track per element.
+const MAX_LIST: usize = 16;
+/// See [`MAX_LIST`].
+const MAX_MAP: usize = 64;
 
 /// The channel of the instants made from `{problem, instrument}` events.
 const PROBLEMS_CHANNEL: &str = "problems";
@@ -391,12 +396,12 @@ impl Recorder {
             Some(Value::F64(x)) => self.value(at, name, *x, out),
             Some(Value::I64(x)) => self.value(at, name, *x as f64, out),
             Some(Value::U64(x)) => self.value(at, name, *x as f64, out),
-            Some(Value::Map(map)) => {
+            Some(Value::Map(map)) if map.len() <= MAX_MAP => {
                 for (part, value) in map {
                     nested(name, part, value, out);
                 }
             }
-            Some(Value::List(items)) => {
+            Some(Value::List(items)) if items.len() <= MAX_LIST => {
                 for (index, value) in items.iter().enumerate() {
                     nested(name, &index.to_string(), value, out);
                 }
