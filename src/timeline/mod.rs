@@ -187,12 +187,12 @@ impl Channel {
         if !is_listening() {
             return Tracepoint::disabled();
         }
-        let mut tracepoint = Tracepoint::begin_lazy(&TRACEPOINT_ORIGIN, self, Arc::from(name));
-        if let Some(open) = &tracepoint.open {
-            open.give(keys::SPAN_BEGIN, Some(Value::Map(args)));
-        }
-        tracepoint.started = true;
-        tracepoint
+        Tracepoint::begin(
+            &TRACEPOINT_ORIGIN,
+            self,
+            Arc::from(name),
+            Some(Value::Map(args)),
+        )
     }
 
     /// Runs `f` inside a span named `name`, and returns what it returns (the span ends also
@@ -245,9 +245,8 @@ impl Channel {
 #[must_use = "a tracepoint ends when dropped: bind it (`let _t = tracepoint!(…)`)"]
 #[derive(Debug)]
 pub struct Tracepoint {
-    open: Option<Open>,
-    /// Whether the begin event was given (an end is given only then).
-    started: bool,
+    /// Boxed: with nobody listening the guard is one null pointer, set and tested inline.
+    open: Option<Box<Open>>,
 }
 
 #[derive(Debug)]
@@ -262,34 +261,34 @@ struct Open {
 impl Tracepoint {
     /// A tracepoint that gives nothing (nobody was listening).
     #[doc(hidden)]
+    #[inline(always)]
     pub fn disabled() -> Tracepoint {
-        Tracepoint {
-            open: None,
-            started: false,
-        }
+        Tracepoint { open: None }
     }
 
     /// Gives the begin event now (the macro's slow path).
     #[doc(hidden)]
     pub fn begin_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) -> Tracepoint {
-        let mut tracepoint = Tracepoint::begin_lazy(origin, channel, name);
-        if let Some(open) = &tracepoint.open {
-            open.give(keys::SPAN_BEGIN, None);
-        }
-        tracepoint.started = true;
-        tracepoint
+        Tracepoint::begin(origin, channel, name, None)
     }
 
-    fn begin_lazy(origin: &'static Origin, channel: &Channel, name: Arc<str>) -> Tracepoint {
+    /// Gives the begin event (with `args`, if any) and returns the guard that gives the end.
+    fn begin(
+        origin: &'static Origin,
+        channel: &Channel,
+        name: Arc<str>,
+        args: Option<Value>,
+    ) -> Tracepoint {
+        let open = Open {
+            origin,
+            name,
+            id: NEXT_SPAN.fetch_add(1, Ordering::Relaxed),
+            channel: channel.clone(),
+            thread: ThreadInfo::current(),
+        };
+        open.give(keys::SPAN_BEGIN, args);
         Tracepoint {
-            open: Some(Open {
-                origin,
-                name,
-                id: NEXT_SPAN.fetch_add(1, Ordering::Relaxed),
-                channel: channel.clone(),
-                thread: ThreadInfo::current(),
-            }),
-            started: false,
+            open: Some(Box::new(open)),
         }
     }
 
@@ -319,10 +318,19 @@ impl Open {
 }
 
 impl Drop for Tracepoint {
+    #[inline(always)]
     fn drop(&mut self) {
-        if let Some(open) = self.open.take()
-            && self.started
-        {
+        // The common case (nobody listened) stays inline; giving the end does not.
+        if self.open.is_some() {
+            self.end_now();
+        }
+    }
+}
+
+impl Tracepoint {
+    #[inline(never)]
+    fn end_now(&mut self) {
+        if let Some(open) = self.open.take() {
             open.give(keys::SPAN_END, None);
         }
     }
