@@ -101,7 +101,9 @@ pub mod keys {
     pub const VALUE: &str = "value";
 }
 
-pub use crate::timeline::view::{CounterSample, InstantEvent, SpanEvent, SpanPhase};
+mod timeline;
+
+pub use timeline::{CounterSample, InstantEvent, SpanEvent, SpanPhase};
 
 /// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,
 /// progress?, synced?}`.

@@ -33,8 +33,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub(crate) mod view;
-
 use crate::event::Origin;
 use crate::give::give_with;
 use crate::vocab::keys;

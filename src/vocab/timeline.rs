@@ -1,6 +1,6 @@
-//! Typed views of the timeline's events, re-exported from [`vocab`](crate::vocab).
+//! Typed views of the timeline's events (`giving::timeline`), exported by `vocab`.
 
-use crate::vocab::keys;
+use super::keys;
 use crate::{Event, Value};
 
 /// Whether a span event opens or closes its span.
