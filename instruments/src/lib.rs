@@ -36,6 +36,7 @@
 mod args;
 #[cfg(feature = "dash")]
 mod dash;
+mod drain;
 mod early_stop;
 mod error;
 pub mod log;

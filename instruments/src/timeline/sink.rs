@@ -3,13 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
 use giving::timeline::ThreadInfo;
 use giving::{Delivery, EventStream, Given};
 
 use super::encoder::TraceFormat;
 use super::error::TraceError;
 use super::writer::{TraceSummary, TraceWriter};
+use crate::drain::{Drain, Next, queued};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::threaded::{SinkControl, SinkThread};
@@ -20,8 +20,6 @@ const NAME_ATTEMPTS: u32 = 1000;
 const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
 /// How long dropping an unfinished trace waits for it to reach the file.
 const DROP_FLUSH: Duration = Duration::from_secs(1);
-/// Events taken in a row without looking at the clock or for a flush request (as the log).
-const BURST: u32 = 64;
 
 /// Writes the timeline of a scope — spans, instants, counters, and the epochs, loops, sync
 /// windows and steps its loop implies — as a Perfetto trace (or Chrome JSON), on a thread of
@@ -236,14 +234,6 @@ impl Sink {
     }
 }
 
-/// What the writer thread waits for.
-enum Next {
-    Event(giving::Event),
-    End,
-    Due,
-    Flush,
-}
-
 /// The writer thread: takes events as they come, writes them out when due or asked, closes
 /// the trace when the scope ends.
 fn write_loop(
@@ -266,19 +256,19 @@ fn write_loop(
         reporter,
     };
     runtime.block_on(async {
-        let mut burst = 0;
+        let mut drain = Drain::new();
         loop {
             let deadline = match sink.failed {
                 None => sink.writer.write_out_deadline(),
                 Some(_) => None,
             };
-            match next(&mut stream, deadline, control, &mut burst).await {
+            match drain.next(&mut stream, deadline, control).await {
                 Next::Event(event) => sink.event(&event),
                 Next::End => break,
                 Next::Due => sink.flush(),
                 Next::Flush => {
                     if let Some(generation) = control.pending_flush() {
-                        while let Some(Some(event)) = stream.next().now_or_never() {
+                        for event in queued(&mut stream) {
                             sink.event(&event);
                         }
                         sink.flush();
@@ -293,40 +283,4 @@ fn write_loop(
         Some(error) => Err(error),
         None => sink.writer.close(),
     }
-}
-
-/// An event already queued (up to [`BURST`] in a row), else whichever of a flush request, an
-/// event and the write-out deadline comes first.
-async fn next(
-    stream: &mut EventStream,
-    deadline: Option<std::time::Instant>,
-    control: &SinkControl,
-    burst: &mut u32,
-) -> Next {
-    if *burst < BURST
-        && let Some(next) = stream.next().now_or_never()
-    {
-        *burst += 1;
-        return next.map_or(Next::End, Next::Event);
-    }
-    *burst = 0;
-    tokio::select! {
-        biased;
-        () = control.flush_requested() => Next::Flush,
-        next = next_event(stream, deadline) => next,
-    }
-}
-
-async fn next_event(stream: &mut EventStream, deadline: Option<std::time::Instant>) -> Next {
-    let next = match deadline {
-        Some(deadline) => {
-            let deadline = tokio::time::Instant::from_std(deadline);
-            match tokio::time::timeout_at(deadline, stream.next()).await {
-                Ok(next) => next,
-                Err(_) => return Next::Due,
-            }
-        }
-        None => stream.next().await,
-    };
-    next.map_or(Next::End, Next::Event)
 }
