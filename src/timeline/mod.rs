@@ -30,6 +30,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::mem::ManuallyDrop;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -244,7 +245,9 @@ impl Channel {
 #[derive(Debug)]
 pub struct Tracepoint {
     /// Boxed: with nobody listening the guard is one null pointer, set and tested inline.
-    open: Option<Box<Open>>,
+    /// `ManuallyDrop`: the field then has no drop glue, which the compiler would call out of
+    /// line after every guard even when it holds nothing; `drop` takes it out itself.
+    open: Option<ManuallyDrop<Box<Open>>>,
 }
 
 #[derive(Debug)]
@@ -286,7 +289,7 @@ impl Tracepoint {
         };
         open.give(keys::SPAN_BEGIN, args);
         Tracepoint {
-            open: Some(Box::new(open)),
+            open: Some(ManuallyDrop::new(Box::new(open))),
         }
     }
 
@@ -329,7 +332,7 @@ impl Tracepoint {
     #[inline(never)]
     fn end_now(&mut self) {
         if let Some(open) = self.open.take() {
-            open.give(keys::SPAN_END, None);
+            ManuallyDrop::into_inner(open).give(keys::SPAN_END, None);
         }
     }
 }
