@@ -1,4 +1,5 @@
-//! The cost of giving: with nobody listening, and end to end to 1 and 10 lossless subscribers
+//! The cost of giving: with nobody listening (`give!`, and the timeline's `tracepoint!` and
+//! `instant!`), and end to end to 1 and 10 lossless subscribers
 //! draining on other threads.
 //!
 //! Run: `cargo bench --bench give`. Figures per event are the reported time divided by the
@@ -20,6 +21,20 @@ fn give_without_listener(c: &mut Criterion) {
         b.iter(|| {
             let loss = black_box(0.5f64);
             give!(loss);
+        })
+    });
+    // A tracepoint and an instant cost what `give!` costs: the name is not even formatted.
+    let channel = giving::timeline::Channel::new("bench");
+    c.bench_function("tracepoint!/no listener", |b| {
+        b.iter(|| {
+            let step = black_box(3u64);
+            let _span = giving::tracepoint!(channel, "step {step}");
+        })
+    });
+    c.bench_function("instant!/no listener", |b| {
+        b.iter(|| {
+            let step = black_box(3u64);
+            giving::instant!(channel, "mark {step}");
         })
     });
 }

@@ -56,6 +56,7 @@ mod scope;
 mod serde_impl;
 mod stop;
 mod stream;
+pub mod timeline;
 mod value;
 pub mod vocab;
 mod wrap;

@@ -74,7 +74,39 @@ pub mod keys {
     /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](crate::wrap)
     /// block.
     pub const WRAP: &str = crate::WRAP_KEY;
+
+    // The timeline (`giving::timeline`): spans, instants and counter samples.
+
+    /// `str`: the name of a span that begins (a [`tracepoint!`](crate::tracepoint), a
+    /// `tracing` span entered); given with [`SPAN_ID`], [`TID`], [`THREAD_NAME`] and maybe
+    /// [`CHANNEL`].
+    pub const SPAN_BEGIN: &str = "span_begin";
+    /// `str`: the name of a span that ends; given with the same [`SPAN_ID`] as its begin.
+    pub const SPAN_END: &str = "span_end";
+    /// `u64`: pairs a span's begin and end events (unique in the process).
+    pub const SPAN_ID: &str = "span_id";
+    /// `str`: the name of an instant event (a point in time on a channel).
+    pub const INSTANT: &str = "instant";
+    /// `str`: the trace channel of a span or instant (absent: the thread's own track).
+    pub const CHANNEL: &str = "channel";
+    /// `u64`: the id of the thread that gave a span or instant (the OS thread id on Linux).
+    pub const TID: &str = "tid";
+    /// `str`: the name of the thread that gave a span or instant.
+    pub const THREAD_NAME: &str = "thread_name";
+    /// `map`: extra arguments of a span or instant (a `tracing` span's fields).
+    pub const ARGS: &str = "args";
+    /// `str`: the graph (a group of counter tracks) of a counter sample.
+    pub const GRAPH: &str = "graph";
+    /// `str`: the series (a counter track) of a counter sample, given with [`GRAPH`] and
+    /// [`VALUE`].
+    pub const SERIES: &str = "series";
+    /// `f64`: the value of a counter sample.
+    pub const VALUE: &str = "value";
 }
+
+mod timeline;
+
+pub use timeline::{CounterSample, InstantEvent, SpanEvent, SpanPhase};
 
 /// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,
 /// progress?, synced?}`.

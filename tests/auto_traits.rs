@@ -7,7 +7,10 @@ use giving::keyed::{
     KGroup, KGroupBy, KMap, KMerge, Keep, KeyOf, Keyed, Sole, Tag, TryKeyOf, WMap, Where, WhereAny,
     WrapGroup,
 };
-use giving::vocab::{ProgressEvent, RateEvent, StepEvent};
+use giving::timeline::{Channel, Graph, Series, ThreadInfo, Tracepoint};
+use giving::vocab::{
+    CounterSample, InstantEvent, ProgressEvent, RateEvent, SpanEvent, SpanPhase, StepEvent,
+};
 use giving::*;
 
 fn send<T: Send>() {}
@@ -37,6 +40,10 @@ fn values_and_events() {
     all::<StepEvent<'static>>();
     all::<ProgressEvent<'static>>();
     all::<RateEvent<'static>>();
+    all::<SpanEvent<'static>>();
+    all::<SpanPhase>();
+    all::<InstantEvent<'static>>();
+    all::<CounterSample<'static>>();
     all::<SpecialKey>();
 }
 
@@ -108,4 +115,14 @@ fn probes() {
     all::<Capture>();
     all::<Role>();
     all::<ProbeSite>();
+}
+
+#[test]
+fn timeline() {
+    all::<Channel>();
+    all::<Graph>();
+    all::<Series>();
+    all::<ThreadInfo>();
+    // A tracepoint guard may end on another thread (a span handed to a worker).
+    all::<Tracepoint>();
 }

@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use cpu_time::{ProcessTime, ThreadTime};
+use giving_instruments::timeline::TraceFormat;
 use giving_instruments::{
-    CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate,
+    CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate, Trace,
 };
 use giving_models::{DeviceSpec, ModelKind, TrainConfig};
 
@@ -53,6 +54,19 @@ fn sets() -> Vec<Set> {
                     Box::new(MsgpackLog::in_dir(dir)?),
                     Box::new(CpuMonitor::new().interval(Duration::from_secs(1))),
                     Box::new(GpuMonitor::new().interval(Duration::from_secs(1))),
+                ])
+            },
+        },
+        Set {
+            name: "trace",
+            build: |dir| Ok(vec![Box::new(Trace::in_dir(dir, TraceFormat::Perfetto)?)]),
+        },
+        Set {
+            name: "rate+trace",
+            build: |dir| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(Trace::in_dir(dir, TraceFormat::Perfetto)?),
                 ])
             },
         },

@@ -4,10 +4,12 @@
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
 //!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
 //!                                [--dash [--plot KEY]...] [--probe SELECTOR]...
+//!                                [--trace FILE [--trace-format json]]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
 //! giving probes [FILTER]
+//! giving trace LOG... -o FILE [--format perfetto|json]
 //! ```
 
 mod bench;
@@ -15,6 +17,7 @@ mod common;
 mod cpu_time;
 mod out;
 mod probes;
+mod trace;
 mod train;
 
 use std::process::ExitCode;
@@ -24,6 +27,7 @@ use giving_instruments::LogCommand;
 
 use bench::BenchArgs;
 use probes::ProbesArgs;
+use trace::TraceArgs;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -46,6 +50,8 @@ enum Command {
     /// List the functions instrumented with #[probe] (the models' `fit` and `forward`), with
     /// the variables `train --probe` can observe.
     Probes(ProbesArgs),
+    /// Convert MessagePack logs into one timeline (Perfetto or Chrome JSON).
+    Trace(TraceArgs),
 }
 
 fn main() -> ExitCode {
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
+        Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),
         Command::Log(command) => command
             .run()
             .map(|health| ExitCode::from(health.exit_code()))

@@ -307,6 +307,8 @@ fn bench_cpu_time_prints_a_row_per_instrument_set() {
         "| rate |",
         "| rate+log |",
         "| rate+log+monitors |",
+        "| trace |",
+        "| rate+trace |",
         "| rate+dash |",
     ] {
         let row = out

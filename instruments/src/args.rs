@@ -7,7 +7,8 @@ use std::time::Duration;
 use crate::error::InstrumentError;
 use crate::monitor::seconds;
 use crate::overseer::Instrument;
-use crate::{EarlyStop, KeySelection, MsgpackLog, Rate};
+use crate::timeline::TraceFormat;
+use crate::{EarlyStop, KeySelection, MsgpackLog, Rate, Trace};
 
 /// `--log DIR [--log-keys KEYS]`: write a MessagePack log of the run into `DIR`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -67,6 +68,23 @@ pub struct DashArgs {
     pub dash_hold: bool,
 }
 
+/// `--trace FILE [--trace-format perfetto|json]`: the run's timeline ([`Trace`]).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TraceArgs {
+    /// Write the run's timeline to FILE (a new file): epochs, steps, sync windows,
+    /// validation, spans and counters; open it in ui.perfetto.dev.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The trace's format: `perfetto` (protobuf, default) or `json` (Chrome trace events).
+    #[arg(
+        long,
+        value_name = "FORMAT",
+        requires = "trace",
+        default_value = "perfetto"
+    )]
+    pub trace_format: TraceFormat,
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
 /// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
@@ -111,6 +129,9 @@ pub struct InstrumentArgs {
     /// `--dash`, `--plot KEY`.
     #[command(flatten)]
     pub dash: DashArgs,
+    /// `--trace FILE`, `--trace-format FORMAT`.
+    #[command(flatten)]
+    pub trace: TraceArgs,
 }
 
 impl InstrumentArgs {
@@ -143,6 +164,11 @@ impl InstrumentArgs {
         }
         if self.dash.dash {
             instruments.push(dash(&self.dash)?);
+        }
+        if let Some(path) = &self.trace.trace {
+            let trace =
+                Trace::create(path, self.trace.trace_format).map_err(|e| option("--trace", e))?;
+            instruments.push(Box::new(trace));
         }
         Ok(instruments)
     }

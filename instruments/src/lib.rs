@@ -18,7 +18,10 @@
 //! - `GpuMonitor` (feature `gpu`, NVML) and `CpuMonitor` (feature `cpu`, sysinfo), built on
 //!   [`poll`] and a [`Sampler`].
 //! - [`KeySelection`]: which keys a sink keeps (`loss,gpu*,+task,!batch`), as voir's `log`.
-//! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard).
+//! - [`timeline`]: the scope's timeline as a Perfetto trace ([`Trace`]), logs converted to
+//!   one, and (feature `tracing`) `tracing` spans brought onto it.
+//! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard, the
+//!   trace).
 //! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
 //!   binary flattens into its `train` command; `LogCommand`: the `giving log` subcommands.
 //!
@@ -33,6 +36,7 @@
 mod args;
 #[cfg(feature = "dash")]
 mod dash;
+mod drain;
 mod early_stop;
 mod error;
 pub mod log;
@@ -42,9 +46,12 @@ mod probes;
 mod rate;
 mod select;
 mod threaded;
+pub mod timeline;
 
 #[cfg(feature = "cli")]
-pub use args::{CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs};
+pub use args::{
+    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs, TraceArgs,
+};
 #[cfg(feature = "dash")]
 pub use dash::{
     CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat, render_dash,
@@ -64,3 +71,4 @@ pub use probes::Probes;
 pub use rate::{Rate, RateMeter};
 pub use select::{KeySelection, SelectionError};
 pub use threaded::{SinkControl, SinkThread};
+pub use timeline::Trace;

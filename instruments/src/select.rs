@@ -13,7 +13,8 @@
 use giving::Event;
 use glob::Pattern;
 
-/// A parsed key selection (`"loss,rate,+task,!batch"`); see the [module](self) documentation.
+/// A parsed key selection (`"loss,rate,+task,!batch"`); the syntax is in
+/// `docs/instruments.md` ("Choosing the keys").
 ///
 /// ```
 /// use giving::{Event, Value};

@@ -10,7 +10,8 @@
 //!   the whole run (a key of its own, so that instruments reading `iterate`'s per-epoch `step`
 //!   events, such as the rate, never mistake a loss event for a step) and `loss` a lazy
 //!   [`LazyTensor`]: the loop never reads it, the consumer does;
-//! - after each epoch's validation: `{epoch, val_loss, accuracy}`, both lazy too.
+//! - around each epoch's validation, a span `validation` on the thread's own track
+//!   (`tracepoint!`), then `{epoch, val_loss, accuracy}`, both lazy too.
 //!
 //! The device is synced once per window (`iterate`'s `window`), never per step.
 //!
@@ -27,7 +28,8 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
-use giving::{give, iterate};
+use giving::timeline::Channel;
+use giving::{give, iterate, tracepoint};
 
 use crate::data::text::{self, TextData};
 use crate::data::{self, ClassificationData};
@@ -250,7 +252,11 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
             stopped = true;
             break;
         }
-        if let Some(eval) = workload.evaluate(&model.valid(), device) {
+        // A span on the loop's thread: the timeline draws it inside the epoch.
+        let validation = tracepoint!(Channel::thread(), "validation");
+        let eval = workload.evaluate(&model.valid(), device);
+        validation.end();
+        if let Some(eval) = eval {
             give!(
                 epoch,
                 val_loss = LazyTensor::new(eval.loss.clone()),

@@ -4,12 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use futures::{FutureExt, StreamExt};
 use giving::{Delivery, EventStream, Given, Value};
 
 use super::error::LogError;
 use super::header::LogHeader;
 use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
+use crate::drain::{Drain, Next, queued};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
@@ -253,23 +253,6 @@ fn already_exists(error: &LogError) -> bool {
     }
 }
 
-/// How many events the writer thread takes as they come, without a timer and without looking
-/// for a flush request: under load a timer per event would cost more than writing it, and a
-/// request waits for at most this many events.
-const BURST: u32 = 64;
-
-/// What the writer thread waits for.
-enum Next {
-    /// An event to write.
-    Event(giving::Event),
-    /// The scope ended.
-    End,
-    /// The buffered bytes are due to be written out and no event came to do it.
-    Due,
-    /// A flush was asked (Ctrl-C, a panic unwinding).
-    Flush,
-}
-
 /// What the writer thread owns: the file, the key selection, and what went wrong.
 struct Sink {
     writer: LogWriter,
@@ -347,13 +330,13 @@ fn write_loop(
             source,
         })?;
     runtime.block_on(async {
-        let mut burst = 0;
+        let mut drain = Drain::new();
         loop {
             let deadline = match sink.failed {
                 None => sink.writer.write_out_deadline(),
                 Some(_) => None,
             };
-            match next(&mut stream, deadline, control, &mut burst).await {
+            match drain.next(&mut stream, deadline, control).await {
                 Next::Event(event) => sink.write(&event),
                 Next::End => break,
                 Next::Due => sink.flush(),
@@ -373,51 +356,14 @@ fn write_loop(
     }
 }
 
-/// What comes next: an event already queued (up to [`BURST`] in a row), else whichever of a
-/// flush request, an event and the write-out deadline comes first.
-async fn next(
-    stream: &mut EventStream,
-    deadline: Option<std::time::Instant>,
-    control: &SinkControl,
-    burst: &mut u32,
-) -> Next {
-    if *burst < BURST
-        && let Some(next) = stream.next().now_or_never()
-    {
-        *burst += 1;
-        return next.map_or(Next::End, Next::Event);
-    }
-    *burst = 0;
-    tokio::select! {
-        biased;
-        () = control.flush_requested() => Next::Flush,
-        next = next_event(stream, deadline) => next,
-    }
-}
-
 /// Writes every event already queued, hands everything to the operating system, and reports
 /// the flush served (also after a failure: whoever waits must not wait in vain).
 fn serve_flush(sink: &mut Sink, stream: &mut EventStream, control: &SinkControl) {
     if let Some(generation) = control.pending_flush() {
-        while let Some(Some(event)) = stream.next().now_or_never() {
+        for event in queued(stream) {
             sink.write(&event);
         }
         sink.flush();
         control.flushed(generation);
     }
-}
-
-/// The next event, or [`Next::Due`] if `deadline` passes first.
-async fn next_event(stream: &mut EventStream, deadline: Option<std::time::Instant>) -> Next {
-    let next = match deadline {
-        Some(deadline) => {
-            let deadline = tokio::time::Instant::from_std(deadline);
-            match tokio::time::timeout_at(deadline, stream.next()).await {
-                Ok(next) => next,
-                Err(_) => return Next::Due,
-            }
-        }
-        None => stream.next().await,
-    };
-    next.map_or(Next::End, Next::Event)
 }

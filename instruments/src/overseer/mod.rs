@@ -58,6 +58,8 @@ pub struct Overseer {
     slots: Vec<Slot>,
     global: bool,
     ctrl_c: bool,
+    /// Whether `GIVING_TRACE` may add a trace (libpvti's `PVTI_OPTIONS`).
+    trace_env: bool,
     problems: problem::Problems,
 }
 
@@ -74,6 +76,7 @@ impl Overseer {
             slots: Vec::new(),
             global: false,
             ctrl_c: true,
+            trace_env: true,
             problems: problem::Problems::new(false),
         }
     }
@@ -143,6 +146,16 @@ impl Overseer {
         self
     }
 
+    /// Whether the run is traced when the environment asks for it
+    /// ([`TRACE_ENV`](crate::timeline::TRACE_ENV), `GIVING_TRACE='{"enable": true,
+    /// "directory": "traces"}'`): one trace file per run, named by time and pid, added after
+    /// the other instruments. A variable that cannot be used is reported as a problem of the
+    /// `trace` instrument; training goes on. Default: true.
+    pub fn trace_env(mut self, follow: bool) -> Self {
+        self.trace_env = follow;
+        self
+    }
+
     /// Do not print problems to stderr as they happen (they are still in [`Run::problems`]).
     pub fn quiet(mut self, quiet: bool) -> Self {
         self.problems = problem::Problems::new(quiet);
@@ -201,6 +214,15 @@ impl Overseer {
         } else {
             giving::given()
         };
+        if self.trace_env {
+            match crate::timeline::Trace::from_env() {
+                Ok(Some(trace)) => {
+                    self.add(Box::new(trace));
+                }
+                Ok(None) => {}
+                Err(error) => self.report("trace", Phase::Start, error.to_string(), None),
+            }
+        }
         let mut hooks = self.start_all(&gv);
         let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
         let output = catch_unwind(AssertUnwindSafe(train))
