@@ -78,6 +78,27 @@ fn giving_fan_out(subscribers: usize, delivery: Delivery) -> Duration {
     elapsed
 }
 
+/// Sends `EVENTS` messages to every sender, then waits for `consumer` to have drained them
+/// all: the part every channel peer shares.
+fn send_all<Tx>(
+    senders: Vec<Tx>,
+    send: impl Fn(&Tx, Message),
+    consumer: std::thread::JoinHandle<Vec<u64>>,
+) -> Duration {
+    let start = Instant::now();
+    for i in 0..EVENTS {
+        let message = Arc::new((i, loss(i)));
+        for tx in &senders {
+            send(tx, message.clone());
+        }
+    }
+    drop(senders);
+    let received = consumer.join().unwrap();
+    let elapsed = start.elapsed();
+    assert!(received.iter().all(|&n| n == EVENTS));
+    elapsed
+}
+
 fn tokio_mpsc(subscribers: usize) -> Duration {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
         .map(|_| tokio::sync::mpsc::unbounded_channel::<Message>())
@@ -93,80 +114,58 @@ fn tokio_mpsc(subscribers: usize) -> Duration {
         });
         futures::executor::block_on(futures::future::join_all(drains))
     });
-    let start = Instant::now();
-    for i in 0..EVENTS {
-        let message = Arc::new((i, loss(i)));
-        for tx in &senders {
-            let _ = tx.send(message.clone());
-        }
-    }
-    drop(senders);
-    let received = consumer.join().unwrap();
-    let elapsed = start.elapsed();
-    assert!(received.iter().all(|&n| n == EVENTS));
-    elapsed
+    send_all(
+        senders,
+        |tx, m| {
+            let _ = tx.send(m);
+        },
+        consumer,
+    )
+}
+
+/// How many messages `messages` yields, each looked at.
+fn count(messages: impl Iterator<Item = Message>) -> u64 {
+    messages.fold(0, |n, m| {
+        black_box(m);
+        n + 1
+    })
+}
+
+/// A blocking channel's receivers drained by one consumer thread, each in turn (they are
+/// unbounded, so the producer never waits for it).
+fn drain_in_turn<Rx: Send + 'static>(
+    receivers: Vec<Rx>,
+    count: fn(&Rx) -> u64,
+) -> std::thread::JoinHandle<Vec<u64>> {
+    std::thread::spawn(move || receivers.iter().map(count).collect())
 }
 
 fn crossbeam(subscribers: usize) -> Duration {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
         .map(|_| crossbeam_channel::unbounded::<Message>())
         .unzip();
-    // One consumer thread for all: it drains each channel in turn (they are unbounded, so the
-    // producer never waits for it).
-    let consumer = std::thread::spawn(move || {
-        receivers
-            .iter()
-            .map(|rx| {
-                rx.iter()
-                    .inspect(|m| {
-                        black_box(m);
-                    })
-                    .count() as u64
-            })
-            .collect::<Vec<_>>()
-    });
-    let start = Instant::now();
-    for i in 0..EVENTS {
-        let message = Arc::new((i, loss(i)));
-        for tx in &senders {
-            let _ = tx.send(message.clone());
-        }
-    }
-    drop(senders);
-    let received = consumer.join().unwrap();
-    let elapsed = start.elapsed();
-    assert!(received.iter().all(|&n| n == EVENTS));
-    elapsed
+    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
+    send_all(
+        senders,
+        |tx, m| {
+            let _ = tx.send(m);
+        },
+        consumer,
+    )
 }
 
 fn flume(subscribers: usize) -> Duration {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
         .map(|_| flume::unbounded::<Message>())
         .unzip();
-    let consumer = std::thread::spawn(move || {
-        receivers
-            .iter()
-            .map(|rx| {
-                rx.iter()
-                    .inspect(|m| {
-                        black_box(m);
-                    })
-                    .count() as u64
-            })
-            .collect::<Vec<_>>()
-    });
-    let start = Instant::now();
-    for i in 0..EVENTS {
-        let message = Arc::new((i, loss(i)));
-        for tx in &senders {
-            let _ = tx.send(message.clone());
-        }
-    }
-    drop(senders);
-    let received = consumer.join().unwrap();
-    let elapsed = start.elapsed();
-    assert!(received.iter().all(|&n| n == EVENTS));
-    elapsed
+    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
+    send_all(
+        senders,
+        |tx, m| {
+            let _ = tx.send(m);
+        },
+        consumer,
+    )
 }
 
 /// `tokio::sync::broadcast`: one send for all receivers, but a slow receiver loses what the

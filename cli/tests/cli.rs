@@ -2,15 +2,8 @@
 
 use std::process::Command;
 
-fn giving(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
-}
+mod support;
+use support::giving;
 
 #[test]
 fn train_prints_progress_from_a_pipeline_and_a_summary() {

@@ -1,17 +1,8 @@
 //! `giving probes` and `giving train --probe`: observing the models' variables from the
 //! command line, printed and logged.
 
-use std::process::Command;
-
-fn giving(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
-}
+mod support;
+use support::giving;
 
 #[test]
 fn probes_lists_the_instrumented_functions_and_their_variables() {

@@ -6,16 +6,8 @@ use std::process::Command;
 
 use giving_instruments::timeline::{Contents, read};
 
-fn giving(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "giving {args:?}:\n{text}");
-    text
-}
+mod support;
+use support::giving_ok as giving;
 
 /// 50 steps of 64 images over 1600 training images: two epochs of 25 steps.
 fn train_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {

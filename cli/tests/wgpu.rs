@@ -4,25 +4,10 @@
 //! SKIPPED where no Vulkan driver is installed.
 #![cfg(feature = "wgpu")]
 
-use std::process::Command;
-
 use giving_instruments::log::LogReader;
 
-fn vulkan_available() -> bool {
-    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
-        .iter()
-        .any(|dir| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
-}
-
-fn giving(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.code(), text)
-}
+mod support;
+use support::{giving_code as giving, vulkan_available};
 
 #[test]
 fn train_on_wgpu_writes_a_complete_log() {

@@ -1,0 +1,41 @@
+//! What the CLI's test binaries share: running the `giving` binary and reading what it printed.
+// Each test binary includes this module and uses a part of it.
+#![allow(dead_code)]
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> (Output, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .output()
+        .expect("run the giving binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out, text)
+}
+
+/// Runs `giving ARGS`: whether it succeeded, and its stdout then stderr.
+pub fn giving(args: &[&str]) -> (bool, String) {
+    let (out, text) = run(args);
+    (out.status.success(), text)
+}
+
+/// Runs `giving ARGS`: its exit code (`None` if a signal ended it), and its stdout then stderr.
+pub fn giving_code(args: &[&str]) -> (Option<i32>, String) {
+    let (out, text) = run(args);
+    (out.status.code(), text)
+}
+
+/// Runs `giving ARGS`, which must succeed: its stdout then stderr.
+pub fn giving_ok(args: &[&str]) -> String {
+    let (ok, text) = giving(args);
+    assert!(ok, "giving {args:?}:\n{text}");
+    text
+}
+
+/// Whether a Vulkan driver is installed (Mesa's software one in CI) for the wgpu tests.
+pub fn vulkan_available() -> bool {
+    ["/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d"]
+        .iter()
+        .any(|dir| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
+}
