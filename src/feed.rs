@@ -21,8 +21,8 @@
 //!   sections are ordered: either the producer's came first (the reader's re-check sees the
 //!   slot ready and does not park) or the reader's came first (the producer sees the waker and
 //!   wakes it). The mutex the producer takes anyway is the only synchronisation.
-//! - **Spinning before parking.** A reader that finds nothing first spins for about a
-//!   microsecond, re-checking its slot's `ready` flag (a load, no lock): a loop that gives
+//! - **Spinning before parking.** A reader that finds nothing first spins briefly (15
+//!   spin-loop hints, well under a microsecond), re-checking its slot's `ready` flag (a load, no lock): a loop that gives
 //!   in bursts hands over the next event before the reader would have parked, and neither side
 //!   makes a system call (a park and its wake-up cost microseconds each). The spin only looks;
 //!   the park protocol above is unchanged, so it cannot lose a wake-up.
@@ -46,9 +46,11 @@ use crate::Event;
 /// Events per chunk: one allocation per this many events.
 const CHUNK: usize = 256;
 
-/// Rounds of doubling spins a reader waits for the next event before it parks (127 spin-loop
-/// hints in all: about a microsecond).
-const SPIN_ROUNDS: u32 = 7;
+/// Rounds of doubling spins a reader waits for the next event before it parks (15 spin-loop
+/// hints in all, well under a microsecond). Measured on the 2-core VM with 1M events and one
+/// subscriber: 4 rounds gave 49–136 ns per event over 12 runs, 7 rounds 54–251 ns, 10 rounds
+/// 91–279 ns; a longer spin keeps the slot's cache line away from the giving thread.
+const SPIN_ROUNDS: u32 = 4;
 
 /// No reader to skip (reader ids start at 1).
 pub(crate) const NO_SKIP: u64 = 0;
@@ -313,7 +315,7 @@ impl FeedReader {
         chunk.slots[pos].ready.load(Ordering::Acquire)
     }
 
-    /// Waits up to about a microsecond, without the lock or a system call, for an event at
+    /// Waits briefly, without the lock or a system call, for an event at
     /// the cursor; true if one came.
     fn spin_for_next(&self) -> bool {
         for round in 0..SPIN_ROUNDS {
@@ -368,7 +370,7 @@ impl FeedReader {
                 Found::End => return Poll::Ready(None),
                 Found::Nothing => {}
             }
-            // The loop usually gives again within a microsecond: wait for that briefly
+            // The loop often gives again within a fraction of a microsecond: wait briefly
             // before parking, since a park costs both sides a system call (see the module
             // doc, "Spinning before parking").
             if self.spin_for_next() {
