@@ -1,0 +1,10 @@
+//! milabench-style benchmark suites for giving: a YAML configuration ([`config`]), the
+//! child-process protocol ([`protocol`]) and the runner ([`runner`]).
+//!
+//! See `docs/suite.md` for the configuration and the run folder, `docs/protocol.md` for what a
+//! benchmark in any language writes to `DATA_FD`.
+
+pub mod config;
+mod error;
+
+pub use error::{ConfigError, RunError};
