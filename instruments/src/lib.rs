@@ -31,6 +31,7 @@
 
 #[cfg(feature = "cli")]
 mod args;
+pub mod child;
 #[cfg(feature = "dash")]
 mod dash;
 mod early_stop;

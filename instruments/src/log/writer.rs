@@ -93,6 +93,19 @@ impl LogWriter {
                 path: path.clone(),
                 source,
             })?;
+        Self::with_file(path, file, buf)
+    }
+
+    /// A writer to a file (or pipe) opened by the caller, `name` naming it in errors.
+    pub(crate) fn to_open_file(name: PathBuf, file: File) -> Result<Self, LogError> {
+        let mut buf = Vec::with_capacity(BUFFER + 4096);
+        if let Err((key, reason)) = LogHeader::default().encode(&mut buf) {
+            return Err(refused(&name, "the header".to_owned(), key, reason));
+        }
+        Self::with_file(name, file, buf)
+    }
+
+    fn with_file(path: PathBuf, file: File, buf: Vec<u8>) -> Result<Self, LogError> {
         Ok(Self {
             path,
             file,
