@@ -6,5 +6,6 @@
 
 pub mod config;
 mod error;
+pub mod protocol;
 
 pub use error::{ConfigError, RunError};
