@@ -8,6 +8,7 @@
 //! giving log dump FILE [--json]
 //! giving log stats FILE
 //! giving probes [FILTER]
+//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
 //! ```
 
 mod bench;
@@ -15,6 +16,7 @@ mod common;
 mod cpu_time;
 mod out;
 mod probes;
+mod suite;
 mod train;
 
 use std::process::ExitCode;
@@ -24,6 +26,7 @@ use giving_instruments::LogCommand;
 
 use bench::BenchArgs;
 use probes::ProbesArgs;
+use suite::SuiteCommand;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -46,6 +49,9 @@ enum Command {
     /// List the functions instrumented with #[probe] (the models' `fit` and `forward`), with
     /// the variables `train --probe` can observe.
     Probes(ProbesArgs),
+    /// Run benchmark suites described in milabench's YAML (docs/suite.md).
+    #[command(subcommand)]
+    Suite(SuiteCommand),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +61,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train::train(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
+        Command::Suite(command) => suite::suite(command),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Log(command) => command

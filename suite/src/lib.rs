@@ -7,5 +7,7 @@
 pub mod config;
 mod error;
 pub mod protocol;
+#[cfg(unix)]
+pub mod runner;
 
 pub use error::{ConfigError, RunError};

@@ -42,6 +42,7 @@ pub struct Bench {
     /// Its weight in the suite's score (default 1).
     pub weight: f64,
     /// After this long, the benchmark is stopped (default 600 s, as milabench).
+    #[serde(serialize_with = "seconds")]
     pub max_duration: Duration,
     /// The early-stop options (`voir: {options: {stop, skip, interval}}`).
     pub early_stop: EarlyStopOptions,
@@ -89,6 +90,10 @@ pub enum Plan {
         /// How many.
         n: u32,
     },
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
 }
 
 /// Builds a [`Bench`] from its map; errors name the key and where it was written.
