@@ -1,0 +1,188 @@
+//! `giving suite run` end to end: the bundled dev suite, and benchmarks that fail, hang or
+//! write garbage to `DATA_FD` (shell one-liners speaking the protocol's forms).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use giving_instruments::log::LogReader;
+
+fn giving(args: &[&str], cwd: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run the giving binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// The one run folder under `runs`.
+fn run_dir(runs: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+fn outcome(dir: &Path, stem: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_dev_suite_runs_and_its_data_files_are_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/dev.yaml");
+    let (ok, out) = giving(
+        &["suite", "run", config.to_str().unwrap(), "--runs", "runs"],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("mlp.D0: ok"), "{out}");
+    let dir = run_dir(&tmp.path().join("runs"));
+    assert!(
+        dir.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("dev.20"),
+        "{dir:?}"
+    );
+    for file in [
+        "config.json",
+        "system.json",
+        "mlp.D0.data",
+        "mlp.D0.json",
+        "mlp.D0.stdout",
+        "mlp.D0.stderr",
+    ] {
+        assert!(dir.join(file).is_file(), "missing {file} in {dir:?}");
+    }
+    // The data file is a giving log, closed cleanly, with the child's rates in it.
+    let mut reader = LogReader::open(dir.join("mlp.D0.data")).unwrap();
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(reader.end().unwrap().events, events.len() as u64);
+    let rates = events.iter().filter(|e| e.has("rate")).count();
+    assert!(
+        rates >= 3,
+        "the child stops after 3 rates (GIVING_STOP): {rates}"
+    );
+    assert!(events.iter().any(|e| e.has("loss")));
+    let status = outcome(&dir, "mlp.D0");
+    assert_eq!(status["exit_code"], 0);
+    assert_eq!(status["rates"].as_array().unwrap().len(), rates);
+    let stdout = std::fs::read_to_string(dir.join("mlp.D0.stdout")).unwrap();
+    assert!(stdout.contains("(stopped early)"), "{stdout}");
+    let system: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("system.json")).unwrap()).unwrap();
+    assert!(system["n_cpu"].as_u64().unwrap() >= 1);
+    let (ok, out) = giving(
+        &["log", "stats", dir.join("mlp.D0.data").to_str().unwrap()],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+}
+
+const ODD_SUITE: &str = r#"
+_sh:
+  command: [sh, -c]
+  max_duration: 1
+hangs:
+  inherits: _sh
+  argv: ["exec sleep 30"]
+ignores_sigterm:
+  inherits: _sh
+  argv: ["trap '' TERM; exec sleep 30"]
+garbage:
+  inherits: _sh
+  argv: ["printf '\\301\\301 not msgpack' >&3; printf '{{\"rate\": 2.5}}\\n' >&3"]
+# Braces are written twice: argv strings are formatted as milabench's (`{var}`).
+json_lines:
+  inherits: _sh
+  argv: ["printf '{{\"rate\": 5.0, \"task\": \"t\"}}\\nnot json\\n' >&3"]
+smuggled:
+  inherits: _sh
+  # voir's smuggled form: '{"rate": 7}\n' as ESC [ <hex in 0-9:;<=>?> z, between plain lines.
+  argv: ["printf 'before\\n\\033[7;2272617465223:20377=0:z\\nafter\\n'"]
+fails:
+  inherits: _sh
+  argv: ["echo boom >&2; exit 3"]
+twice:
+  inherits: _sh
+  plan: {method: njobs, n: 2}
+  argv: ["true"]
+"#;
+
+#[test]
+fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("odd.yaml"), ODD_SUITE).unwrap();
+    let (ok, out) = giving(&["suite", "run", "odd.yaml", "--grace", "0.5"], tmp.path());
+    assert!(!ok, "a failed benchmark fails the run:\n{out}");
+    let dir = run_dir(&tmp.path().join("runs"));
+
+    let hangs = outcome(&dir, "hangs.D0");
+    assert_eq!(hangs["killed"], "sigterm", "{hangs}");
+    assert_eq!(hangs["signal"], 15);
+    let stubborn = outcome(&dir, "ignores_sigterm.D0");
+    assert_eq!(stubborn["killed"], "sigkill", "{stubborn}");
+    assert_eq!(stubborn["signal"], 9);
+    assert!(
+        out.contains("hangs.D0: KILLED at max_duration (sigterm)"),
+        "{out}"
+    );
+
+    let garbage = outcome(&dir, "garbage.D0");
+    assert_eq!(garbage["exit_code"], 0);
+    assert_eq!(garbage["success"], true);
+    assert!(
+        !garbage["protocol_errors"].as_array().unwrap().is_empty(),
+        "{garbage}"
+    );
+    // The garbage is in the data file as a problem event; the log is whole.
+    let mut reader = LogReader::open(dir.join("garbage.D0.data")).unwrap();
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    assert!(events.iter().any(|e| e.has("problem")));
+    assert!(reader.end().is_some());
+
+    let json = outcome(&dir, "json_lines.D0");
+    assert_eq!(json["rates"], serde_json::json!([5.0]));
+    assert_eq!(
+        json["protocol_errors"].as_array().unwrap().len(),
+        1,
+        "{json}"
+    );
+
+    let smuggled = outcome(&dir, "smuggled.D0");
+    assert_eq!(smuggled["rates"], serde_json::json!([7.0]), "{smuggled}");
+    let stdout = std::fs::read_to_string(dir.join("smuggled.D0.stdout")).unwrap();
+    assert_eq!(stdout, "before\n\nafter\n");
+
+    let fails = outcome(&dir, "fails.D0");
+    assert_eq!(fails["exit_code"], 3);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("fails.D0.stderr")).unwrap(),
+        "boom\n"
+    );
+    assert!(dir.join("twice.0.json").is_file() && dir.join("twice.1.json").is_file());
+}
+
+#[test]
+fn a_malformed_config_names_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("bad.yaml"),
+        "a:\n  command: [true]\n  plan: {method: sideways}\n",
+    )
+    .unwrap();
+    let (ok, out) = giving(&["suite", "run", "bad.yaml"], tmp.path());
+    assert!(!ok);
+    assert!(
+        out.contains("error: bad.yaml:3: a.plan.method: unknown method `sideways`"),
+        "{out}"
+    );
+    assert!(!tmp.path().join("runs").exists());
+}
