@@ -9,6 +9,7 @@
 //! giving log stats FILE
 //! giving probes [FILTER]
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
+//! giving suite report RUNDIR
 //! ```
 
 mod bench;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use giving_suite::config::{Placeholders, Selection, Suite};
+use giving_suite::report::{Report, load_run};
 use giving_suite::runner::{ProcessResult, RunOptions, SystemFacts, run_suite};
 
 /// `giving suite …`
@@ -16,6 +17,16 @@ pub(crate) enum SuiteCommand {
     /// ({bench}.{tag}.data, a giving log), output, exit status, the resolved config and the
     /// system's facts. Exits 1 when a benchmark failed.
     Run(RunArgs),
+    /// Print milabench's report of a run folder: System, Breakdown (bench, fail, n, ngpu, perf,
+    /// sem%, std%, peak_memory, score, weight) and Scores (failure rate, PASS/FAIL, global
+    /// score). Exits 1 when the failure rate is over 1%.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The run folder (runs/{name}.{time}).
+    run: PathBuf,
 }
 
 #[derive(Debug, Args)]
@@ -45,7 +56,19 @@ pub(crate) struct RunArgs {
 pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
     match command {
         SuiteCommand::Run(args) => run(args),
+        SuiteCommand::Report(args) => report(args),
     }
+}
+
+fn report(args: ReportArgs) -> Result<ExitCode> {
+    let run = load_run(&args.run)?;
+    let report = Report::new(&run);
+    print!("{report}");
+    Ok(if report.passes() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 fn run(args: RunArgs) -> Result<ExitCode> {

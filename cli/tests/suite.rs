@@ -84,6 +84,34 @@ fn the_dev_suite_runs_and_its_data_files_are_logs() {
         tmp.path(),
     );
     assert!(ok, "{out}");
+
+    // The report's score, by hand from the run's own rates: one process, no failure, so the
+    // benchmark's score is the mean of its rates (min and max dropped from 5 on), and the
+    // global score is exp(1·ln(score + 1) / 1).
+    let mut rates: Vec<f64> = events
+        .iter()
+        .filter_map(|e| e.get("rate")?.as_f64())
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    if rates.len() >= 5 {
+        rates = rates[1..rates.len() - 1].to_vec();
+    }
+    let score = rates.iter().sum::<f64>() / rates.len() as f64;
+    let global = (score + 1.0).ln().exp();
+    let (ok, out) = giving(&["suite", "report", dir.to_str().unwrap()], tmp.path());
+    assert!(ok, "{out}");
+    assert!(out.contains("Failure rate:     0.00% (PASS)"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("mlp "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[1..4], ["0", "1", "1"], "fail n ngpu: {row}");
+    assert_eq!(cols[8], format!("{score:.2}"), "score: {row}");
+    assert!(
+        out.contains(&format!("Score:        {global:>9.2}")),
+        "{out}"
+    );
 }
 
 const ODD_SUITE: &str = r#"

@@ -7,6 +7,7 @@
 pub mod config;
 mod error;
 pub mod protocol;
+pub mod report;
 #[cfg(unix)]
 pub mod runner;
 

@@ -185,9 +185,13 @@ impl Unsmuggler {
         for &b in bytes {
             if self.coding {
                 self.code.push(b);
-                if self.code.len() == 2 && b != b'[' {
-                    self.end_code(plain, out);
-                } else if self.code.len() > 2 && !(0x30..=0x3f).contains(&b) {
+                // A sequence ends at its first byte outside `0-9:;<=>?` (after `ESC [`).
+                let ended = if self.code.len() == 2 {
+                    b != b'['
+                } else {
+                    !(0x30..=0x3f).contains(&b)
+                };
+                if ended {
                     self.end_code(plain, out);
                 }
             } else if b == 0x1b {
@@ -213,7 +217,7 @@ impl Unsmuggler {
 
 /// voir's hex digits are `0123456789:;<=>?` for 0..16.
 fn unhex(digits: &[u8]) -> Option<Vec<u8>> {
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
