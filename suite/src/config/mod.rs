@@ -93,10 +93,11 @@ impl Suite {
     }
 
     /// The benchmarks to run: enabled and chosen by `selection`.
-    pub fn selected<'a>(&'a self, selection: &'a Selection) -> impl Iterator<Item = &'a Bench> {
+    pub fn selected(&self, selection: &Selection) -> impl Iterator<Item = &Bench> + use<'_> {
+        let selection = selection.clone();
         self.benches
             .iter()
-            .filter(|b| b.enabled && selection.accepts(b))
+            .filter(move |b| b.enabled && selection.accepts(b))
     }
 }
 

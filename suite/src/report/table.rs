@@ -64,7 +64,9 @@ impl Report {
                     .iter()
                     .filter_map(|p| Metrics::of(&p.rates))
                     .map(|m| m.mean)
-                    .sum();
+                    .sum::<f64>()
+                    // An empty f64 sum is -0.0, which would print as "-0.00".
+                    + 0.0;
                 Row {
                     bench: b.name.clone(),
                     fail,
