@@ -7,19 +7,21 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use giving_suite::config::{Placeholders, Selection, Suite};
-use giving_suite::report::{Report, load_run};
+use giving_suite::report::{Report, RunData, load_run};
 use giving_suite::runner::{ProcessResult, RunOptions, SystemFacts, run_suite};
+use giving_suite::validation::{Layer, Severity, validate};
 
 /// `giving suite …`
 #[derive(Debug, Subcommand)]
 pub(crate) enum SuiteCommand {
     /// Run a suite's benchmarks; write runs/{name}.{time}/ with each process's events
     /// ({bench}.{tag}.data, a giving log), output, exit status, the resolved config and the
-    /// system's facts. Exits 1 when a benchmark failed.
+    /// system's facts, then runs the validation layers. Exits 1 when a benchmark failed or a layer
+    /// found an error.
     Run(RunArgs),
     /// Print milabench's report of a run folder: System, Breakdown (bench, fail, n, ngpu, perf,
     /// sem%, std%, peak_memory, score, weight) and Scores (failure rate, PASS/FAIL, global
-    /// score). Exits 1 when the failure rate is over 1%.
+    /// score). Exits 1 when the failure rate is over 1% or a validation layer finds an error.
     Report(ReportArgs),
 }
 
@@ -27,6 +29,8 @@ pub(crate) enum SuiteCommand {
 pub(crate) struct ReportArgs {
     /// The run folder (runs/{name}.{time}).
     run: PathBuf,
+    #[command(flatten)]
+    validations: ValidationArgs,
 }
 
 #[derive(Debug, Args)]
@@ -51,6 +55,36 @@ pub(crate) struct RunArgs {
     /// Seconds a benchmark may go on after SIGTERM (sent at its max_duration) before SIGKILL.
     #[arg(long, default_value_t = 5.0)]
     grace: f64,
+    #[command(flatten)]
+    validations: ValidationArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ValidationArgs {
+    /// Validation layers: error, ensure_rate, loss, planning (comma-separated), or all.
+    #[arg(long, default_value = "error,ensure_rate", value_parser = Layer::parse_list)]
+    // Spelled out so that clap parses one list, not repeated values.
+    validations: ::std::vec::Vec<Layer>,
+}
+
+impl ValidationArgs {
+    /// Prints the findings under a heading; whether none is an error.
+    fn check(&self, run: &RunData) -> bool {
+        let findings = validate(run, &self.validations);
+        let names: Vec<_> = self.validations.iter().map(|l| l.name()).collect();
+        println!();
+        println!("Validation ({})", names.join(", "));
+        println!("----------");
+        for finding in &findings {
+            println!("{finding}");
+        }
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        println!("{errors} error(s), {} warning(s)", findings.len() - errors);
+        errors == 0
+    }
 }
 
 pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
@@ -64,7 +98,8 @@ fn report(args: ReportArgs) -> Result<ExitCode> {
     let run = load_run(&args.run)?;
     let report = Report::new(&run);
     print!("{report}");
-    Ok(if report.passes() {
+    let valid = args.validations.check(&run);
+    Ok(if report.passes() && valid {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
@@ -105,8 +140,9 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         facts.n_gpu
     );
     let summary = run_suite(&suite, &selection, &options, print_result)?;
+    let valid = args.validations.check(&load_run(&summary.dir)?);
     println!("run folder: {}", summary.dir.display());
-    Ok(if summary.success() {
+    Ok(if summary.success() && valid {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

@@ -137,7 +137,12 @@ smuggled:
   argv: ["printf 'before\\n\\033[7;2272617465223:20377=0:z\\nafter\\n'"]
 fails:
   inherits: _sh
-  argv: ["echo boom >&2; exit 3"]
+  # As a Rust panic reads on stderr.
+  argv: ["echo \"thread 'main' panicked at src/main.rs:3:5:\" >&2; echo boom >&2; exit 101"]
+nan:
+  inherits: _sh
+  # Python's json writes NaN as a bare word.
+  argv: ["printf '{{\"loss\": 2.0}}\\n{{\"loss\": NaN}}\\n' >&3"]
 twice:
   inherits: _sh
   plan: {method: njobs, n: 2}
@@ -148,7 +153,18 @@ twice:
 fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("odd.yaml"), ODD_SUITE).unwrap();
-    let (ok, out) = giving(&["suite", "run", "odd.yaml", "--grace", "0.5"], tmp.path());
+    let (ok, out) = giving(
+        &[
+            "suite",
+            "run",
+            "odd.yaml",
+            "--grace",
+            "0.5",
+            "--validations",
+            "all",
+        ],
+        tmp.path(),
+    );
     assert!(!ok, "a failed benchmark fails the run:\n{out}");
     let dir = run_dir(&tmp.path().join("runs"));
 
@@ -190,11 +206,17 @@ fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
     assert_eq!(stdout, "before\n\nafter\n");
 
     let fails = outcome(&dir, "fails.D0");
-    assert_eq!(fails["exit_code"], 3);
-    assert_eq!(
-        std::fs::read_to_string(dir.join("fails.D0.stderr")).unwrap(),
-        "boom\n"
-    );
+    assert_eq!(fails["exit_code"], 101);
+    // The validation layers, printed after the run.
+    for finding in [
+        "[error] error: fails.D0: panic: boom (thread 'main' panicked at src/main.rs:3:5:)",
+        "[error] error: hangs.D0: killed at max_duration (sigterm)",
+        "[loss] error: nan.D0: the loss was NaN 1 time(s) of 2",
+        "[ensure_rate] error: nan.D0: no training rate retrieved",
+        "[planning] error: twice: 0 of 2 planned processes reported events",
+    ] {
+        assert!(out.contains(finding), "missing `{finding}`:\n{out}");
+    }
     assert!(dir.join("twice.0.json").is_file() && dir.join("twice.1.json").is_file());
 }
 

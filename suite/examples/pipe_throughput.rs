@@ -10,19 +10,31 @@ use giving_instruments::log::{LogHeader, LogWriter};
 use giving_suite::runner::{ProcessSpec, run_process};
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2_000_000);
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2_000_000);
     let dir = tempfile::tempdir().expect("a temporary folder");
     let source = dir.path().join("source.msgpack");
     let mut log = LogWriter::create(&source, &LogHeader::for_this_process()).expect("create");
     for i in 0..n {
-        let fields = [("step", Value::U64(i)), ("loss", Value::F64(1.0 / (i + 1) as f64)), ("task", Value::from("train"))];
-        log.write(&Event::new_at(fields, Timestamp::from_nanos(i))).expect("write");
+        let fields = [
+            ("step", Value::U64(i)),
+            ("loss", Value::F64(1.0 / (i + 1) as f64)),
+            ("task", Value::from("train")),
+        ];
+        log.write(&Event::new_at(fields, Timestamp::from_nanos(i)))
+            .expect("write");
     }
     log.close(0).expect("close");
     let bytes = std::fs::metadata(&source).map(|m| m.len()).unwrap_or(0);
     for round in 1..=3 {
         let spec = ProcessSpec {
-            argv: vec!["sh".into(), "-c".into(), format!("cat '{}' >&3", source.display())],
+            argv: vec![
+                "sh".into(),
+                "-c".into(),
+                format!("cat '{}' >&3", source.display()),
+            ],
             env: Vec::new(),
             stop: None,
             max_duration: Duration::from_secs(600),

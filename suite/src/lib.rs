@@ -10,5 +10,6 @@ pub mod protocol;
 pub mod report;
 #[cfg(unix)]
 pub mod runner;
+pub mod validation;
 
 pub use error::{ConfigError, RunError};

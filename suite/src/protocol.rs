@@ -131,7 +131,12 @@ fn json_line(line: &[u8]) -> Option<Incoming> {
     if text.is_empty() {
         return None;
     }
-    Some(match serde_json::from_str::<serde_json::Value>(text) {
+    let parsed = serde_json::from_str::<serde_json::Value>(text).or_else(|e| {
+        // Python's json writes NaN and ±Infinity as bare words, which JSON has not: read them
+        // as marked strings, turned back into floats by `from_json`.
+        python_floats(text).map_or(Err(e), |t| serde_json::from_str(&t))
+    });
+    Some(match parsed {
         Ok(serde_json::Value::Object(map)) => {
             Incoming::Event(Event::new(map.into_iter().map(|(k, v)| (k, from_json(v)))))
         }
@@ -147,10 +152,47 @@ fn clip(text: &str) -> String {
     }
 }
 
+/// Marks a string that stood for a float Python writes as a bare word.
+const FLOAT_MARK: char = '\u{1}';
+
+/// `text` with Python's `NaN`, `Infinity` and `-Infinity` (outside strings) written as marked
+/// strings; `None` when it has none.
+fn python_floats(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len() + 16);
+    let (mut in_string, mut escaped, mut changed) = (false, false, false);
+    let mut rest = text;
+    while let Some(c) = rest.chars().next() {
+        if in_string {
+            in_string = escaped || c != '"';
+            escaped = !escaped && c == '\\';
+        } else if c == '"' {
+            in_string = true;
+        } else if let Some(word) = ["NaN", "-Infinity", "Infinity"]
+            .into_iter()
+            .find(|w| rest.starts_with(w))
+        {
+            // `\u0001` is FLOAT_MARK, escaped as JSON wants control characters.
+            out.push_str(&format!("\"\\u0001{word}\""));
+            rest = &rest[word.len()..];
+            changed = true;
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    changed.then_some(out)
+}
+
 /// A JSON value as a giving value (integers stay integers).
 pub fn from_json(value: serde_json::Value) -> Value {
     use serde_json::Value as J;
     match value {
+        J::String(s) if s.starts_with(FLOAT_MARK) => match &s[1..] {
+            "NaN" => Value::F64(f64::NAN),
+            "Infinity" => Value::F64(f64::INFINITY),
+            "-Infinity" => Value::F64(f64::NEG_INFINITY),
+            _ => Value::Str(Arc::from(s)),
+        },
         J::Null => Value::Null,
         J::Bool(b) => Value::Bool(b),
         J::Number(n) => match (n.as_u64(), n.as_i64()) {
@@ -288,6 +330,18 @@ mod tests {
         assert!(e.get("#data").is_some());
         assert!(matches!(&items[2], Incoming::Garbage(m) if m.contains("{oops")));
         assert!(decoder.finish().is_none());
+    }
+
+    #[test]
+    fn python_nan_and_infinity_are_read_as_floats() {
+        let items = DataDecoder::new()
+            .push(b"{\"loss\": NaN, \"x\": -Infinity, \"s\": \"NaN \\\" NaN\"}\n");
+        let Incoming::Event(e) = &items[0] else {
+            panic!("{items:?}")
+        };
+        assert!(e.get("loss").and_then(Value::as_f64).unwrap().is_nan());
+        assert_eq!(e.get("x"), Some(&Value::F64(f64::NEG_INFINITY)));
+        assert_eq!(e.get("s"), Some(&Value::from("NaN \" NaN")));
     }
 
     #[test]

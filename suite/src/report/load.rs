@@ -21,6 +21,16 @@ pub struct ProcessData {
     pub rates: Vec<f64>,
     /// The most GPU memory any device used while it ran (MiB, from `gpudata`).
     pub peak_memory_mb: Option<f64>,
+    /// The losses in its data file (NaN included), in order.
+    pub losses: Vec<f64>,
+    /// Events in its data file.
+    pub events: u64,
+    /// Its exit code (`None`: a signal, or it did not start).
+    pub exit_code: Option<i64>,
+    /// `sigterm` / `sigkill` when `max_duration` ended it.
+    pub killed: Option<String>,
+    /// Its captured stderr (the last 64 KiB).
+    pub stderr: String,
 }
 
 /// A benchmark of a run, as read back.
@@ -97,12 +107,17 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             continue;
         };
         let outcome = json(&path)?;
-        let (rates, peak_memory_mb) = read_data(&dir.join(format!("{bench}.{tag}.data")));
+        let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
         data.processes.push(ProcessData {
-            tag,
             success: outcome["success"].as_bool().unwrap_or(false),
-            rates,
-            peak_memory_mb,
+            rates: data_file.rates,
+            peak_memory_mb: data_file.peak,
+            losses: data_file.losses,
+            events: data_file.events,
+            exit_code: outcome["exit_code"].as_i64(),
+            killed: outcome["killed"].as_str().map(str::to_owned),
+            stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
+            tag,
         });
     }
     Ok(RunData {
@@ -112,17 +127,36 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
     })
 }
 
-/// The rates and the peak GPU memory in a data file; what cannot be read is left out (a
+/// What the report and the validation layers read from a data file.
+#[derive(Default)]
+struct DataFile {
+    rates: Vec<f64>,
+    losses: Vec<f64>,
+    peak: Option<f64>,
+    events: u64,
+}
+
+/// The last 64 KiB of a text file (where a panic message or a traceback is).
+fn tail(path: &Path) -> String {
+    const TAIL: usize = 64 << 10;
+    let bytes = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(TAIL)..]).into_owned()
+}
+
+/// The rates, losses and peak GPU memory in a data file; what cannot be read is left out (a
 /// killed benchmark's log may be cut).
-fn read_data(path: &Path) -> (Vec<f64>, Option<f64>) {
-    let mut rates = Vec::new();
-    let mut peak: Option<f64> = None;
+fn read_data(path: &Path) -> DataFile {
+    let mut out = DataFile::default();
     let Ok(reader) = LogReader::open(path) else {
-        return (rates, peak);
+        return out;
     };
     for event in reader.flatten() {
+        out.events += 1;
         if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
-            rates.push(rate);
+            out.rates.push(rate);
+        }
+        if let Some(loss) = event.get(keys::LOSS) {
+            out.losses.push(loss.as_f64().unwrap_or(f64::NAN));
         }
         if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
             for gpu in gpus.values() {
@@ -130,10 +164,10 @@ fn read_data(path: &Path) -> (Vec<f64>, Option<f64>) {
                     && let Some(Value::List(memory)) = gpu.get("memory")
                     && let Some(used) = memory.first().and_then(Value::as_f64)
                 {
-                    peak = Some(peak.map_or(used, |p| p.max(used)));
+                    out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
                 }
             }
         }
     }
-    (rates, peak)
+    out
 }
