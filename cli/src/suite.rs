@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -128,7 +130,15 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         );
     }
     let grace = Duration::try_from_secs_f64(args.grace).context("--grace: expected seconds ≥ 0")?;
+    // Ctrl-C (or SIGTERM) stops the running benchmarks as at their max_duration, and the
+    // run ends there: the run folder keeps what was done.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, interrupt.clone())
+            .context("cannot install the Ctrl-C handler")?;
+    }
     let options = RunOptions {
+        interrupt: Some(interrupt.clone()),
         runs: args.runs,
         name: args.name,
         grace,
@@ -140,6 +150,10 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         facts.n_gpu
     );
     let summary = run_suite(&suite, &selection, &options, print_result)?;
+    if interrupt.load(Ordering::Relaxed) {
+        println!("interrupted: run folder {}", summary.dir.display());
+        return Ok(ExitCode::from(130));
+    }
     let valid = args.validations.check(&load_run(&summary.dir)?);
     println!("run folder: {}", summary.dir.display());
     Ok(if summary.success() && valid {
@@ -153,6 +167,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
 fn print_result(result: &ProcessResult) {
     let o = &result.outcome;
     let status = match (o.killed, o.exit_code, o.signal) {
+        (Some(how), _, _) if o.interrupted => format!("INTERRUPTED ({how})"),
         (Some(how), _, _) => format!("KILLED at max_duration ({how})"),
         (None, Some(0), _) => "ok".to_owned(),
         (None, Some(code), _) => format!("FAILED (exit {code})"),

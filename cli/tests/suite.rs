@@ -135,6 +135,10 @@ smuggled:
   inherits: _sh
   # voir's smuggled form: '{"rate": 7}\n' as ESC [ <hex in 0-9:;<=>?> z, between plain lines.
   argv: ["printf 'before\\n\\033[7;2272617465223:20377=0:z\\nafter\\n'"]
+# What it starts is killed with it: the late line never reaches the pipe.
+leaves_a_child:
+  inherits: _sh
+  argv: ["(sleep 5; echo '{{\"late\": 1}}' >&3) & exec sleep 30"]
 fails:
   inherits: _sh
   # As a Rust panic reads on stderr.
@@ -177,6 +181,13 @@ fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
     assert!(
         out.contains("hangs.D0: KILLED at max_duration (sigterm)"),
         "{out}"
+    );
+
+    let orphan = outcome(&dir, "leaves_a_child.D0");
+    assert_eq!(orphan["killed"], "sigterm", "{orphan}");
+    assert_eq!(
+        orphan["events"], 0,
+        "the grandchild was killed with its group: {orphan}"
     );
 
     let garbage = outcome(&dir, "garbage.D0");
@@ -235,4 +246,44 @@ fn a_malformed_config_names_file_line_and_key() {
         "{out}"
     );
     assert!(!tmp.path().join("runs").exists());
+}
+
+#[test]
+fn ctrl_c_stops_the_running_benchmark_and_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("slow.yaml"),
+        "a:\n  command: [sh, -c, 'exec sleep 60']\nb:\n  command: [true]\n",
+    )
+    .unwrap();
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(["suite", "run", "slow.yaml", "--grace", "1"])
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once `a` runs (its stdout file exists), interrupt the runner as Ctrl-C would.
+    let runs = tmp.path().join("runs");
+    while !std::fs::read_dir(&runs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .is_some_and(|d| d.unwrap().path().join("a.D0.stdout").exists())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the runner, our own child, not yet waited for.
+    unsafe { libc::kill(runner.id() as libc::pid_t, libc::SIGINT) };
+    let status = runner.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let dir = run_dir(&runs);
+    let a = outcome(&dir, "a.D0");
+    assert_eq!(
+        (a["interrupted"].as_bool(), a["killed"].as_str()),
+        (Some(true), Some("sigterm")),
+        "{a}"
+    );
+    assert!(
+        !dir.join("b.D0.json").exists(),
+        "no benchmark starts after an interrupt"
+    );
 }

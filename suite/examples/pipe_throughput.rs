@@ -40,6 +40,7 @@ fn main() {
             max_duration: Duration::from_secs(600),
             grace: Duration::from_secs(1),
             stem: dir.path().join(format!("bench.{round}")),
+            interrupt: None,
         };
         let start = Instant::now();
         let outcome = run_process(&spec).expect("run");

@@ -7,6 +7,8 @@ mod process;
 mod system;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
@@ -29,6 +31,9 @@ pub struct RunOptions {
     pub grace: Duration,
     /// GPUs to plan for.
     pub n_gpu: usize,
+    /// Set by the caller's signal handler (Ctrl-C): the running processes are stopped as at
+    /// their `max_duration`, and no other benchmark starts. A library installs no handler.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// One benchmark process's result.
@@ -90,6 +95,13 @@ pub fn run_suite(
     write_json(&dir.join("system.json"), &SystemFacts::detect())?;
     let mut processes = Vec::new();
     for bench in benches {
+        if options
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+        {
+            break;
+        }
         let plans = plan(bench, options.n_gpu);
         let results: Vec<Result<ProcessResult, RunError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = plans
@@ -107,6 +119,7 @@ pub fn run_suite(
                         max_duration: bench.max_duration,
                         grace: options.grace,
                         stem: dir.join(format!("{}.{}", bench.name, p.tag)),
+                        interrupt: options.interrupt.clone(),
                     };
                     let (bench, tag) = (bench.name.clone(), p.tag.clone());
                     scope.spawn(move || {

@@ -6,6 +6,8 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -39,6 +41,8 @@ pub struct ProcessSpec {
     pub grace: Duration,
     /// `{bench}.{tag}`: the stem of its files in the run folder.
     pub stem: PathBuf,
+    /// When set (Ctrl-C in the runner), the process is stopped as at `max_duration`.
+    pub interrupt: Option<Arc<AtomicBool>>,
 }
 
 /// How a process ended, written to `{bench}.{tag}.json`.
@@ -53,6 +57,8 @@ pub struct ProcessOutcome {
     /// `"sigterm"` when `max_duration` passed and it stopped on SIGTERM, `"sigkill"` when it
     /// had to be killed after the grace period; `None` when it ended on its own.
     pub killed: Option<&'static str>,
+    /// Whether it was stopped because the runner was interrupted (then `killed` says how).
+    pub interrupted: bool,
     /// Seconds from start to exit.
     pub duration_s: f64,
     /// Events read from its pipe and stdout.
@@ -96,6 +102,8 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     if let Some(stop) = spec.stop {
         command.env(STOP_AFTER, stop.to_string());
     }
+    // Its own process group: a timeout or an interrupt reaches what it started, too.
+    command.process_group(0);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -135,6 +143,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
                 exit_code: None,
                 signal: None,
                 killed: None,
+                interrupted: false,
                 duration_s: 0.0,
                 events: 0,
                 rates: Vec::new(),
@@ -151,8 +160,13 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         .map(|out| reader_thread(out, tx, Some(stdout_file)));
     let writer = std::thread::spawn(move || sink(log, rx));
 
-    let (status, killed) =
-        wait(&mut child, spec.max_duration, spec.grace).map_err(io("wait for", &spec.stem))?;
+    let (status, killed, interrupted) = wait(
+        &mut child,
+        spec.max_duration,
+        spec.grace,
+        spec.interrupt.as_deref(),
+    )
+    .map_err(io("wait for", &spec.stem))?;
     let duration_s = started.elapsed().as_secs_f64();
     let _ = data_reader.join();
     if let Some(stdout) = stdout {
@@ -166,6 +180,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         exit_code: status.code(),
         signal: status.signal(),
         killed,
+        interrupted,
         duration_s,
         events,
         rates,
@@ -188,30 +203,49 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     }
 }
 
-/// Waits for `child`; past `max_duration` sends SIGTERM, and SIGKILL `grace` later.
+/// Waits for `child`; past `max_duration`, or when `interrupt` is set, sends SIGTERM to its
+/// process group, and SIGKILL `grace` later. Once it has exited, whatever it left running in
+/// its group is killed, so that nothing outlives its benchmark (or holds its pipes open).
 fn wait(
     child: &mut Child,
     max_duration: Duration,
     grace: Duration,
-) -> std::io::Result<(std::process::ExitStatus, Option<&'static str>)> {
+    interrupt: Option<&AtomicBool>,
+) -> std::io::Result<(std::process::ExitStatus, Option<&'static str>, bool)> {
     let started = Instant::now();
+    let group = child.id() as libc::pid_t;
     let mut killed = None;
+    let mut interrupted = false;
+    let mut terminated_at = Duration::ZERO;
     loop {
         if let Some(status) = child.try_wait()? {
-            return Ok((status, killed));
+            signal_group(group, libc::SIGKILL);
+            return Ok((status, killed, interrupted));
         }
         let elapsed = started.elapsed();
-        if killed.is_none() && elapsed >= max_duration {
+        let asked = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
+        if killed.is_none() && (elapsed >= max_duration || asked) {
+            interrupted = asked && elapsed < max_duration;
             killed = Some("sigterm");
-            // SAFETY: kill(2) on our own child's pid, which has not been reaped (try_wait
-            // returned None), so the pid is still this child's.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-        } else if killed == Some("sigterm") && elapsed >= max_duration + grace {
+            terminated_at = elapsed;
+            signal_group(group, libc::SIGTERM);
+        } else if killed == Some("sigterm") && elapsed >= terminated_at + grace {
             killed = Some("sigkill");
-            child.kill()?;
+            signal_group(group, libc::SIGKILL);
+            // A child that left its group (setsid) is still killed itself.
+            let _ = child.kill();
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// Sends `signal` to the process group `group` (the benchmark's: it was started as the
+/// group's leader); a group already gone is not an error.
+fn signal_group(group: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved. The
+    // group is the child's own (`process_group(0)`), led by a child this runner has not
+    // reaped yet or has just reaped, so its id is not reused by an unrelated group.
+    unsafe { libc::kill(-group, signal) };
 }
 
 /// Reads a pipe to its end, decoding: the data pipe (`plain` is `None`) in either form;
