@@ -10,6 +10,8 @@
 //! giving log stats FILE
 //! giving probes [FILTER]
 //! giving trace LOG... -o FILE [--format perfetto|json]
+//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
+//! giving suite report RUNDIR
 //! ```
 
 mod bench;
@@ -18,6 +20,7 @@ mod cpu_time;
 mod out;
 mod probes;
 mod trace;
+mod suite;
 mod train;
 
 use std::process::ExitCode;
@@ -28,6 +31,7 @@ use giving_instruments::LogCommand;
 use bench::BenchArgs;
 use probes::ProbesArgs;
 use trace::TraceArgs;
+use suite::SuiteCommand;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -52,6 +56,9 @@ enum Command {
     Probes(ProbesArgs),
     /// Convert MessagePack logs into one timeline (Perfetto or Chrome JSON).
     Trace(TraceArgs),
+    /// Run benchmark suites described in milabench's YAML (docs/suite.md).
+    #[command(subcommand)]
+    Suite(SuiteCommand),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +68,7 @@ fn main() -> ExitCode {
         Command::Train(args) => train::train(args).map(|()| ExitCode::SUCCESS),
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
+        Command::Suite(command) => suite::suite(command),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),

@@ -34,6 +34,7 @@
 
 #[cfg(feature = "cli")]
 mod args;
+pub mod child;
 #[cfg(feature = "dash")]
 mod dash;
 mod drain;

@@ -15,6 +15,7 @@ mod inspect;
 mod reader;
 mod replay;
 mod sink;
+mod stream;
 mod time_fmt;
 mod writer;
 
@@ -26,4 +27,5 @@ pub use inspect::{DumpSummary, LogHealth, LogStats, NumericStats, dump, stats};
 pub use reader::{LogDamage, LogEnd, LogReader, LogStream, read};
 pub use replay::{ReplaySummary, replay};
 pub use sink::MsgpackLog;
+pub use stream::{StreamDecoder, StreamItem};
 pub use writer::{FLUSH_EVERY, LogSummary, LogWriter};

@@ -86,6 +86,20 @@ impl MsgpackLog {
         })
     }
 
+    /// A log written to a file or pipe the caller opened (the child-process protocol's
+    /// `DATA_FD`); `name` names it in errors. Such a writer never removes what it writes to.
+    pub(crate) fn to_open_file(name: PathBuf, file: std::fs::File) -> Result<Self, LogError> {
+        let writer = LogWriter::to_open_file(name, file)?.flush_every(FLUSH_EVERY);
+        Ok(Self {
+            path: writer.path().to_path_buf(),
+            writer: Some(writer),
+            header: LogHeader::for_this_process(),
+            delivery: Delivery::Lossless,
+            keys: None,
+            thread: None,
+        })
+    }
+
     /// A new log in directory `dir` (created if needed), named
     /// `run-<start seconds>-<pid>.msgpack`, or `run-<start seconds>-<pid>-<n>.msgpack` (`n`
     /// from 2) when logs of the same second exist: two logs opened in one second get two

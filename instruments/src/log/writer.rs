@@ -71,6 +71,8 @@ pub struct LogWriter {
     /// When the oldest buffered byte was buffered (kept only with `flush_every`, and for the
     /// header).
     first_buffered: Option<Instant>,
+    /// Written to a descriptor the caller opened (a pipe): never synced, never removed.
+    pipe: bool,
 }
 
 impl LogWriter {
@@ -93,6 +95,21 @@ impl LogWriter {
                 path: path.clone(),
                 source,
             })?;
+        Self::with_file(path, file, buf)
+    }
+
+    /// A writer to a file (or pipe) opened by the caller, `name` naming it in errors.
+    pub(crate) fn to_open_file(name: PathBuf, file: File) -> Result<Self, LogError> {
+        let mut buf = Vec::with_capacity(BUFFER + 4096);
+        if let Err((key, reason)) = LogHeader::default().encode(&mut buf) {
+            return Err(refused(&name, "the header".to_owned(), key, reason));
+        }
+        let mut writer = Self::with_file(name, file, buf)?;
+        writer.pipe = true;
+        Ok(writer)
+    }
+
+    fn with_file(path: PathBuf, file: File, buf: Vec<u8>) -> Result<Self, LogError> {
         Ok(Self {
             path,
             file,
@@ -102,6 +119,7 @@ impl LogWriter {
             bytes: 0,
             flush_every: None,
             first_buffered: Some(Instant::now()),
+            pipe: false,
         })
     }
 
@@ -121,7 +139,9 @@ impl LogWriter {
             if let Err((key, reason)) = header.encode(&mut self.buf) {
                 // Nothing will ever be written: leave no empty file behind (best effort).
                 drop(self.file);
-                let _ = std::fs::remove_file(&self.path);
+                if !self.pipe {
+                    let _ = std::fs::remove_file(&self.path);
+                }
                 return Err(refused(&self.path, "the header".to_owned(), key, reason));
             }
             self.first_buffered = Some(Instant::now());
@@ -245,7 +265,10 @@ impl LogWriter {
         enc.str("dropped");
         enc.uint(dropped);
         self.flush()?;
-        self.file.sync_data().map_err(|e| self.io_error(e))?;
+        // A pipe (the suite protocol's `DATA_FD`) cannot be synced, and need not be.
+        if !self.pipe {
+            self.file.sync_data().map_err(|e| self.io_error(e))?;
+        }
         Ok(LogSummary {
             path: self.path.clone(),
             events: self.events,

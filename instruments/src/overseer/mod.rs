@@ -209,6 +209,15 @@ impl Overseer {
     /// Call it from sync code (a `main`, a test), not from inside an async task: finishing
     /// blocks until the pipelines are done.
     pub fn run<T>(mut self, train: impl FnOnce() -> T) -> Run<T> {
+        // A suite's child streams its events to the runner (`DATA_FD`, docs/protocol.md).
+        for child in crate::child::from_env() {
+            match child {
+                Ok(instrument) => {
+                    self.add(instrument);
+                }
+                Err(error) => self.report("suite-child", Phase::Start, error.to_string(), None),
+            }
+        }
         let gv = if self.global {
             Given::global()
         } else {

@@ -1,0 +1,192 @@
+//! `giving suite run CONFIG`: runs a milabench-style suite (docs/suite.md).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use giving_suite::config::{Placeholders, Selection, Suite};
+use giving_suite::report::{Report, RunData, load_run};
+use giving_suite::runner::{ProcessResult, RunOptions, SystemFacts, run_suite};
+use giving_suite::validation::{Layer, Severity, validate};
+
+/// `giving suite …`
+#[derive(Debug, Subcommand)]
+pub(crate) enum SuiteCommand {
+    /// Run a suite's benchmarks; write runs/{name}.{time}/ with each process's events
+    /// ({bench}.{tag}.data, a giving log), output, exit status, the resolved config and the
+    /// system's facts, then runs the validation layers. Exits 1 when a benchmark failed or a layer
+    /// found an error.
+    Run(RunArgs),
+    /// Print milabench's report of a run folder: System, Breakdown (bench, fail, n, ngpu, perf,
+    /// sem%, std%, peak_memory, score, weight) and Scores (failure rate, PASS/FAIL, global
+    /// score). Exits 1 when the failure rate is over 1% or a validation layer finds an error.
+    Report(ReportArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ReportArgs {
+    /// The run folder (runs/{name}.{time}).
+    run: PathBuf,
+    #[command(flatten)]
+    validations: ValidationArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The suite's YAML configuration (milabench's format).
+    config: PathBuf,
+    /// Run only these benchmarks, by name or tag (repeatable, or comma-separated).
+    #[arg(long)]
+    select: Vec<String>,
+    /// Leave out these benchmarks, by name or tag.
+    #[arg(long)]
+    exclude: Vec<String>,
+    /// Where run folders are made.
+    #[arg(long, default_value = "runs")]
+    runs: PathBuf,
+    /// The run's name [default: the configuration's file name].
+    #[arg(long)]
+    name: Option<String>,
+    /// `{data}` in the configuration.
+    #[arg(long, default_value = "data")]
+    data: PathBuf,
+    /// Seconds a benchmark may go on after SIGTERM (sent at its max_duration) before SIGKILL.
+    #[arg(long, default_value_t = 5.0)]
+    grace: f64,
+    #[command(flatten)]
+    validations: ValidationArgs,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct ValidationArgs {
+    /// Validation layers: error, ensure_rate, loss, planning (comma-separated), or all.
+    #[arg(long, default_value = "error,ensure_rate", value_parser = Layer::parse_list)]
+    // Spelled out so that clap parses one list, not repeated values.
+    validations: ::std::vec::Vec<Layer>,
+}
+
+impl ValidationArgs {
+    /// Prints the findings under a heading; whether none is an error.
+    fn check(&self, run: &RunData) -> bool {
+        let findings = validate(run, &self.validations);
+        let names: Vec<_> = self.validations.iter().map(|l| l.name()).collect();
+        println!();
+        println!("Validation ({})", names.join(", "));
+        println!("----------");
+        for finding in &findings {
+            println!("{finding}");
+        }
+        let errors = findings
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .count();
+        println!("{errors} error(s), {} warning(s)", findings.len() - errors);
+        errors == 0
+    }
+}
+
+pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
+    match command {
+        SuiteCommand::Run(args) => run(args),
+        SuiteCommand::Report(args) => report(args),
+    }
+}
+
+fn report(args: ReportArgs) -> Result<ExitCode> {
+    let run = load_run(&args.run)?;
+    let report = Report::new(&run);
+    print!("{report}");
+    let valid = args.validations.check(&run);
+    Ok(if report.passes() && valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn run(args: RunArgs) -> Result<ExitCode> {
+    let facts = SystemFacts::detect();
+    let giving =
+        std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
+    let placeholders = Placeholders {
+        n_gpu: facts.n_gpu,
+        n_cpu: facts.n_cpu,
+        data: args.data,
+        runs: args.runs.clone(),
+        giving,
+    };
+    let suite = Suite::load(&args.config, &placeholders)?;
+    let selection = Selection::new(&args.select, &args.exclude);
+    let chosen = suite.selected(&selection).count();
+    if chosen == 0 {
+        anyhow::bail!(
+            "{}: no benchmark selected (of {})",
+            args.config.display(),
+            suite.benches.len()
+        );
+    }
+    let grace = Duration::try_from_secs_f64(args.grace).context("--grace: expected seconds ≥ 0")?;
+    // Ctrl-C (or SIGTERM) stops the running benchmarks as at their max_duration, and the
+    // run ends there: the run folder keeps what was done.
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, interrupt.clone())
+            .context("cannot install the Ctrl-C handler")?;
+    }
+    let options = RunOptions {
+        interrupt: Some(interrupt.clone()),
+        runs: args.runs,
+        name: args.name,
+        grace,
+        n_gpu: facts.n_gpu,
+    };
+    println!(
+        "running {chosen} benchmark(s) of {} ({} GPU)",
+        args.config.display(),
+        facts.n_gpu
+    );
+    let summary = run_suite(&suite, &selection, &options, print_result)?;
+    if interrupt.load(Ordering::Relaxed) {
+        println!("interrupted: run folder {}", summary.dir.display());
+        return Ok(ExitCode::from(130));
+    }
+    let valid = args.validations.check(&load_run(&summary.dir)?);
+    println!("run folder: {}", summary.dir.display());
+    Ok(if summary.success() && valid {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+/// One line per finished process.
+fn print_result(result: &ProcessResult) {
+    let o = &result.outcome;
+    let status = match (o.killed, o.exit_code, o.signal) {
+        (Some(how), _, _) if o.interrupted => format!("INTERRUPTED ({how})"),
+        (Some(how), _, _) => format!("KILLED at max_duration ({how})"),
+        (None, Some(0), _) => "ok".to_owned(),
+        (None, Some(code), _) => format!("FAILED (exit {code})"),
+        (None, None, Some(signal)) => format!("FAILED (signal {signal})"),
+        (None, None, None) => "FAILED (did not start)".to_owned(),
+    };
+    let rate = match o.rates.len() {
+        0 => "no rate".to_owned(),
+        n => format!(
+            "{n} rates, mean {:.1}",
+            o.rates.iter().sum::<f64>() / n as f64
+        ),
+    };
+    let problems = match o.protocol_errors.len() {
+        0 => String::new(),
+        n => format!(", {n} protocol error(s): {}", o.protocol_errors[0]),
+    };
+    println!(
+        "  {}.{}: {status}, {} events, {rate}, {:.1}s{problems}",
+        result.bench, result.tag, o.events, o.duration_s
+    );
+}

@@ -1,0 +1,289 @@
+//! `giving suite run` end to end: the bundled dev suite, and benchmarks that fail, hang or
+//! write garbage to `DATA_FD` (shell one-liners speaking the protocol's forms).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use giving_instruments::log::LogReader;
+
+fn giving(args: &[&str], cwd: &Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("run the giving binary");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// The one run folder under `runs`.
+fn run_dir(runs: &Path) -> PathBuf {
+    let dirs: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
+}
+
+fn outcome(dir: &Path, stem: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn the_dev_suite_runs_and_its_data_files_are_logs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../suites/dev.yaml");
+    let (ok, out) = giving(
+        &["suite", "run", config.to_str().unwrap(), "--runs", "runs"],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("mlp.D0: ok"), "{out}");
+    let dir = run_dir(&tmp.path().join("runs"));
+    assert!(
+        dir.file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with("dev.20"),
+        "{dir:?}"
+    );
+    for file in [
+        "config.json",
+        "system.json",
+        "mlp.D0.data",
+        "mlp.D0.json",
+        "mlp.D0.stdout",
+        "mlp.D0.stderr",
+    ] {
+        assert!(dir.join(file).is_file(), "missing {file} in {dir:?}");
+    }
+    // The data file is a giving log, closed cleanly, with the child's rates in it.
+    let mut reader = LogReader::open(dir.join("mlp.D0.data")).unwrap();
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    assert_eq!(reader.end().unwrap().events, events.len() as u64);
+    let rates = events.iter().filter(|e| e.has("rate")).count();
+    assert!(
+        rates >= 3,
+        "the child stops after 3 rates (GIVING_STOP): {rates}"
+    );
+    assert!(events.iter().any(|e| e.has("loss")));
+    let status = outcome(&dir, "mlp.D0");
+    assert_eq!(status["exit_code"], 0);
+    assert_eq!(status["rates"].as_array().unwrap().len(), rates);
+    let stdout = std::fs::read_to_string(dir.join("mlp.D0.stdout")).unwrap();
+    assert!(stdout.contains("(stopped early)"), "{stdout}");
+    let system: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("system.json")).unwrap()).unwrap();
+    assert!(system["n_cpu"].as_u64().unwrap() >= 1);
+    let (ok, out) = giving(
+        &["log", "stats", dir.join("mlp.D0.data").to_str().unwrap()],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+
+    // The report's score, by hand from the run's own rates: one process, no failure, so the
+    // benchmark's score is the mean of its rates (min and max dropped from 5 on), and the
+    // global score is exp(1·ln(score + 1) / 1).
+    let mut rates: Vec<f64> = events
+        .iter()
+        .filter_map(|e| e.get("rate")?.as_f64())
+        .collect();
+    rates.sort_by(f64::total_cmp);
+    if rates.len() >= 5 {
+        rates = rates[1..rates.len() - 1].to_vec();
+    }
+    let score = rates.iter().sum::<f64>() / rates.len() as f64;
+    let global = (score + 1.0).ln().exp();
+    let (ok, out) = giving(&["suite", "report", dir.to_str().unwrap()], tmp.path());
+    assert!(ok, "{out}");
+    assert!(out.contains("Failure rate:     0.00% (PASS)"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("mlp "))
+        .unwrap_or_else(|| panic!("{out}"));
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[1..4], ["0", "1", "1"], "fail n ngpu: {row}");
+    assert_eq!(cols[8], format!("{score:.2}"), "score: {row}");
+    assert!(
+        out.contains(&format!("Score:        {global:>9.2}")),
+        "{out}"
+    );
+}
+
+const ODD_SUITE: &str = r#"
+_sh:
+  command: [sh, -c]
+  max_duration: 1
+hangs:
+  inherits: _sh
+  argv: ["exec sleep 30"]
+ignores_sigterm:
+  inherits: _sh
+  argv: ["trap '' TERM; exec sleep 30"]
+garbage:
+  inherits: _sh
+  argv: ["printf '\\301\\301 not msgpack' >&3; printf '{{\"rate\": 2.5}}\\n' >&3"]
+# Braces are written twice: argv strings are formatted as milabench's (`{var}`).
+json_lines:
+  inherits: _sh
+  argv: ["printf '{{\"rate\": 5.0, \"task\": \"t\"}}\\nnot json\\n' >&3"]
+smuggled:
+  inherits: _sh
+  # voir's smuggled form: '{"rate": 7}\n' as ESC [ <hex in 0-9:;<=>?> z, between plain lines.
+  argv: ["printf 'before\\n\\033[7;2272617465223:20377=0:z\\nafter\\n'"]
+# What it starts is killed with it: the late line never reaches the pipe.
+leaves_a_child:
+  inherits: _sh
+  argv: ["(sleep 5; echo '{{\"late\": 1}}' >&3) & exec sleep 30"]
+fails:
+  inherits: _sh
+  # As a Rust panic reads on stderr.
+  argv: ["echo \"thread 'main' panicked at src/main.rs:3:5:\" >&2; echo boom >&2; exit 101"]
+nan:
+  inherits: _sh
+  # Python's json writes NaN as a bare word.
+  argv: ["printf '{{\"loss\": 2.0}}\\n{{\"loss\": NaN}}\\n' >&3"]
+twice:
+  inherits: _sh
+  plan: {method: njobs, n: 2}
+  argv: ["true"]
+"#;
+
+#[test]
+fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("odd.yaml"), ODD_SUITE).unwrap();
+    let (ok, out) = giving(
+        &[
+            "suite",
+            "run",
+            "odd.yaml",
+            "--grace",
+            "0.5",
+            "--validations",
+            "all",
+        ],
+        tmp.path(),
+    );
+    assert!(!ok, "a failed benchmark fails the run:\n{out}");
+    let dir = run_dir(&tmp.path().join("runs"));
+
+    let hangs = outcome(&dir, "hangs.D0");
+    assert_eq!(hangs["killed"], "sigterm", "{hangs}");
+    assert_eq!(hangs["signal"], 15);
+    let stubborn = outcome(&dir, "ignores_sigterm.D0");
+    assert_eq!(stubborn["killed"], "sigkill", "{stubborn}");
+    assert_eq!(stubborn["signal"], 9);
+    assert!(
+        out.contains("hangs.D0: KILLED at max_duration (sigterm)"),
+        "{out}"
+    );
+
+    let orphan = outcome(&dir, "leaves_a_child.D0");
+    assert_eq!(orphan["killed"], "sigterm", "{orphan}");
+    assert_eq!(
+        orphan["events"], 0,
+        "the grandchild was killed with its group: {orphan}"
+    );
+
+    let garbage = outcome(&dir, "garbage.D0");
+    assert_eq!(garbage["exit_code"], 0);
+    assert_eq!(garbage["success"], true);
+    assert!(
+        !garbage["protocol_errors"].as_array().unwrap().is_empty(),
+        "{garbage}"
+    );
+    // The garbage is in the data file as a problem event; the log is whole.
+    let mut reader = LogReader::open(dir.join("garbage.D0.data")).unwrap();
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    assert!(events.iter().any(|e| e.has("problem")));
+    assert!(reader.end().is_some());
+
+    let json = outcome(&dir, "json_lines.D0");
+    assert_eq!(json["rates"], serde_json::json!([5.0]));
+    assert_eq!(
+        json["protocol_errors"].as_array().unwrap().len(),
+        1,
+        "{json}"
+    );
+
+    let smuggled = outcome(&dir, "smuggled.D0");
+    assert_eq!(smuggled["rates"], serde_json::json!([7.0]), "{smuggled}");
+    let stdout = std::fs::read_to_string(dir.join("smuggled.D0.stdout")).unwrap();
+    assert_eq!(stdout, "before\n\nafter\n");
+
+    let fails = outcome(&dir, "fails.D0");
+    assert_eq!(fails["exit_code"], 101);
+    // The validation layers, printed after the run.
+    for finding in [
+        "[error] error: fails.D0: panic: boom (thread 'main' panicked at src/main.rs:3:5:)",
+        "[error] error: hangs.D0: killed at max_duration (sigterm)",
+        "[loss] error: nan.D0: the loss was NaN 1 time(s) of 2",
+        "[ensure_rate] error: nan.D0: no training rate retrieved",
+        "[planning] error: twice: 0 of 2 planned processes reported events",
+    ] {
+        assert!(out.contains(finding), "missing `{finding}`:\n{out}");
+    }
+    assert!(dir.join("twice.0.json").is_file() && dir.join("twice.1.json").is_file());
+}
+
+#[test]
+fn a_malformed_config_names_file_line_and_key() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("bad.yaml"),
+        "a:\n  command: [true]\n  plan: {method: sideways}\n",
+    )
+    .unwrap();
+    let (ok, out) = giving(&["suite", "run", "bad.yaml"], tmp.path());
+    assert!(!ok);
+    assert!(
+        out.contains("error: bad.yaml:3: a.plan.method: unknown method `sideways`"),
+        "{out}"
+    );
+    assert!(!tmp.path().join("runs").exists());
+}
+
+#[test]
+fn ctrl_c_stops_the_running_benchmark_and_the_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("slow.yaml"),
+        "a:\n  command: [sh, -c, 'exec sleep 60']\nb:\n  command: [true]\n",
+    )
+    .unwrap();
+    let mut runner = Command::new(env!("CARGO_BIN_EXE_giving"))
+        .args(["suite", "run", "slow.yaml", "--grace", "1"])
+        .current_dir(tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once `a` runs (its stdout file exists), interrupt the runner as Ctrl-C would.
+    let runs = tmp.path().join("runs");
+    while !std::fs::read_dir(&runs)
+        .ok()
+        .and_then(|mut d| d.next())
+        .is_some_and(|d| d.unwrap().path().join("a.D0.stdout").exists())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // SAFETY: kill(2) on the runner, our own child, not yet waited for.
+    unsafe { libc::kill(runner.id() as libc::pid_t, libc::SIGINT) };
+    let status = runner.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let dir = run_dir(&runs);
+    let a = outcome(&dir, "a.D0");
+    assert_eq!(
+        (a["interrupted"].as_bool(), a["killed"].as_str()),
+        (Some(true), Some("sigterm")),
+        "{a}"
+    );
+    assert!(
+        !dir.join("b.D0.json").exists(),
+        "no benchmark starts after an interrupt"
+    );
+}

@@ -1,0 +1,271 @@
+//! One benchmark, typed, from its merged and filled-in map.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_norway::{Mapping, Value};
+
+use super::resolve::{error_at, scalar};
+use super::source::{Origin, kind};
+use crate::error::ConfigError;
+
+/// Keys milabench writes that a giving suite accepts and does not use (its benchmarks are
+/// installed and prepared by milabench itself).
+const ACCEPTED_UNUSED: &[&str] = &[
+    "definition",
+    "group",
+    "install_group",
+    "install-variant",
+    "url",
+    "num_machines",
+    "requires_capabilities",
+    "capabilities",
+    "weight_hint",
+];
+
+/// A benchmark of a suite, resolved: what to run, how, and for how long.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bench {
+    /// Its name (the entry's key, or a matrix job's `name`).
+    pub name: String,
+    /// The program and its first arguments (`command: [giving, train, mlp]`).
+    pub command: Vec<String>,
+    /// More arguments, from `argv:` (a map `--flag: value` or a list).
+    pub argv: Vec<String>,
+    /// Environment variables set for the benchmark.
+    pub env: BTreeMap<String, String>,
+    /// Selection tags.
+    pub tags: Vec<String>,
+    /// `false`: never run (default `true`).
+    pub enabled: bool,
+    /// Its weight in the suite's score (default 1).
+    pub weight: f64,
+    /// After this long, the benchmark is stopped (default 600 s, as milabench).
+    #[serde(serialize_with = "seconds")]
+    pub max_duration: Duration,
+    /// The early-stop options (`voir: {options: {stop, skip, interval}}`).
+    pub early_stop: EarlyStopOptions,
+    /// `validation.usage` thresholds.
+    pub usage: Option<UsageThresholds>,
+    /// How many processes, and on which devices.
+    pub plan: Plan,
+}
+
+impl Bench {
+    /// The full command line: `command` then `argv`.
+    pub fn command_line(&self) -> Vec<String> {
+        self.command.iter().chain(&self.argv).cloned().collect()
+    }
+}
+
+/// milabench's `voir.options`: how many rates a benchmark gives before it is asked to stop.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EarlyStopOptions {
+    /// Stop after this many rates (`stop: 60`).
+    pub stop: Option<u64>,
+    /// Warm-up rates not counted (`skip`).
+    pub skip: Option<u64>,
+    /// The rate's window (`interval: "1s"`), as written.
+    pub interval: Option<String>,
+}
+
+/// milabench's `validation.usage`: the GPU load and memory a benchmark must reach (0..1).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UsageThresholds {
+    /// Minimum mean GPU load.
+    pub gpu_load_threshold: f64,
+    /// Minimum peak GPU memory, as a fraction of the total.
+    pub gpu_mem_threshold: f64,
+}
+
+/// How a benchmark is scheduled (`plan: {method, n}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "method", rename_all = "snake_case")]
+pub enum Plan {
+    /// One process per GPU (tags `D0`, `D1`, …), or one process where there is none.
+    PerGpu,
+    /// `n` processes, tags `0` … `n-1`.
+    Njobs {
+        /// How many.
+        n: u32,
+    },
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Builds a [`Bench`] from its map; errors name the key and where it was written.
+pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Bench, ConfigError> {
+    let err = |path: &[&str], message: String| error_at(name, origins, path, message);
+    let mut bench = Bench {
+        name: name.to_owned(),
+        command: Vec::new(),
+        argv: Vec::new(),
+        env: BTreeMap::new(),
+        tags: Vec::new(),
+        enabled: true,
+        weight: 1.0,
+        max_duration: Duration::from_secs(600),
+        early_stop: EarlyStopOptions::default(),
+        usage: None,
+        plan: Plan::PerGpu,
+    };
+    for (key, value) in map {
+        let key = key.as_str().unwrap_or_default();
+        match key {
+            "command" => bench.command = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings (the program, then its arguments), found {}", kind(value))))?,
+            "argv" => bench.argv = argv(value).map_err(|m| err(&[key], m))?,
+            "env" => {
+                let Value::Mapping(vars) = value else {
+                    return Err(err(&[key], format!("expected a map NAME: value, found {}", kind(value))));
+                };
+                for (k, v) in vars {
+                    let (Some(k), Some(v)) = (k.as_str(), scalar(v)) else {
+                        return Err(err(&[key], "expected string names and string or number values".to_owned()));
+                    };
+                    bench.env.insert(k.to_owned(), v);
+                }
+            }
+            "tags" => bench.tags = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings, found {}", kind(value))))?,
+            "enabled" => bench.enabled = value.as_bool().ok_or_else(|| err(&[key], format!("expected true or false, found {}", kind(value))))?,
+            "weight" => {
+                bench.weight = value.as_f64().filter(|w| w.is_finite() && *w >= 0.0).ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
+            }
+            "max_duration" => {
+                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0).ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
+                bench.max_duration = Duration::from_secs_f64(secs);
+            }
+            "voir" => bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?,
+            "validation" => bench.usage = usage(value).map_err(|(path, m)| err(&path, m))?,
+            "plan" => bench.plan = plan(value).map_err(|(path, m)| err(&path, m))?,
+            "job" | "matrix" => {}
+            _ if ACCEPTED_UNUSED.contains(&key) => {}
+            _ => return Err(err(&[key], "unknown option (known: command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, inherits)".to_owned())),
+        }
+    }
+    if bench.command.is_empty() {
+        return Err(err(
+            &[],
+            "no `command:` to run (a list: the program, then its arguments)".to_owned(),
+        ));
+    }
+    Ok(bench)
+}
+
+fn strings(value: &Value) -> Option<Vec<String>> {
+    match value {
+        Value::Sequence(items) => items.iter().map(scalar).collect(),
+        Value::String(s) => Some(vec![s.clone()]),
+        _ => None,
+    }
+}
+
+/// `argv` as milabench reads it: a list, or a map where `true` is a bare flag, `false` and
+/// nothing leave the flag out, and anything else follows its flag.
+fn argv(value: &Value) -> Result<Vec<String>, String> {
+    match value {
+        Value::Sequence(_) => {
+            strings(value).ok_or_else(|| "a list of argv must hold strings or numbers".to_owned())
+        }
+        Value::Mapping(map) => {
+            let mut out = Vec::new();
+            for (flag, v) in map {
+                let flag = scalar(flag).ok_or("a flag must be a string")?;
+                match v {
+                    Value::Bool(true) => out.push(flag),
+                    Value::Bool(false) | Value::Null => {}
+                    other => {
+                        let v = scalar(other).ok_or_else(|| {
+                            format!(
+                                "`{flag}`: expected a string, a number or a boolean, found {}",
+                                kind(other)
+                            )
+                        })?;
+                        out.push(flag);
+                        out.push(v);
+                    }
+                }
+            }
+            Ok(out)
+        }
+        other => Err(format!("expected a map or a list, found {}", kind(other))),
+    }
+}
+
+type Located<T> = Result<T, (Vec<&'static str>, String)>;
+
+fn early_stop(value: &Value) -> Located<EarlyStopOptions> {
+    let mut out = EarlyStopOptions::default();
+    let Some(options) = value.get("options") else {
+        return Ok(out);
+    };
+    let count = |key: &'static str| -> Located<Option<u64>> {
+        match options.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                (
+                    vec!["voir", "options", key],
+                    format!("expected a whole number, found {}", kind(v)),
+                )
+            }),
+        }
+    };
+    out.stop = count("stop")?;
+    out.skip = count("skip")?;
+    out.interval = options.get("interval").and_then(scalar);
+    Ok(out)
+}
+
+fn usage(value: &Value) -> Located<Option<UsageThresholds>> {
+    let Some(usage) = value.get("usage") else {
+        return Ok(None);
+    };
+    let fraction = |key: &'static str| -> Located<f64> {
+        match usage.get(key) {
+            None => Ok(0.0),
+            Some(v) => v
+                .as_f64()
+                .filter(|x| (0.0..=1.0).contains(x))
+                .ok_or_else(|| {
+                    (
+                        vec!["validation", "usage", key],
+                        "expected a fraction in 0..1".to_owned(),
+                    )
+                }),
+        }
+    };
+    Ok(Some(UsageThresholds {
+        gpu_load_threshold: fraction("gpu_load_threshold")?,
+        gpu_mem_threshold: fraction("gpu_mem_threshold")?,
+    }))
+}
+
+fn plan(value: &Value) -> Located<Plan> {
+    let method = value.get("method").and_then(Value::as_str);
+    match method {
+        Some("per_gpu") => Ok(Plan::PerGpu),
+        Some("njobs") => {
+            let n = value
+                .get("n")
+                .and_then(Value::as_u64)
+                .filter(|n| (1..=4096).contains(n));
+            let n = n.ok_or_else(|| {
+                (
+                    vec!["plan", "n"],
+                    "`njobs` needs `n`, a number of processes from 1".to_owned(),
+                )
+            })?;
+            Ok(Plan::Njobs { n: n as u32 })
+        }
+        Some(other) => Err((
+            vec!["plan", "method"],
+            format!("unknown method `{other}` (known: per_gpu, njobs)"),
+        )),
+        None => Err((
+            vec!["plan"],
+            "expected `method: per_gpu` or `method: njobs` with `n`".to_owned(),
+        )),
+    }
+}

@@ -1,0 +1,260 @@
+//! Reading configuration files: YAML parsing, `include:` with override, and finding the line
+//! of a key so that errors can name it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_norway::{Mapping, Value};
+
+use crate::error::ConfigError;
+
+/// Includes deeper than this are a cycle (a file including itself through others).
+const MAX_INCLUDE_DEPTH: usize = 32;
+
+/// The file an entry was written in, kept to name lines in errors.
+#[derive(Debug, Clone)]
+pub(crate) struct Origin {
+    pub(crate) file: PathBuf,
+    pub(crate) text: Arc<str>,
+    /// The top-level key that defined the entry (a matrix job: its matrix entry).
+    pub(crate) defined_as: String,
+}
+
+impl Origin {
+    /// The 1-based line of `path` (keys under the entry), or of the entry itself when the key
+    /// is not written in this file.
+    pub(crate) fn line(&self, path: &[&str]) -> (Option<usize>, bool) {
+        find_line(&self.text, &self.defined_as, path)
+    }
+
+    /// An error at `path` under this entry.
+    pub(crate) fn error(
+        &self,
+        key: &str,
+        path: &[&str],
+        message: impl Into<String>,
+    ) -> ConfigError {
+        ConfigError {
+            file: self.file.clone(),
+            line: self.line(path).0,
+            key: key.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A top-level entry of the configuration, after includes.
+#[derive(Debug, Clone)]
+pub(crate) struct Entry {
+    pub(crate) name: String,
+    pub(crate) value: Mapping,
+    pub(crate) origin: Origin,
+}
+
+/// Reads `path` and the files it includes, in order: an entry of a later file (the including
+/// one) is deep-merged over the entry of the same name from an included file.
+pub(crate) fn load_entries(path: &Path) -> Result<Vec<Entry>, ConfigError> {
+    let mut entries = Vec::new();
+    load_into(path, &mut entries, 0)?;
+    Ok(entries)
+}
+
+fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), ConfigError> {
+    let file_error = |line, key: &str, message: String| ConfigError {
+        file: path.to_path_buf(),
+        line,
+        key: key.to_owned(),
+        message,
+    };
+    let text: Arc<str> = std::fs::read_to_string(path)
+        .map_err(|e| file_error(None, "(file)", format!("cannot read: {e}")))?
+        .into();
+    let doc: Value = serde_norway::from_str(&text).map_err(|e| {
+        file_error(
+            e.location().map(|l| l.line()),
+            "(file)",
+            format!("not valid YAML: {e}"),
+        )
+    })?;
+    let map = match doc {
+        Value::Null => Mapping::new(),
+        Value::Mapping(map) => map,
+        other => {
+            return Err(file_error(
+                Some(1),
+                "(file)",
+                format!("expected a map of benchmarks, found {}", kind(&other)),
+            ));
+        }
+    };
+    let origin = |name: &str| Origin {
+        file: path.to_path_buf(),
+        text: text.clone(),
+        defined_as: name.to_owned(),
+    };
+    for (key, value) in map {
+        let Value::String(name) = key else {
+            let o = origin("");
+            return Err(ConfigError {
+                file: o.file,
+                line: None,
+                key: format!("{key:?}"),
+                message: "a top-level key must be a string (a benchmark's name)".to_owned(),
+            });
+        };
+        if name == "include" {
+            let o = origin("include");
+            let files = match value {
+                Value::String(f) => vec![f],
+                Value::Sequence(items) => items
+                    .into_iter()
+                    .map(|item| match item {
+                        Value::String(f) => Ok(f),
+                        other => Err(o.error(
+                            "include",
+                            &[],
+                            format!("expected a file name, found {}", kind(&other)),
+                        )),
+                    })
+                    .collect::<Result<_, _>>()?,
+                other => {
+                    return Err(o.error(
+                        "include",
+                        &[],
+                        format!(
+                            "expected a file name or a list of them, found {}",
+                            kind(&other)
+                        ),
+                    ));
+                }
+            };
+            if depth >= MAX_INCLUDE_DEPTH {
+                return Err(o.error("include", &[], "includes nest too deep (a cycle?)"));
+            }
+            let dir = path.parent().unwrap_or(Path::new("."));
+            for file in files {
+                load_into(&dir.join(file), entries, depth + 1)?;
+            }
+            continue;
+        }
+        let value = match value {
+            Value::Mapping(map) => map,
+            Value::Null => Mapping::new(),
+            other => {
+                return Err(origin(&name).error(
+                    &name,
+                    &[],
+                    format!("expected a map of options, found {}", kind(&other)),
+                ));
+            }
+        };
+        match entries.iter_mut().find(|e| e.name == name) {
+            Some(existing) => {
+                merge(&mut existing.value, value);
+                existing.origin = origin(&name);
+            }
+            None => entries.push(Entry {
+                origin: origin(&name),
+                name,
+                value,
+            }),
+        }
+    }
+    Ok(())
+}
+
+/// Deep-merges `over` into `base`: maps merge key by key, anything else replaces.
+pub(crate) fn merge(base: &mut Mapping, over: Mapping) {
+    for (key, value) in over {
+        match (base.get_mut(&key), value) {
+            (Some(Value::Mapping(b)), Value::Mapping(o)) => merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+/// A YAML value's kind, for messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a map",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// The 1-based line where `path` is written under the top-level key `entry`, by indentation;
+/// the second item says whether the whole path was found (else the line is the deepest part
+/// found, or the entry's).
+fn find_line(text: &str, entry: &str, path: &[&str]) -> (Option<usize>, bool) {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(start) = lines.iter().position(|l| is_key(l, entry, Some(0))) else {
+        return (None, false);
+    };
+    let mut found = start;
+    let mut indent = 0;
+    'keys: for key in path {
+        for (i, line) in lines.iter().enumerate().skip(found + 1) {
+            let content = line.trim_start();
+            if content.is_empty() || content.starts_with('#') {
+                continue;
+            }
+            let this = line.len() - content.len();
+            if this <= indent {
+                break;
+            }
+            if is_key(line, key, None) {
+                found = i;
+                indent = this;
+                continue 'keys;
+            }
+        }
+        return (Some(found + 1), false);
+    }
+    (Some(found + 1), true)
+}
+
+/// Whether `line` writes the key `key` (plain or quoted), at column `column` if given.
+fn is_key(line: &str, key: &str, column: Option<usize>) -> bool {
+    let content = line.trim_start();
+    if column.is_some_and(|c| line.len() - content.len() != c) {
+        return false;
+    }
+    let content = content.strip_prefix("- ").unwrap_or(content);
+    [
+        format!("{key}:"),
+        format!("\"{key}\":"),
+        format!("'{key}':"),
+    ]
+    .iter()
+    .any(|k| content.starts_with(k.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_found_by_indentation() {
+        let text = "a:\n  argv:\n    --x: 1\nb:\n  argv: [1]\n  plan:\n    method: njobs\n";
+        assert_eq!(find_line(text, "b", &["plan", "method"]), (Some(7), true));
+        assert_eq!(find_line(text, "a", &["argv", "--x"]), (Some(3), true));
+        // `plan` is not under `a`: the deepest part found is the entry itself.
+        assert_eq!(find_line(text, "a", &["plan"]), (Some(1), false));
+        assert_eq!(find_line(text, "c", &[]), (None, false));
+    }
+
+    #[test]
+    fn merge_is_deep() {
+        let mut base: Mapping = serde_norway::from_str("x: {a: 1, b: 2}\ny: [1]").unwrap();
+        let over: Mapping = serde_norway::from_str("x: {b: 3}\ny: [2]").unwrap();
+        merge(&mut base, over);
+        let want: Mapping = serde_norway::from_str("x: {a: 1, b: 3}\ny: [2]").unwrap();
+        assert_eq!(base, want);
+    }
+}

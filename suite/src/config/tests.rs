@@ -1,0 +1,179 @@
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+fn system() -> Placeholders {
+    Placeholders {
+        n_gpu: 0,
+        n_cpu: 4,
+        data: "/d".into(),
+        runs: "/r".into(),
+        giving: "/bin/giving".into(),
+    }
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn load(text: &str) -> Result<Suite, ConfigError> {
+    let dir = tempfile::tempdir().unwrap();
+    Suite::load(write(dir.path(), "s.yaml", text), &system())
+}
+
+#[test]
+fn private_entries_never_run_and_inherits_chains_merge() {
+    let suite = load(
+        "_a:\n  command: [x]\n  max_duration: 5\n  argv: {--a: 1, --b: 2}\n_b:\n  inherits: _a\n  argv: {--b: 3}\n  tags: [t]\nc:\n  inherits: _b\n  weight: 2\n",
+    )
+    .unwrap();
+    assert_eq!(suite.benches.len(), 1);
+    let c = &suite.benches[0];
+    assert_eq!(c.name, "c");
+    assert_eq!(c.argv, ["--a", "1", "--b", "3"]);
+    assert_eq!(c.tags, ["t"]);
+    assert_eq!(c.weight, 2.0);
+    assert_eq!(c.max_duration, Duration::from_secs(5));
+}
+
+#[test]
+fn include_then_override() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "base.yaml",
+        "a:\n  command: [x]\n  argv: {--lr: 0.1, --n: 1}\nb:\n  command: [y]\n",
+    );
+    let top = write(
+        dir.path(),
+        "top.yaml",
+        "include: [base.yaml]\na:\n  argv: {--lr: 0.5}\n",
+    );
+    let suite = Suite::load(top, &system()).unwrap();
+    assert_eq!(suite.benches.len(), 2);
+    assert_eq!(suite.benches[0].argv, ["--lr", "0.5", "--n", "1"]);
+}
+
+#[test]
+fn argv_as_map_or_list_and_flags() {
+    let suite = load("a:\n  command: [x]\n  argv: {--on: true, --off: false, --k: v}\nb:\n  command: [x]\n  argv: [-v, 3]\n").unwrap();
+    assert_eq!(suite.benches[0].argv, ["--on", "--k", "v"]);
+    assert_eq!(suite.benches[1].argv, ["-v", "3"]);
+}
+
+#[test]
+fn system_placeholders_are_filled() {
+    let suite = load("a:\n  command: ['{giving}', train]\n  argv: {--w: '{cpu_per_gpu}', --g: '{n_gpu}', --data: '{data}/x', --runs: '{runs}'}\n").unwrap();
+    assert_eq!(suite.benches[0].command, ["/bin/giving", "train"]);
+    assert_eq!(
+        suite.benches[0].argv,
+        ["--w", "4", "--g", "0", "--data", "/d/x", "--runs", "/r"]
+    );
+}
+
+#[test]
+fn matrix_expands_names_and_argv() {
+    let suite = load("m:\n  matrix:\n    bs: [1, 2]\n    lr: [a]\n  job:\n    name: 'm-{bs}-{lr}'\n    command: [x]\n    argv: {--bs: '{bs}', --cpus: '{cpu_per_gpu}'}\n").unwrap();
+    let names: Vec<_> = suite.benches.iter().map(|b| b.name.clone()).collect();
+    assert_eq!(names, ["m-1-a", "m-2-a"]);
+    assert_eq!(suite.benches[1].argv, ["--bs", "2", "--cpus", "4"]);
+}
+
+#[test]
+fn options_enabled_early_stop_usage_and_plan() {
+    let suite = load(
+        "a:\n  command: [x]\n  enabled: false\n  voir: {options: {stop: 60, skip: 5, interval: 1s}}\n  validation: {usage: {gpu_load_threshold: 0.5, gpu_mem_threshold: 0.25}}\n  plan: {method: njobs, n: 3}\n",
+    )
+    .unwrap();
+    let a = &suite.benches[0];
+    assert!(!a.enabled);
+    assert_eq!(
+        a.early_stop,
+        EarlyStopOptions {
+            stop: Some(60),
+            skip: Some(5),
+            interval: Some("1s".into())
+        }
+    );
+    assert_eq!(
+        a.usage,
+        Some(UsageThresholds {
+            gpu_load_threshold: 0.5,
+            gpu_mem_threshold: 0.25
+        })
+    );
+    assert_eq!(a.plan, Plan::Njobs { n: 3 });
+    assert_eq!(suite.selected(&Selection::default()).count(), 0);
+}
+
+#[test]
+fn select_and_exclude_by_name_or_tag() {
+    let suite = load("a:\n  command: [x]\n  tags: [fast]\nb:\n  command: [x]\n  tags: [slow]\nc:\n  command: [x]\n  tags: [fast, big]\n").unwrap();
+    let names = |s: Selection| {
+        suite
+            .selected(&s)
+            .map(|b| b.name.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(names(Selection::new(["fast"], [""; 0])), ["a", "c"]);
+    assert_eq!(names(Selection::new(["fast,b"], ["big"])), ["a", "b"]);
+    assert_eq!(names(Selection::new([""; 0], ["a"])), ["b", "c"]);
+}
+
+#[test]
+fn errors_name_file_line_and_key() {
+    let err = load("a:\n  command: [x]\n  plan:\n    method: sideways\n").unwrap_err();
+    assert_eq!(err.key, "a.plan.method");
+    assert_eq!(err.line, Some(4));
+    assert!(
+        err.to_string().ends_with(
+            "s.yaml:4: a.plan.method: unknown method `sideways` (known: per_gpu, njobs)"
+        ),
+        "{err}"
+    );
+
+    let err = load("a:\n  command: [x]\n  argv: 3\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("a.argv", Some(3)));
+
+    let err = load("a:\n  command: [x]\n  max_duraton: 3\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("a.max_duraton", Some(3)));
+    assert!(err.message.contains("unknown option"));
+
+    let err = load("a:\n  command: [x]\n  argv: ['{nope}']\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("a.argv", Some(3)));
+    assert!(err.message.contains("unknown placeholder `{nope}`"));
+}
+
+#[test]
+fn errors_in_inherited_keys_name_the_parent_line() {
+    let err = load("_p:\n  command: [x]\n  weight: heavy\nc:\n  inherits: _p\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("c.weight", Some(3)));
+}
+
+#[test]
+fn inherits_errors() {
+    let err = load("a:\n  inherits: b\n  command: [x]\nb:\n  inherits: a\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("b.inherits", Some(5)));
+    assert!(err.message.contains("cycle"), "{err}");
+    let err = load("a:\n  command: [x]\n  inherits: nobody\n").unwrap_err();
+    assert!(err.message.contains("no entry named `nobody`"));
+}
+
+#[test]
+fn yaml_syntax_errors_name_the_line() {
+    let err = load("a:\n  command: [x\n  argv: 1\n").unwrap_err();
+    assert_eq!(err.key, "(file)");
+    assert!(err.line.is_some());
+    let dir = tempfile::tempdir().unwrap();
+    let err = Suite::load(dir.path().join("missing.yaml"), &system()).unwrap_err();
+    assert!(err.message.starts_with("cannot read"));
+}
+
+#[test]
+fn a_bench_without_command_is_refused() {
+    let err = load("a:\n  argv: [1]\n").unwrap_err();
+    assert_eq!((err.key.as_str(), err.line), ("a", Some(1)));
+}

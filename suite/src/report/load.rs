@@ -1,0 +1,173 @@
+//! Reading a run folder back: the configuration's weights, each process's outcome and the
+//! rates and GPU memory in its `.data` log.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use giving::Value;
+use giving::vocab::keys;
+use giving_instruments::log::LogReader;
+
+use crate::RunError;
+
+/// One process of a run, as read back.
+#[derive(Debug, Clone)]
+pub struct ProcessData {
+    /// Its tag (`D0`, `0`, …).
+    pub tag: String,
+    /// Whether it exited 0 without being killed (from `{bench}.{tag}.json`).
+    pub success: bool,
+    /// The rates in its data file.
+    pub rates: Vec<f64>,
+    /// The most GPU memory any device used while it ran (MiB, from `gpudata`).
+    pub peak_memory_mb: Option<f64>,
+    /// The losses in its data file (NaN included), in order.
+    pub losses: Vec<f64>,
+    /// Events in its data file.
+    pub events: u64,
+    /// Its exit code (`None`: a signal, or it did not start).
+    pub exit_code: Option<i64>,
+    /// `sigterm` / `sigkill` when `max_duration` ended it.
+    pub killed: Option<String>,
+    /// Its captured stderr (the last 64 KiB).
+    pub stderr: String,
+}
+
+/// A benchmark of a run, as read back.
+#[derive(Debug, Clone)]
+pub struct BenchData {
+    /// Its name.
+    pub name: String,
+    /// Its weight in the score.
+    pub weight: f64,
+    /// Its processes.
+    pub processes: Vec<ProcessData>,
+}
+
+/// A run folder, as read back.
+#[derive(Debug, Clone)]
+pub struct RunData {
+    /// The folder.
+    pub dir: PathBuf,
+    /// `system.json`, as written.
+    pub system: serde_json::Value,
+    /// The benchmarks, in the configuration's order.
+    pub benches: Vec<BenchData>,
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> RunError + 'a {
+    move |source| RunError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn json(path: &Path) -> Result<serde_json::Value, RunError> {
+    let text = std::fs::read_to_string(path).map_err(io("read", path))?;
+    serde_json::from_str(&text).map_err(|e| RunError::Io {
+        action: "parse",
+        path: path.to_path_buf(),
+        source: e.into(),
+    })
+}
+
+/// Reads the run folder `dir` (as `giving suite run` wrote it).
+pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
+    let config = json(&dir.join("config.json"))?;
+    let system = json(&dir.join("system.json")).unwrap_or(serde_json::Value::Null);
+    let mut benches: Vec<BenchData> = config["benches"]
+        .as_array()
+        .map(|b| b.as_slice())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|b| {
+            Some(BenchData {
+                name: b["name"].as_str()?.to_owned(),
+                weight: b["weight"].as_f64().unwrap_or(1.0),
+                processes: Vec::new(),
+            })
+        })
+        .collect();
+    let mut outcomes: BTreeMap<(String, String), PathBuf> = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).map_err(io("read", dir))? {
+        let path = entry.map_err(io("read", dir))?.path();
+        let Some(name) = path.file_name().and_then(|n| n.to_str()) else {
+            continue;
+        };
+        let Some(stem) = name.strip_suffix(".json") else {
+            continue;
+        };
+        if let Some((bench, tag)) = stem.rsplit_once('.') {
+            outcomes.insert((bench.to_owned(), tag.to_owned()), path.clone());
+        }
+    }
+    for ((bench, tag), path) in outcomes {
+        let Some(data) = benches.iter_mut().find(|b| b.name == bench) else {
+            continue;
+        };
+        let outcome = json(&path)?;
+        let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
+        data.processes.push(ProcessData {
+            success: outcome["success"].as_bool().unwrap_or(false),
+            rates: data_file.rates,
+            peak_memory_mb: data_file.peak,
+            losses: data_file.losses,
+            events: data_file.events,
+            exit_code: outcome["exit_code"].as_i64(),
+            killed: outcome["killed"].as_str().map(str::to_owned),
+            stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
+            tag,
+        });
+    }
+    Ok(RunData {
+        dir: dir.to_path_buf(),
+        system,
+        benches,
+    })
+}
+
+/// What the report and the validation layers read from a data file.
+#[derive(Default)]
+struct DataFile {
+    rates: Vec<f64>,
+    losses: Vec<f64>,
+    peak: Option<f64>,
+    events: u64,
+}
+
+/// The last 64 KiB of a text file (where a panic message or a traceback is).
+fn tail(path: &Path) -> String {
+    const TAIL: usize = 64 << 10;
+    let bytes = std::fs::read(path).unwrap_or_default();
+    String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(TAIL)..]).into_owned()
+}
+
+/// The rates, losses and peak GPU memory in a data file; what cannot be read is left out (a
+/// killed benchmark's log may be cut).
+fn read_data(path: &Path) -> DataFile {
+    let mut out = DataFile::default();
+    let Ok(reader) = LogReader::open(path) else {
+        return out;
+    };
+    for event in reader.flatten() {
+        out.events += 1;
+        if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
+            out.rates.push(rate);
+        }
+        if let Some(loss) = event.get(keys::LOSS) {
+            out.losses.push(loss.as_f64().unwrap_or(f64::NAN));
+        }
+        if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
+            for gpu in gpus.values() {
+                if let Value::Map(gpu) = gpu
+                    && let Some(Value::List(memory)) = gpu.get("memory")
+                    && let Some(used) = memory.first().and_then(Value::as_f64)
+                {
+                    out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,10 @@
+//! `giving suite report RUNDIR`: milabench's report — the System section, the Breakdown
+//! table and the Scores — from a run folder. See `docs/suite.md`.
+
+mod load;
+mod stats;
+mod table;
+
+pub use load::{BenchData, ProcessData, RunData, load_run};
+pub use stats::{Metrics, global_score};
+pub use table::Report;

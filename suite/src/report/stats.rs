@@ -1,0 +1,88 @@
+//! milabench's statistics over a benchmark's rates.
+
+use serde::Serialize;
+
+/// Summary statistics of samples, milabench's way: with 5 samples or more the min and the
+/// max are dropped first.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Samples kept.
+    pub n: usize,
+    /// Their mean.
+    pub mean: f64,
+    /// Their standard deviation (population, as numpy's default).
+    pub std: f64,
+    /// Standard error of the mean: `std / sqrt(n)`.
+    pub sem: f64,
+}
+
+impl Metrics {
+    /// The metrics of `samples` (non-finite ones are ignored); `None` without any.
+    ///
+    /// ```
+    /// use giving_suite::report::Metrics;
+    ///
+    /// // 5 samples: 1 and 100 are dropped, the mean is that of 2, 3, 4.
+    /// let m = Metrics::of(&[3.0, 1.0, 100.0, 2.0, 4.0]).unwrap();
+    /// assert_eq!((m.n, m.mean), (3, 3.0));
+    /// ```
+    pub fn of(samples: &[f64]) -> Option<Self> {
+        let mut xs: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
+        xs.sort_by(f64::total_cmp);
+        if xs.len() >= 5 {
+            xs = xs[1..xs.len() - 1].to_vec();
+        }
+        if xs.is_empty() {
+            return None;
+        }
+        let n = xs.len();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let std = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        Some(Self {
+            n,
+            mean,
+            std,
+            sem: std / (n as f64).sqrt(),
+        })
+    }
+}
+
+/// milabench's global score: the weighted geometric mean of `score + 1`,
+/// `exp(Σ wᵢ·ln(scoreᵢ + 1) / Σ wᵢ)`; `None` when the weights sum to 0.
+///
+/// ```
+/// use giving_suite::report::global_score;
+///
+/// let s = global_score(&[(99.0, 1.0), (9.0, 1.0)]).unwrap();
+/// assert!((s - (100.0f64 * 10.0).sqrt()).abs() < 1e-9);
+/// ```
+pub fn global_score(scores: &[(f64, f64)]) -> Option<f64> {
+    let weights: f64 = scores.iter().map(|(_, w)| w).sum();
+    (weights > 0.0).then(|| {
+        (scores
+            .iter()
+            .map(|(s, w)| w * (s.max(0.0) + 1.0).ln())
+            .sum::<f64>()
+            / weights)
+            .exp()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_than_five_samples_are_all_kept() {
+        let m = Metrics::of(&[1.0, 3.0]).unwrap();
+        assert_eq!((m.n, m.mean, m.std), (2, 2.0, 1.0));
+        assert!((m.sem - 1.0 / 2f64.sqrt()).abs() < 1e-12);
+        assert_eq!(Metrics::of(&[f64::NAN]), None);
+    }
+
+    #[test]
+    fn zero_weights_give_no_score() {
+        assert_eq!(global_score(&[(5.0, 0.0)]), None);
+        assert_eq!(global_score(&[(0.0, 2.0)]), Some(1.0));
+    }
+}

@@ -1,0 +1,195 @@
+//! Running a suite: one folder per run, `runs/{name}.{time}/`, with each benchmark process's
+//! events (`{bench}.{tag}.data`, a giving log), output, exit status, the resolved
+//! configuration and the machine's facts. See `docs/suite.md`.
+
+mod plan;
+mod process;
+mod system;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+pub use plan::{ProcessPlan, plan};
+pub use process::{ProcessOutcome, ProcessSpec, run_process};
+pub use system::SystemFacts;
+
+use crate::RunError;
+use crate::config::{Bench, Selection, Suite};
+
+/// How a suite runs.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where run folders are made (`runs/`).
+    pub runs: PathBuf,
+    /// The run's name (the folder is `{name}.{time}`); default: the configuration's stem.
+    pub name: Option<String>,
+    /// How long a process may go on after SIGTERM before SIGKILL (default 5 s).
+    pub grace: Duration,
+    /// GPUs to plan for.
+    pub n_gpu: usize,
+    /// Set by the caller's signal handler (Ctrl-C): the running processes are stopped as at
+    /// their `max_duration`, and no other benchmark starts. A library installs no handler.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// One benchmark process's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessResult {
+    /// The benchmark.
+    pub bench: String,
+    /// The process's tag (`D0`, `0`, …).
+    pub tag: String,
+    /// How it went.
+    #[serde(flatten)]
+    pub outcome: ProcessOutcome,
+}
+
+/// A finished run.
+#[derive(Debug, Clone)]
+pub struct RunSummary {
+    /// The run folder.
+    pub dir: PathBuf,
+    /// Every process, in order.
+    pub processes: Vec<ProcessResult>,
+}
+
+impl RunSummary {
+    /// Whether every process succeeded.
+    pub fn success(&self) -> bool {
+        self.processes.iter().all(|p| p.outcome.success)
+    }
+}
+
+/// Runs the benchmarks of `suite` that `selection` keeps, one after the other (the processes
+/// of one benchmark together), calling `progress` as each process ends.
+pub fn run_suite(
+    suite: &Suite,
+    selection: &Selection,
+    options: &RunOptions,
+    mut progress: impl FnMut(&ProcessResult),
+) -> Result<RunSummary, RunError> {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let name = options.name.clone().unwrap_or_else(|| {
+        suite
+            .file
+            .file_stem()
+            .map_or_else(|| "suite".to_owned(), |s| s.to_string_lossy().into_owned())
+    });
+    let dir = unique_dir(
+        &options
+            .runs
+            .join(format!("{name}.{}", system::folder_time(now))),
+    )?;
+    let benches: Vec<&Bench> = suite.selected(selection).collect();
+    write_json(
+        &dir.join("config.json"),
+        &serde_json::json!({ "file": suite.file, "benches": benches }),
+    )?;
+    write_json(&dir.join("system.json"), &SystemFacts::detect())?;
+    let mut processes = Vec::new();
+    for bench in benches {
+        if options
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+        {
+            break;
+        }
+        let plans = plan(bench, options.n_gpu);
+        let results: Vec<Result<ProcessResult, RunError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = plans
+                .iter()
+                .map(|p| {
+                    let spec = ProcessSpec {
+                        argv: bench.command_line(),
+                        env: bench
+                            .env
+                            .iter()
+                            .chain(&p.env)
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                        stop: bench.early_stop.stop,
+                        max_duration: bench.max_duration,
+                        grace: options.grace,
+                        stem: dir.join(format!("{}.{}", bench.name, p.tag)),
+                        interrupt: options.interrupt.clone(),
+                    };
+                    let (bench, tag) = (bench.name.clone(), p.tag.clone());
+                    scope.spawn(move || {
+                        let outcome = run_process(&spec)?;
+                        write_json(&process::file(&spec.stem, "json"), &outcome)?;
+                        Ok(ProcessResult {
+                            bench,
+                            tag,
+                            outcome,
+                        })
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for result in results {
+            let result = result?;
+            progress(&result);
+            processes.push(result);
+        }
+    }
+    Ok(RunSummary { dir, processes })
+}
+
+/// Creates `base`, or `base.2`, `base.3`, … when it exists.
+fn unique_dir(base: &Path) -> Result<PathBuf, RunError> {
+    if let Some(parent) = base.parent() {
+        std::fs::create_dir_all(parent).map_err(|source| RunError::Io {
+            action: "create",
+            path: parent.to_path_buf(),
+            source,
+        })?;
+    }
+    for n in 1..1000 {
+        let dir = if n == 1 {
+            base.to_path_buf()
+        } else {
+            PathBuf::from(format!("{}.{n}", base.display()))
+        };
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(source) => {
+                return Err(RunError::Io {
+                    action: "create",
+                    path: dir,
+                    source,
+                });
+            }
+        }
+    }
+    Err(RunError::Io {
+        action: "create",
+        path: base.to_path_buf(),
+        source: std::io::Error::other("too many runs of that name"),
+    })
+}
+
+fn write_json(path: &Path, value: &impl Serialize) -> Result<(), RunError> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| RunError::Io {
+        action: "serialise",
+        path: path.to_path_buf(),
+        source: e.into(),
+    })?;
+    std::fs::write(path, text + "\n").map_err(|source| RunError::Io {
+        action: "write",
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,50 @@
+//! A benchmark's processes: how many, their tags and their device variables.
+
+use std::collections::BTreeMap;
+
+use crate::config::{Bench, Plan};
+
+/// One process of a benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcessPlan {
+    /// Its tag in file names: `D0`, `D1` (per GPU), `0`, `1` (njobs).
+    pub tag: String,
+    /// Variables set for it (the device selection).
+    pub env: BTreeMap<String, String>,
+}
+
+/// The processes of `bench` on a machine with `n_gpu` GPUs: `per_gpu` gives one per GPU with
+/// `CUDA_VISIBLE_DEVICES` (as milabench), or one CPU process `D0` without GPU; `njobs` gives
+/// `n` processes tagged `0` … `n-1`, sharing the machine.
+///
+/// ```
+/// use giving_suite::runner::plan;
+/// # let mut bench = giving_suite::config::Suite::load(
+/// #     { let d = tempfile::tempdir().unwrap(); let f = d.path().join("s.yaml");
+/// #       std::fs::write(&f, "a: {command: [x]}").unwrap(); Box::leak(Box::new(d)); f },
+/// #     &giving_suite::config::Placeholders { n_gpu: 0, n_cpu: 1, data: "d".into(), runs: "r".into(), giving: "g".into() },
+/// # ).unwrap().benches.remove(0);
+/// let tags: Vec<_> = plan(&bench, 2).into_iter().map(|p| p.tag).collect();
+/// assert_eq!(tags, ["D0", "D1"]);
+/// assert_eq!(plan(&bench, 0).len(), 1);
+/// ```
+pub fn plan(bench: &Bench, n_gpu: usize) -> Vec<ProcessPlan> {
+    match bench.plan {
+        Plan::PerGpu if n_gpu == 0 => vec![ProcessPlan {
+            tag: "D0".to_owned(),
+            env: BTreeMap::new(),
+        }],
+        Plan::PerGpu => (0..n_gpu)
+            .map(|i| ProcessPlan {
+                tag: format!("D{i}"),
+                env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_owned(), i.to_string())]),
+            })
+            .collect(),
+        Plan::Njobs { n } => (0..n)
+            .map(|i| ProcessPlan {
+                tag: i.to_string(),
+                env: BTreeMap::new(),
+            })
+            .collect(),
+    }
+}

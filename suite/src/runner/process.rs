@@ -1,0 +1,324 @@
+//! Running one benchmark process: the `DATA_FD` pipe, captured output, `max_duration`.
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use giving::vocab::keys;
+use giving::{Event, Value};
+use giving_instruments::child::{DATA_FD, STOP_AFTER};
+use giving_instruments::log::{LogHeader, LogWriter};
+use serde::Serialize;
+
+use crate::RunError;
+use crate::protocol::{DataDecoder, Incoming, Unsmuggler};
+
+/// The descriptor number a child finds its pipe at (`DATA_FD=3`), as voir's.
+const CHILD_FD: i32 = 3;
+
+/// How often the runner looks whether a child has exited.
+const POLL: Duration = Duration::from_millis(20);
+
+/// What to run, and where its files go.
+#[derive(Debug, Clone)]
+pub struct ProcessSpec {
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// Variables set for it.
+    pub env: Vec<(String, String)>,
+    /// `voir.options.stop`, passed as `GIVING_STOP`.
+    pub stop: Option<u64>,
+    /// When it is sent SIGTERM.
+    pub max_duration: Duration,
+    /// How long after SIGTERM it is sent SIGKILL.
+    pub grace: Duration,
+    /// `{bench}.{tag}`: the stem of its files in the run folder.
+    pub stem: PathBuf,
+    /// When set (Ctrl-C in the runner), the process is stopped as at `max_duration`.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// How a process ended, written to `{bench}.{tag}.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProcessOutcome {
+    /// The command line run.
+    pub argv: Vec<String>,
+    /// The exit code (`None` when a signal ended it).
+    pub exit_code: Option<i32>,
+    /// The signal that ended it.
+    pub signal: Option<i32>,
+    /// `"sigterm"` when `max_duration` passed and it stopped on SIGTERM, `"sigkill"` when it
+    /// had to be killed after the grace period; `None` when it ended on its own.
+    pub killed: Option<&'static str>,
+    /// Whether it was stopped because the runner was interrupted (then `killed` says how).
+    pub interrupted: bool,
+    /// Seconds from start to exit.
+    pub duration_s: f64,
+    /// Events read from its pipe and stdout.
+    pub events: u64,
+    /// Rates among them.
+    pub rates: Vec<f64>,
+    /// What could not be read from its pipe (reported, skipped).
+    pub protocol_errors: Vec<String>,
+    /// Whether it ran and exited 0 without being killed.
+    pub success: bool,
+}
+
+/// Runs one process to its end (or its kill), writing `{stem}.data`, `.stdout`, `.stderr`.
+pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
+    let data_path = file(&spec.stem, "data");
+    let stderr_path = file(&spec.stem, "stderr");
+    let stdout_path = file(&spec.stem, "stdout");
+    let stderr = File::create(&stderr_path).map_err(io("create", &stderr_path))?;
+    let stdout_file = File::create(&stdout_path).map_err(io("create", &stdout_path))?;
+    let mut header = LogHeader::for_this_process();
+    header.extra.insert(
+        "bench_argv".to_owned(),
+        Value::List(spec.argv.iter().map(|a| Value::from(a.as_str())).collect()),
+    );
+    let log = LogWriter::create(&data_path, &header)?;
+
+    let (pipe_read, pipe_write) = std::io::pipe().map_err(io("create a pipe for", &data_path))?;
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err(RunError::Io {
+            action: "run",
+            path: spec.stem.clone(),
+            source: std::io::Error::other("empty command"),
+        });
+    };
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .envs(spec.env.iter().cloned())
+        .env(DATA_FD, CHILD_FD.to_string());
+    command.env_remove(STOP_AFTER);
+    if let Some(stop) = spec.stop {
+        command.env(STOP_AFTER, stop.to_string());
+    }
+    // Its own process group: a timeout or an interrupt reaches what it started, too.
+    command.process_group(0);
+    command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(stderr);
+    let fd = pipe_write.as_raw_fd();
+    // SAFETY: between fork and exec only async-signal-safe calls (dup2, fcntl) are made, on a
+    // descriptor that is open in the child (inherited from this process).
+    unsafe {
+        command.pre_exec(move || {
+            let ok = if fd == CHILD_FD {
+                libc::fcntl(fd, libc::F_SETFD, 0) != -1
+            } else {
+                libc::dup2(fd, CHILD_FD) != -1
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let started = Instant::now();
+    let spawned = command.spawn();
+    // The write end must close here, or the pipe never ends.
+    drop(pipe_write);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(e) => {
+            let message = format!("cannot start {program}: {e}");
+            let _ = File::options()
+                .append(true)
+                .open(&stderr_path)
+                .and_then(|mut f| writeln!(f, "{message}"));
+            let _ = log.close(0);
+            return Ok(ProcessOutcome {
+                argv: spec.argv.clone(),
+                exit_code: None,
+                signal: None,
+                killed: None,
+                interrupted: false,
+                duration_s: 0.0,
+                events: 0,
+                rates: Vec::new(),
+                protocol_errors: vec![message],
+                success: false,
+            });
+        }
+    };
+    let (tx, rx) = std::sync::mpsc::channel::<Incoming>();
+    let data_reader = reader_thread(pipe_read, tx.clone(), None);
+    let stdout = child
+        .stdout
+        .take()
+        .map(|out| reader_thread(out, tx, Some(stdout_file)));
+    let writer = std::thread::spawn(move || sink(log, rx));
+
+    let (status, killed, interrupted) = wait(
+        &mut child,
+        spec.max_duration,
+        spec.grace,
+        spec.interrupt.as_deref(),
+    )
+    .map_err(io("wait for", &spec.stem))?;
+    let duration_s = started.elapsed().as_secs_f64();
+    let _ = data_reader.join();
+    if let Some(stdout) = stdout {
+        let _ = stdout.join();
+    }
+    let (events, rates, protocol_errors) = writer
+        .join()
+        .unwrap_or_else(|_| (0, Vec::new(), vec!["the log writer panicked".to_owned()]));
+    Ok(ProcessOutcome {
+        argv: spec.argv.clone(),
+        exit_code: status.code(),
+        signal: status.signal(),
+        killed,
+        interrupted,
+        duration_s,
+        events,
+        rates,
+        success: status.success() && killed.is_none(),
+        protocol_errors,
+    })
+}
+
+/// `{stem}.{ext}` (`mlp.D0` + `data`: `with_extension` would replace the tag).
+pub(crate) fn file(stem: &Path, ext: &str) -> PathBuf {
+    PathBuf::from(format!("{}.{ext}", stem.display()))
+}
+
+/// An I/O error of the runner on `path`.
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> RunError + 'a {
+    move |source| RunError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Waits for `child`; past `max_duration`, or when `interrupt` is set, sends SIGTERM to its
+/// process group, and SIGKILL `grace` later. Once it has exited, whatever it left running in
+/// its group is killed, so that nothing outlives its benchmark (or holds its pipes open).
+fn wait(
+    child: &mut Child,
+    max_duration: Duration,
+    grace: Duration,
+    interrupt: Option<&AtomicBool>,
+) -> std::io::Result<(std::process::ExitStatus, Option<&'static str>, bool)> {
+    let started = Instant::now();
+    let group = child.id() as libc::pid_t;
+    let mut killed = None;
+    let mut interrupted = false;
+    let mut terminated_at = Duration::ZERO;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            signal_group(group, libc::SIGKILL);
+            return Ok((status, killed, interrupted));
+        }
+        let elapsed = started.elapsed();
+        let asked = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
+        if killed.is_none() && (elapsed >= max_duration || asked) {
+            interrupted = asked && elapsed < max_duration;
+            killed = Some("sigterm");
+            terminated_at = elapsed;
+            signal_group(group, libc::SIGTERM);
+        } else if killed == Some("sigterm") && elapsed >= terminated_at + grace {
+            killed = Some("sigkill");
+            signal_group(group, libc::SIGKILL);
+            // A child that left its group (setsid) is still killed itself.
+            let _ = child.kill();
+        }
+        std::thread::sleep(POLL);
+    }
+}
+
+/// Sends `signal` to the process group `group` (the benchmark's: it was started as the
+/// group's leader); a group already gone is not an error.
+fn signal_group(group: libc::pid_t, signal: libc::c_int) {
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved. The
+    // group is the child's own (`process_group(0)`), led by a child this runner has not
+    // reaped yet or has just reaped, so its id is not reused by an unrelated group.
+    unsafe { libc::kill(-group, signal) };
+}
+
+/// Reads a pipe to its end, decoding: the data pipe (`plain` is `None`) in either form;
+/// stdout through the unsmuggler, its plain output copied to `plain`.
+fn reader_thread(
+    mut pipe: impl Read + Send + 'static,
+    tx: std::sync::mpsc::Sender<Incoming>,
+    mut plain: Option<File>,
+) -> JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut data = DataDecoder::new();
+        let mut smuggled = Unsmuggler::new();
+        let mut text = Vec::new();
+        let mut items = Vec::new();
+        loop {
+            let n = match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => n,
+            };
+            match plain.as_mut() {
+                Some(file) => {
+                    text.clear();
+                    smuggled.push(&buf[..n], &mut text, &mut items);
+                    let _ = file.write_all(&text);
+                }
+                None => items.extend(data.push(&buf[..n])),
+            }
+            for item in items.drain(..) {
+                let _ = tx.send(item);
+            }
+        }
+        if plain.is_none()
+            && let Some(item) = data.finish()
+        {
+            let _ = tx.send(item);
+        }
+    })
+}
+
+/// Writes what the readers decode to the `.data` log; protocol errors become `problem`
+/// events there too. Returns the events written, the rates and the errors.
+fn sink(
+    mut log: LogWriter,
+    rx: std::sync::mpsc::Receiver<Incoming>,
+) -> (u64, Vec<f64>, Vec<String>) {
+    let mut rates = Vec::new();
+    let mut errors = Vec::new();
+    let mut events = 0;
+    for item in rx {
+        let event = match item {
+            Incoming::Event(event) => event,
+            Incoming::Header | Incoming::End => continue,
+            Incoming::Garbage(message) => {
+                let event = Event::new([
+                    (keys::PROBLEM, Value::from(message.as_str())),
+                    (keys::INSTRUMENT, Value::from("suite-protocol")),
+                ]);
+                errors.push(message);
+                event
+            }
+        };
+        if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
+            rates.push(rate);
+        }
+        events += 1;
+        if let Err(e) = log.write(&event) {
+            errors.push(format!("cannot write the data file: {e}"));
+            break;
+        }
+    }
+    if let Err(e) = log.close(0) {
+        errors.push(format!("cannot close the data file: {e}"));
+    }
+    (events, rates, errors)
+}

@@ -1,0 +1,319 @@
+//! Validation layers over a run (milabench's `milabench/validation`): each looks at what the
+//! run recorded and gives findings; errors make the exit code non-zero, warnings do not.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::report::{ProcessData, RunData};
+
+/// A validation layer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// A process failed: its Rust panic message or Python traceback, else its exit status.
+    Error,
+    /// A process gave no rate (milabench: "no training rate retrieved").
+    EnsureRate,
+    /// A NaN loss (error); no loss, or a loss that did not decrease overall (warnings).
+    Loss,
+    /// Fewer processes reported events than were planned.
+    Planning,
+}
+
+impl Layer {
+    /// Every layer this version has.
+    pub const ALL: [Layer; 4] = [
+        Layer::Error,
+        Layer::EnsureRate,
+        Layer::Loss,
+        Layer::Planning,
+    ];
+    /// milabench's defaults (its `version` layer is not here yet).
+    pub const DEFAULT: [Layer; 2] = [Layer::Error, Layer::EnsureRate];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Error => "error",
+            Layer::EnsureRate => "ensure_rate",
+            Layer::Loss => "loss",
+            Layer::Planning => "planning",
+        }
+    }
+
+    /// Parses `error,loss` or `all`.
+    ///
+    /// ```
+    /// use giving_suite::validation::Layer;
+    ///
+    /// assert_eq!(Layer::parse_list("error,loss").unwrap(), [Layer::Error, Layer::Loss]);
+    /// assert_eq!(Layer::parse_list("all").unwrap().len(), 4);
+    /// assert!(Layer::parse_list("usage").is_err());
+    /// ```
+    pub fn parse_list(text: &str) -> Result<Vec<Layer>, String> {
+        if text.trim() == "all" {
+            return Ok(Self::ALL.to_vec());
+        }
+        text.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::parse)
+            .collect()
+    }
+}
+
+impl FromStr for Layer {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| {
+                let known: Vec<_> = Self::ALL.iter().map(|l| l.name()).collect();
+                format!(
+                    "unknown validation layer `{s}` (known: {}, all)",
+                    known.join(", ")
+                )
+            })
+    }
+}
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// Fails the validation.
+    Error,
+    /// Reported only.
+    Warning,
+}
+
+/// What a layer found about a benchmark process.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    /// The layer.
+    pub layer: Layer,
+    /// How serious.
+    pub severity: Severity,
+    /// `{bench}.{tag}`, or the benchmark's name.
+    pub subject: String,
+    /// What was found.
+    pub message: String,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        write!(
+            f,
+            "[{}] {level}: {}: {}",
+            self.layer.name(),
+            self.subject,
+            self.message
+        )
+    }
+}
+
+/// Runs `layers` over `run`.
+pub fn validate(run: &RunData, layers: &[Layer]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for bench in &run.benches {
+        for layer in layers {
+            let mut find = |severity, subject: String, message: String| {
+                out.push(Finding {
+                    layer: *layer,
+                    severity,
+                    subject,
+                    message,
+                });
+            };
+            if *layer == Layer::Planning {
+                let reporting = bench.processes.iter().filter(|p| p.events > 0).count();
+                if reporting < bench.processes.len() {
+                    find(
+                        Severity::Error,
+                        bench.name.clone(),
+                        format!(
+                            "{reporting} of {} planned processes reported events",
+                            bench.processes.len()
+                        ),
+                    );
+                }
+                continue;
+            }
+            for p in &bench.processes {
+                let subject = format!("{}.{}", bench.name, p.tag);
+                match layer {
+                    Layer::Error if !p.success => find(Severity::Error, subject, failure(p)),
+                    Layer::EnsureRate if p.rates.iter().sum::<f64>() <= 0.0 => {
+                        find(
+                            Severity::Error,
+                            subject,
+                            "no training rate retrieved".to_owned(),
+                        );
+                    }
+                    Layer::Loss => {
+                        let nan = p.losses.iter().filter(|l| l.is_nan()).count();
+                        if nan > 0 {
+                            find(
+                                Severity::Error,
+                                subject,
+                                format!("the loss was NaN {nan} time(s) of {}", p.losses.len()),
+                            );
+                        } else if p.losses.is_empty() {
+                            find(Severity::Warning, subject, "no loss was found".to_owned());
+                        } else if let (Some(first), Some(last)) =
+                            (p.losses.first(), p.losses.last())
+                            && p.losses.len() > 1
+                            && last >= first
+                        {
+                            find(
+                                Severity::Warning,
+                                subject,
+                                format!("the loss did not decrease ({first} → {last})"),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Why a process failed, from its stderr: a Rust panic's message, a Python traceback's last
+/// line, else how it ended.
+fn failure(p: &ProcessData) -> String {
+    let lines: Vec<&str> = p.stderr.lines().collect();
+    if let Some(i) = lines.iter().rposition(|l| l.contains("panicked at")) {
+        let message = lines.get(i + 1).map_or("", |m| m.trim());
+        return format!("panic: {message} ({})", lines[i].trim());
+    }
+    if let Some(i) = lines
+        .iter()
+        .rposition(|l| l.starts_with("Traceback (most recent call last)"))
+    {
+        let last = lines[i..]
+            .iter()
+            .rev()
+            .find(|l| !l.trim().is_empty() && !l.starts_with(' '))
+            .unwrap_or(&"");
+        return format!("Python exception: {}", last.trim());
+    }
+    match (&p.killed, p.exit_code) {
+        (Some(how), _) => format!("killed at max_duration ({how})"),
+        (None, Some(code)) => format!("exit code {code}"),
+        (None, None) => "ended by a signal, or did not start".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::BenchData;
+
+    fn process(
+        tag: &str,
+        success: bool,
+        rates: &[f64],
+        losses: &[f64],
+        stderr: &str,
+    ) -> ProcessData {
+        ProcessData {
+            tag: tag.to_owned(),
+            success,
+            rates: rates.to_vec(),
+            peak_memory_mb: None,
+            losses: losses.to_vec(),
+            events: (rates.len() + losses.len()) as u64,
+            exit_code: Some(if success { 0 } else { 101 }),
+            killed: None,
+            stderr: stderr.to_owned(),
+        }
+    }
+
+    fn run(processes: Vec<ProcessData>) -> RunData {
+        RunData {
+            dir: "r".into(),
+            system: serde_json::Value::Null,
+            benches: vec![BenchData {
+                name: "b".into(),
+                weight: 1.0,
+                processes,
+            }],
+        }
+    }
+
+    #[test]
+    fn error_names_the_panic_message_and_the_traceback() {
+        let r = run(vec![
+            process(
+                "D0",
+                false,
+                &[],
+                &[],
+                "noise\nthread 'main' panicked at src/main.rs:3:5:\nloss exploded\nnote: run with RUST_BACKTRACE=1\n",
+            ),
+            process(
+                "D1",
+                false,
+                &[],
+                &[],
+                "Traceback (most recent call last):\n  File \"x.py\", line 1\n    boom()\nValueError: bad batch\n",
+            ),
+            process("D2", true, &[1.0], &[], ""),
+        ]);
+        let found = validate(&r, &[Layer::Error]);
+        assert_eq!(found.len(), 2);
+        assert_eq!(found[0].subject, "b.D0");
+        assert_eq!(
+            found[0].message,
+            "panic: loss exploded (thread 'main' panicked at src/main.rs:3:5:)"
+        );
+        assert_eq!(found[1].message, "Python exception: ValueError: bad batch");
+    }
+
+    #[test]
+    fn loss_flags_nan_as_an_error_and_rising_or_absent_as_warnings() {
+        let r = run(vec![
+            process("D0", true, &[1.0], &[2.0, f64::NAN], ""),
+            process("D1", true, &[1.0], &[1.0, 2.0], ""),
+            process("D2", true, &[1.0], &[], ""),
+            process("D3", true, &[1.0], &[2.0, 1.0], ""),
+        ]);
+        let found = validate(&r, &[Layer::Loss]);
+        let got: Vec<_> = found
+            .iter()
+            .map(|f| (f.subject.as_str(), f.severity))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b.D0", Severity::Error),
+                ("b.D1", Severity::Warning),
+                ("b.D2", Severity::Warning)
+            ]
+        );
+    }
+
+    #[test]
+    fn ensure_rate_and_planning() {
+        let mut silent = process("1", true, &[], &[], "");
+        silent.events = 0;
+        let r = run(vec![process("0", true, &[3.0], &[], ""), silent]);
+        let found = validate(&r, &Layer::ALL);
+        let layers: Vec<_> = found
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.layer)
+            .collect();
+        assert_eq!(layers, [Layer::EnsureRate, Layer::Planning]);
+        assert_eq!(
+            found.last().unwrap().message,
+            "1 of 2 planned processes reported events"
+        );
+    }
+}

@@ -1,0 +1,77 @@
+//! The report of a hand-made run folder, checked against the formulas computed by hand.
+
+use std::path::Path;
+
+use giving::{Event, Timestamp, Value};
+use giving_instruments::log::{LogHeader, LogWriter};
+use giving_suite::report::{Report, load_run};
+
+fn process(dir: &Path, stem: &str, success: bool, rates: &[f64]) {
+    let mut log = LogWriter::create(
+        dir.join(format!("{stem}.data")),
+        &LogHeader::for_this_process(),
+    )
+    .unwrap();
+    for (i, &rate) in rates.iter().enumerate() {
+        log.write(&Event::new_at(
+            [("rate", Value::F64(rate))],
+            Timestamp::from_nanos(i as u64),
+        ))
+        .unwrap();
+    }
+    log.close(0).unwrap();
+    std::fs::write(
+        dir.join(format!("{stem}.json")),
+        format!("{{\"success\": {success}}}"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn breakdown_and_score_follow_milabench() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "a", "weight": 1.0}, {"name": "b", "weight": 3.0}, {"name": "never", "weight": 1.0}]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("system.json"), r#"{"host": "h", "n_cpu": 2}"#).unwrap();
+    // a: two devices. D0's 5 rates lose their min and max: mean(10, 20, 30) = 20; D1: mean 40.
+    process(dir, "a.D0", true, &[1.0, 10.0, 20.0, 30.0, 1000.0]);
+    process(dir, "a.D1", true, &[40.0]);
+    // b: one of two processes failed: (5 + 15) × (1 − 1/2) = 10.
+    process(dir, "b.0", true, &[5.0]);
+    process(dir, "b.1", false, &[15.0]);
+
+    let report = Report::new(&load_run(dir).unwrap());
+    assert_eq!(
+        report.rows.len(),
+        2,
+        "a benchmark with no process has no row"
+    );
+    let a = &report.rows[0];
+    assert_eq!((a.bench.as_str(), a.fail, a.n, a.ngpu), ("a", 0, 2, 2));
+    assert!((a.score - 60.0).abs() < 1e-9, "{}", a.score);
+    // perf over all 6 rates of a: 1 and 1000 dropped, mean(10, 20, 30, 40) = 25.
+    assert_eq!(a.perf.unwrap().mean, 25.0);
+    let b = &report.rows[1];
+    assert_eq!((b.fail, b.n), (1, 2));
+    assert!((b.score - 10.0).abs() < 1e-9);
+    assert_eq!(report.failure_rate, 0.25);
+    assert!(!report.passes());
+    let want = ((61f64).ln() * 1.0 + (11f64).ln() * 3.0) / 4.0;
+    assert!((report.score.unwrap() - want.exp()).abs() < 1e-9);
+
+    let text = report.to_string();
+    assert!(
+        text.contains("Breakdown") && text.contains("Failure rate:    25.00% (FAIL)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "bench fail   n ngpu         perf   sem%   std% peak_memory        score weight"
+        ),
+        "{text}"
+    );
+}
