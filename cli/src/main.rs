@@ -19,8 +19,8 @@ mod common;
 mod cpu_time;
 mod out;
 mod probes;
-mod trace;
 mod suite;
+mod trace;
 mod train;
 
 use std::process::ExitCode;
@@ -30,8 +30,8 @@ use giving_instruments::LogCommand;
 
 use bench::BenchArgs;
 use probes::ProbesArgs;
-use trace::TraceArgs;
 use suite::SuiteCommand;
+use trace::TraceArgs;
 use train::TrainArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
