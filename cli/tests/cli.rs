@@ -54,11 +54,10 @@ fn bad_input_gets_a_clear_error() {
     assert!(!ok);
     assert!(out.contains("batch size must be at least 1"), "{out}");
 
-    for backend in ["wgpu", "cuda"] {
-        let compiled = match backend {
-            "wgpu" => cfg!(feature = "wgpu"),
-            _ => cfg!(feature = "cuda"),
-        };
+    for (backend, compiled) in [
+        ("wgpu", cfg!(feature = "wgpu")),
+        ("cuda", cfg!(feature = "cuda")),
+    ] {
         if compiled {
             continue;
         }
