@@ -63,7 +63,7 @@ pub(crate) struct RunArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidationArgs {
-    /// Validation layers: error, ensure_rate, loss, planning (comma-separated), or all.
+    /// Validation layers: error, ensure_rate, loss, planning, usage (comma-separated), or all.
     #[arg(long, default_value = "error,ensure_rate", value_parser = Layer::parse_list)]
     // Spelled out so that clap parses one list, not repeated values.
     validations: ::std::vec::Vec<Layer>,

@@ -17,15 +17,19 @@ pub enum Layer {
     Loss,
     /// Fewer processes reported events than were planned.
     Planning,
+    /// GPU load or memory below the benchmark's `validation.usage` thresholds (milabench's
+    /// `usage` layer); a warning where no `gpudata` was recorded to check them against.
+    Usage,
 }
 
 impl Layer {
     /// Every layer this version has.
-    pub const ALL: [Layer; 4] = [
+    pub const ALL: [Layer; 5] = [
         Layer::Error,
         Layer::EnsureRate,
         Layer::Loss,
         Layer::Planning,
+        Layer::Usage,
     ];
     /// milabench's defaults (its `version` layer is not here yet).
     pub const DEFAULT: [Layer; 2] = [Layer::Error, Layer::EnsureRate];
@@ -37,6 +41,7 @@ impl Layer {
             Layer::EnsureRate => "ensure_rate",
             Layer::Loss => "loss",
             Layer::Planning => "planning",
+            Layer::Usage => "usage",
         }
     }
 
@@ -46,8 +51,8 @@ impl Layer {
     /// use giving_suite::validation::Layer;
     ///
     /// assert_eq!(Layer::parse_list("error,loss").unwrap(), [Layer::Error, Layer::Loss]);
-    /// assert_eq!(Layer::parse_list("all").unwrap().len(), 4);
-    /// assert!(Layer::parse_list("usage").is_err());
+    /// assert_eq!(Layer::parse_list("all").unwrap().len(), 5);
+    /// assert!(Layer::parse_list("version").is_err());
     /// ```
     pub fn parse_list(text: &str) -> Result<Vec<Layer>, String> {
         if text.trim() == "all" {
@@ -176,12 +181,43 @@ pub fn validate(run: &RunData, layers: &[Layer]) -> Vec<Finding> {
                             );
                         }
                     }
+                    Layer::Usage => {
+                        if let Some(finding) = usage(bench.usage, p) {
+                            find(finding.0, subject, finding.1);
+                        }
+                    }
                     _ => {}
                 }
             }
         }
     }
     out
+}
+
+/// The `usage` layer for one process: its mean GPU load and peak memory fraction against the
+/// benchmark's thresholds (nothing to check without thresholds).
+fn usage(thresholds: Option<(f64, f64)>, p: &ProcessData) -> Option<(Severity, String)> {
+    let (load_threshold, memory_threshold) = thresholds?;
+    let Some(used) = p.gpu_usage else {
+        return Some((
+            Severity::Warning,
+            "no GPU usage was recorded (no `gpudata`: run it with a GPU monitor)".to_owned(),
+        ));
+    };
+    let mut low = Vec::new();
+    if used.mean_load < load_threshold {
+        low.push(format!(
+            "mean GPU load {:.2} below {load_threshold}",
+            used.mean_load
+        ));
+    }
+    if used.peak_memory_fraction < memory_threshold {
+        low.push(format!(
+            "peak GPU memory {:.2} of the total below {memory_threshold}",
+            used.peak_memory_fraction
+        ));
+    }
+    (!low.is_empty()).then(|| (Severity::Error, low.join("; ")))
 }
 
 /// Why a process failed, from its stderr: a Rust panic's message, a Python traceback's last
@@ -227,6 +263,7 @@ mod tests {
             success,
             rates: rates.to_vec(),
             peak_memory_mb: None,
+            gpu_usage: None,
             losses: losses.to_vec(),
             events: (rates.len() + losses.len()) as u64,
             exit_code: Some(if success { 0 } else { 101 }),
@@ -242,6 +279,7 @@ mod tests {
             benches: vec![BenchData {
                 name: "b".into(),
                 weight: 1.0,
+                usage: None,
                 processes,
             }],
         }
@@ -315,5 +353,37 @@ mod tests {
             found.last().unwrap().message,
             "1 of 2 planned processes reported events"
         );
+    }
+
+    #[test]
+    fn usage_checks_the_thresholds_and_warns_without_gpu_data() {
+        use crate::report::GpuUsage;
+        let mut busy = process("D0", true, &[10.0], &[], "");
+        busy.gpu_usage = Some(GpuUsage {
+            mean_load: 0.9,
+            peak_memory_fraction: 0.7,
+        });
+        let mut idle = process("D1", true, &[10.0], &[], "");
+        idle.gpu_usage = Some(GpuUsage {
+            mean_load: 0.2,
+            peak_memory_fraction: 0.1,
+        });
+        let blind = process("D2", true, &[10.0], &[], "");
+        let mut r = run(vec![busy, idle, blind]);
+        assert!(
+            validate(&r, &[Layer::Usage]).is_empty(),
+            "no thresholds, nothing checked"
+        );
+        r.benches[0].usage = Some((0.5, 0.5));
+        let found = validate(&r, &[Layer::Usage]);
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0].subject, "b.D1");
+        assert_eq!(found[0].severity, Severity::Error);
+        assert_eq!(
+            found[0].message,
+            "mean GPU load 0.20 below 0.5; peak GPU memory 0.10 of the total below 0.5"
+        );
+        assert_eq!(found[1].subject, "b.D2");
+        assert_eq!(found[1].severity, Severity::Warning);
     }
 }

@@ -75,3 +75,50 @@ fn breakdown_and_score_follow_milabench() {
         "{text}"
     );
 }
+
+/// A `gpudata` sample of two devices: `(load, used MiB, total MiB)` each.
+fn gpudata(devices: [(f64, f64, f64); 2], at: u64) -> Event {
+    let gpus = devices
+        .iter()
+        .enumerate()
+        .map(|(i, &(load, used, total))| {
+            let gpu = [
+                ("load".to_owned(), Value::F64(load)),
+                (
+                    "memory".to_owned(),
+                    Value::List(vec![Value::F64(used), Value::F64(total)]),
+                ),
+            ];
+            (i.to_string(), Value::Map(gpu.into_iter().collect()))
+        })
+        .collect();
+    Event::new_at([("gpudata", Value::Map(gpus))], Timestamp::from_nanos(at))
+}
+
+#[test]
+fn usage_reads_the_thresholds_from_the_config_and_the_load_from_gpudata() {
+    use giving_suite::validation::{Layer, Severity, validate};
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "a", "weight": 1.0,
+            "usage": {"gpu_load_threshold": 0.5, "gpu_mem_threshold": 0.5}}]}"#,
+    )
+    .unwrap();
+    let mut log = LogWriter::create(dir.join("a.D0.data"), &LogHeader::for_this_process()).unwrap();
+    // Loads 0.2, 0.4, 0.3, 0.3: mean 0.3; memory peaks at 600 of 1000 MiB.
+    log.write(&gpudata([(0.2, 100.0, 1000.0), (0.4, 600.0, 1000.0)], 1))
+        .unwrap();
+    log.write(&gpudata([(0.3, 200.0, 1000.0), (0.3, 300.0, 1000.0)], 2))
+        .unwrap();
+    log.close(0).unwrap();
+    std::fs::write(dir.join("a.D0.json"), r#"{"success": true}"#).unwrap();
+
+    let run = load_run(dir).unwrap();
+    assert_eq!(run.benches[0].usage, Some((0.5, 0.5)));
+    let found = validate(&run, &[Layer::Usage]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].severity, Severity::Error);
+    assert_eq!(found[0].message, "mean GPU load 0.30 below 0.5");
+}

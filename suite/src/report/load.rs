@@ -21,6 +21,8 @@ pub struct ProcessData {
     pub rates: Vec<f64>,
     /// The most GPU memory any device used while it ran (MiB, from `gpudata`).
     pub peak_memory_mb: Option<f64>,
+    /// GPU usage while it ran, where `gpudata` was recorded (the `usage` layer reads it).
+    pub gpu_usage: Option<GpuUsage>,
     /// The losses in its data file (NaN included), in order.
     pub losses: Vec<f64>,
     /// Events in its data file.
@@ -33,6 +35,15 @@ pub struct ProcessData {
     pub stderr: String,
 }
 
+/// GPU usage of one process, from its `gpudata` samples (every device of every sample).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuUsage {
+    /// Mean load (0..1) over the samples that gave one.
+    pub mean_load: f64,
+    /// The highest memory used, as a fraction of the device's total (0..1).
+    pub peak_memory_fraction: f64,
+}
+
 /// A benchmark of a run, as read back.
 #[derive(Debug, Clone)]
 pub struct BenchData {
@@ -40,6 +51,8 @@ pub struct BenchData {
     pub name: String,
     /// Its weight in the score.
     pub weight: f64,
+    /// Its `validation.usage` thresholds, as `(gpu_load_threshold, gpu_mem_threshold)`.
+    pub usage: Option<(f64, f64)>,
     /// Its processes.
     pub processes: Vec<ProcessData>,
 }
@@ -85,6 +98,9 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             Some(BenchData {
                 name: b["name"].as_str()?.to_owned(),
                 weight: b["weight"].as_f64().unwrap_or(1.0),
+                usage: b["usage"]["gpu_load_threshold"]
+                    .as_f64()
+                    .zip(b["usage"]["gpu_mem_threshold"].as_f64()),
                 processes: Vec::new(),
             })
         })
@@ -108,10 +124,12 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         };
         let outcome = json(&path)?;
         let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
+        let gpu_usage = data_file.usage();
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
             rates: data_file.rates,
             peak_memory_mb: data_file.peak,
+            gpu_usage,
             losses: data_file.losses,
             events: data_file.events,
             exit_code: outcome["exit_code"].as_i64(),
@@ -133,7 +151,26 @@ struct DataFile {
     rates: Vec<f64>,
     losses: Vec<f64>,
     peak: Option<f64>,
+    /// Every device's load in every `gpudata` sample.
+    loads: Vec<f64>,
+    /// The highest used/total memory of any device in any sample.
+    peak_fraction: Option<f64>,
     events: u64,
+}
+
+impl DataFile {
+    fn usage(&self) -> Option<GpuUsage> {
+        let peak_memory_fraction = self.peak_fraction?;
+        let mean_load = if self.loads.is_empty() {
+            0.0
+        } else {
+            self.loads.iter().sum::<f64>() / self.loads.len() as f64
+        };
+        Some(GpuUsage {
+            mean_load,
+            peak_memory_fraction,
+        })
+    }
 }
 
 /// The last 64 KiB of a text file (where a panic message or a traceback is).
@@ -160,11 +197,23 @@ fn read_data(path: &Path) -> DataFile {
         }
         if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
             for gpu in gpus.values() {
-                if let Value::Map(gpu) = gpu
-                    && let Some(Value::List(memory)) = gpu.get("memory")
+                let Value::Map(gpu) = gpu else {
+                    continue;
+                };
+                if let Some(load) = gpu.get("load").and_then(Value::as_f64) {
+                    out.loads.push(load);
+                }
+                if let Some(Value::List(memory)) = gpu.get("memory")
                     && let Some(used) = memory.first().and_then(Value::as_f64)
                 {
                     out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
+                    if let Some(total) = memory.get(1).and_then(Value::as_f64)
+                        && total > 0.0
+                    {
+                        let fraction = used / total;
+                        out.peak_fraction =
+                            Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
+                    }
                 }
             }
         }

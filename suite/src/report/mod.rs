@@ -5,6 +5,6 @@ mod load;
 mod stats;
 mod table;
 
-pub use load::{BenchData, ProcessData, RunData, load_run};
+pub use load::{BenchData, GpuUsage, ProcessData, RunData, load_run};
 pub use stats::{Metrics, global_score};
 pub use table::Report;
