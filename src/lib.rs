@@ -81,7 +81,7 @@ pub use probe::{Override, Probe, ProbeError};
 pub use queue::Delivery;
 pub use stop::StopToken;
 pub use stream::{EventStream, Lag};
-pub use value::{LazyValue, Resolve, ResolveError, Value};
+pub use value::{LazyValue, ReadMany, Resolve, ResolveError, Value};
 pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
 
 /// Instruments a function so that probes can observe its variables: see [`mod@probe`] and

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Tensor, TensorData};
-use giving::{Resolve, ResolveError, Value};
+use giving::{ReadMany, Resolve, ResolveError, Value};
 
 static RESOLUTIONS: AtomicU64 = AtomicU64::new(0);
 
@@ -96,6 +96,73 @@ impl<B: Backend, const D: usize> Resolve for LazyTensor<B, D> {
         })?;
         Ok(data_to_value(&data))
     }
+
+    /// Many lazy tensors of this type are read with one transfer per device.
+    fn read_many(&self) -> Option<ReadMany> {
+        Some(read_many::<B, D>)
+    }
+}
+
+/// Reads lazy tensors together: per device, flattened, concatenated, read once (one device
+/// sync and one transfer instead of one per tensor) and split back, each tensor giving what
+/// [`Resolve::resolve`] would give it.
+fn read_many<B: Backend, const D: usize>(
+    sources: &[&dyn Resolve],
+) -> Vec<Result<Value, ResolveError>> {
+    let tensors: Vec<&LazyTensor<B, D>> = sources
+        .iter()
+        .filter_map(|&source| (source as &dyn std::any::Any).downcast_ref())
+        .collect();
+    if tensors.len() != sources.len() {
+        return sources.iter().map(|source| source.resolve()).collect();
+    }
+    let mut results: Vec<Option<Result<Value, ResolveError>>> = vec![None; tensors.len()];
+    let mut devices: Vec<(B::Device, Vec<usize>)> = Vec::new();
+    for (i, lazy) in tensors.iter().enumerate() {
+        let device = lazy.tensor.device();
+        match devices.iter_mut().find(|(d, _)| *d == device) {
+            Some((_, indices)) => indices.push(i),
+            None => devices.push((device, vec![i])),
+        }
+    }
+    for (device, indices) in devices {
+        let flat: Vec<Tensor<B, 1>> = indices
+            .iter()
+            .map(|&i| {
+                let tensor = tensors[i].tensor.clone();
+                let n = tensor.shape().num_elements();
+                tensor.reshape([n])
+            })
+            .collect();
+        let sizes: Vec<usize> = flat.iter().map(|t| t.dims()[0]).collect();
+        RESOLUTIONS.fetch_add(indices.len() as u64, Ordering::Relaxed);
+        match Tensor::cat(flat, 0).try_into_data() {
+            Ok(data) => {
+                let mut numbers = data.iter::<f64>().map(Value::F64);
+                for (&i, &size) in indices.iter().zip(&sizes) {
+                    let mut values: Vec<Value> = numbers.by_ref().take(size).collect();
+                    results[i] = Some(Ok(match values.len() {
+                        1 => values.swap_remove(0),
+                        _ => Value::List(values),
+                    }));
+                }
+            }
+            Err(e) => {
+                let error = ResolveError::new(format!(
+                    "reading {} tensors together on {}: {e}",
+                    indices.len(),
+                    B::name(&device)
+                ));
+                for &i in &indices {
+                    results[i] = Some(Err(error.clone()));
+                }
+            }
+        }
+    }
+    results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ResolveError::new("tensor not read"))))
+        .collect()
 }
 
 impl<B: Backend, const D: usize> From<LazyTensor<B, D>> for Value {

@@ -48,6 +48,7 @@ mod rate;
 mod select;
 mod threaded;
 pub mod timeline;
+mod window;
 
 #[cfg(feature = "cli")]
 pub use args::{

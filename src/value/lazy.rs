@@ -1,5 +1,6 @@
 //! Values that are read only when a consumer needs them (a loss tensor still on the device).
 
+use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
@@ -25,9 +26,18 @@ use crate::Value;
 /// let value = Value::lazy(Deferred(0.5));
 /// assert_eq!(value.resolved().unwrap(), &Value::F64(1.0));
 /// ```
-pub trait Resolve: Send + Sync + 'static {
+pub trait Resolve: Any + Send + Sync {
     /// Reads the value. Called at most once per [`LazyValue`], by whoever needs it first.
     fn resolve(&self) -> Result<Value, ResolveError>;
+
+    /// A function that reads many values of this type at once, for sources that are cheaper
+    /// to read together than one by one (tensors on one device: one transfer and one device
+    /// sync instead of one per value). [`LazyValue::resolve_all`] hands it every unread value
+    /// of this type it was given, in order, and expects one result per value, in the same
+    /// order. `None` (the default): values are read one by one.
+    fn read_many(&self) -> Option<ReadMany> {
+        None
+    }
 }
 
 /// Why a [`Resolve`] could not produce its value.
@@ -50,6 +60,11 @@ impl ResolveError {
         &self.message
     }
 }
+
+/// Reads many sources of one type at once; see [`Resolve::read_many`]. The sources it is given
+/// are all of the type whose `read_many` returned it (downcast them with
+/// `(source as &dyn Any).downcast_ref::<T>()`).
+pub type ReadMany = fn(&[&dyn Resolve]) -> Vec<Result<Value, ResolveError>>;
 
 /// A shared, resolve-once handle to a [`Resolve`]: the payload of [`Value::Lazy`].
 ///
@@ -90,6 +105,71 @@ impl LazyValue {
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// Reads every unread value of `values` now, those whose source can read many at once
+    /// ([`Resolve::read_many`]) together, one batch per source type: what a sink calls once
+    /// per window of events instead of reading each loss on its own (milabench's
+    /// `LazyLossPusher`). Values another thread reads meanwhile keep that reading. A batch
+    /// that does not give one result per value is ignored (its values are read one by one
+    /// when asked).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use giving::{LazyValue, ReadMany, Resolve, ResolveError, Value};
+    ///
+    /// static BATCHES: AtomicUsize = AtomicUsize::new(0);
+    ///
+    /// struct OnDevice(f64);
+    ///
+    /// impl Resolve for OnDevice {
+    ///     fn resolve(&self) -> Result<Value, ResolveError> {
+    ///         Ok(Value::F64(self.0))
+    ///     }
+    ///     fn read_many(&self) -> Option<ReadMany> {
+    ///         Some(|sources| {
+    ///             BATCHES.fetch_add(1, Ordering::SeqCst);
+    ///             sources.iter().map(|s| s.resolve()).collect()
+    ///         })
+    ///     }
+    /// }
+    ///
+    /// let losses: Vec<LazyValue> = (0..4).map(|i| LazyValue::new(OnDevice(i as f64))).collect();
+    /// LazyValue::resolve_all(&losses.iter().collect::<Vec<_>>());
+    /// assert_eq!(BATCHES.load(Ordering::SeqCst), 1);
+    /// assert!(losses.iter().all(LazyValue::is_resolved));
+    /// assert_eq!(losses[3].resolve().unwrap(), &Value::F64(3.0));
+    /// ```
+    pub fn resolve_all(values: &[&LazyValue]) {
+        let mut groups: Vec<(TypeId, ReadMany, Vec<&LazyValue>)> = Vec::new();
+        for value in values.iter().filter(|v| !v.is_resolved()) {
+            let source: &dyn Resolve = &*value.inner.source;
+            let Some(read) = source.read_many() else {
+                continue;
+            };
+            let kind = (source as &dyn Any).type_id();
+            match groups.iter_mut().find(|(k, _, _)| *k == kind) {
+                Some((_, _, group)) => {
+                    if !group.iter().any(|v| v.ptr_eq(value)) {
+                        group.push(value);
+                    }
+                }
+                None => groups.push((kind, read, vec![value])),
+            }
+        }
+        for (_, read, group) in groups {
+            let sources: Vec<&dyn Resolve> = group.iter().map(|v| &*v.inner.source).collect();
+            let results = read(&sources);
+            if results.len() != group.len() {
+                continue;
+            }
+            for (value, result) in group.iter().zip(results) {
+                let _ = value
+                    .inner
+                    .cached
+                    .set(result.and_then(|value| value.resolved().cloned()));
+            }
+        }
     }
 
     /// Whether the value has already been read.

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 mod lazy;
 
-pub use lazy::{LazyValue, Resolve, ResolveError};
+pub use lazy::{LazyValue, ReadMany, Resolve, ResolveError};
 
 /// A value given by a training loop: a number, a string, a nested list or map, or a
 /// [`Lazy`](Value::Lazy) value that the consumer reads when it needs it.

@@ -2,7 +2,7 @@
 //! own thread.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use giving::{Delivery, EventStream, Given, Value};
 
@@ -14,6 +14,7 @@ use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
 use crate::threaded::{SinkControl, SinkThread};
+use crate::window::LazyWindow;
 
 /// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
@@ -345,16 +346,29 @@ fn write_loop(
         })?;
     runtime.block_on(async {
         let mut drain = Drain::new();
+        // Lazy losses are read once per sync window, together (see `window`).
+        let mut window = LazyWindow::default();
         loop {
             let deadline = match sink.failed {
-                None => sink.writer.write_out_deadline(),
+                None => earliest(sink.writer.write_out_deadline(), window.deadline()),
                 Some(_) => None,
             };
             match drain.next(&mut stream, deadline, control).await {
-                Next::Event(event) => sink.write(&event),
-                Next::End => break,
-                Next::Due => sink.flush(),
-                Next::Flush => serve_flush(&mut sink, &mut stream, control),
+                Next::Event(event) => window.push(event, |e| sink.write(e)),
+                Next::End => {
+                    window.release(|e| sink.write(e));
+                    break;
+                }
+                Next::Due => {
+                    if window.deadline().is_some_and(|due| due <= Instant::now()) {
+                        window.release(|e| sink.write(e));
+                    }
+                    sink.flush();
+                }
+                Next::Flush => {
+                    window.release(|e| sink.write(e));
+                    serve_flush(&mut sink, &mut stream, control);
+                }
             }
         }
     });
@@ -367,6 +381,14 @@ fn write_loop(
     match sink.refused {
         Some(error) => Err(error),
         None => Ok(summary),
+    }
+}
+
+/// The earlier of two optional deadlines.
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
