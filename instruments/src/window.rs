@@ -1,4 +1,4 @@
-//! Events whose lazy values a file sink reads together, once per sync window, instead of one
+//! Events whose lazy values a file sink (the log, the trace) reads together, once per sync window, instead of one
 //! by one: milabench's `LazyLossPusher`. On a GPU, reading a loss is a device sync and a
 //! transfer; reading a window's losses together (`LazyValue::resolve_all`, one read per
 //! device for burn tensors) costs one of each per window.
@@ -68,6 +68,14 @@ impl LazyWindow {
         for event in self.held.drain(..) {
             write(&event);
         }
+    }
+}
+
+/// The earlier of two optional deadlines (a sink's write-out and its window's).
+pub(crate) fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 

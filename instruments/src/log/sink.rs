@@ -14,7 +14,7 @@ use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
 use crate::threaded::{SinkControl, SinkThread};
-use crate::window::LazyWindow;
+use crate::window::{LazyWindow, earliest};
 
 /// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
@@ -381,14 +381,6 @@ fn write_loop(
     match sink.refused {
         Some(error) => Err(error),
         None => Ok(summary),
-    }
-}
-
-/// The earlier of two optional deadlines.
-fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
     }
 }
 

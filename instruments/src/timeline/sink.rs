@@ -1,7 +1,7 @@
 //! [`Trace`]: the instrument that writes a scope's timeline to a trace file, on its own thread.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use giving::timeline::ThreadInfo;
 use giving::{Delivery, EventStream, Given};
@@ -13,6 +13,7 @@ use crate::drain::{Drain, Next, queued};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::threaded::{SinkControl, SinkThread};
+use crate::window::{LazyWindow, earliest};
 
 /// How many names [`Trace::in_dir`] tries when traces of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
@@ -257,16 +258,27 @@ fn write_loop(
     };
     runtime.block_on(async {
         let mut drain = Drain::new();
+        // Lazy values (losses charted as counters) are read once per sync window, together.
+        let mut window = LazyWindow::default();
         loop {
             let deadline = match sink.failed {
-                None => sink.writer.write_out_deadline(),
+                None => earliest(sink.writer.write_out_deadline(), window.deadline()),
                 Some(_) => None,
             };
             match drain.next(&mut stream, deadline, control).await {
-                Next::Event(event) => sink.event(&event),
-                Next::End => break,
-                Next::Due => sink.flush(),
+                Next::Event(event) => window.push(event, |e| sink.event(e)),
+                Next::End => {
+                    window.release(|e| sink.event(e));
+                    break;
+                }
+                Next::Due => {
+                    if window.deadline().is_some_and(|due| due <= Instant::now()) {
+                        window.release(|e| sink.event(e));
+                    }
+                    sink.flush();
+                }
                 Next::Flush => {
+                    window.release(|e| sink.event(e));
                     if let Some(generation) = control.pending_flush() {
                         for event in queued(&mut stream) {
                             sink.event(&event);
