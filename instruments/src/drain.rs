@@ -8,6 +8,7 @@ use futures::{FutureExt, StreamExt};
 use giving::{Event, EventStream};
 
 use crate::threaded::SinkControl;
+use crate::window::{LazyWindow, earliest};
 
 /// How many events a sink takes as they come, without a timer and without looking for a
 /// flush request: under load a timer per event would cost more than writing it, and a request
@@ -15,7 +16,7 @@ use crate::threaded::SinkControl;
 const BURST: u32 = 64;
 
 /// What a sink thread waits for.
-pub(crate) enum Next {
+enum Next {
     /// An event to write.
     Event(Event),
     /// The scope ended.
@@ -28,16 +29,16 @@ pub(crate) enum Next {
 
 /// Waits for what comes next: an event already queued (up to [`BURST`] in a row), else
 /// whichever of a flush request, an event and the write-out `deadline` comes first.
-pub(crate) struct Drain {
+struct Drain {
     burst: u32,
 }
 
 impl Drain {
-    pub(crate) fn new() -> Self {
+    fn new() -> Self {
         Self { burst: 0 }
     }
 
-    pub(crate) async fn next(
+    async fn next(
         &mut self,
         stream: &mut EventStream,
         deadline: Option<Instant>,
@@ -74,6 +75,53 @@ async fn next_event(stream: &mut EventStream, deadline: Option<Instant>) -> Next
 }
 
 /// Every event already queued, for a flush: written before the bytes go out.
-pub(crate) fn queued(stream: &mut EventStream) -> impl Iterator<Item = Event> + '_ {
+fn queued(stream: &mut EventStream) -> impl Iterator<Item = Event> + '_ {
     std::iter::from_fn(move || stream.next().now_or_never().flatten())
+}
+
+/// A sink that writes a file as it goes (the log, the trace), as [`run`] drives it.
+pub(crate) trait FileSink {
+    /// Writes one event (into the sink's buffer).
+    fn write(&mut self, event: &Event);
+    /// Hands the buffered bytes to the operating system.
+    fn flush(&mut self);
+    /// When the buffered bytes are due to be written out; `None` when nothing is buffered or
+    /// after a failure (nothing more will be written).
+    fn write_out_deadline(&self) -> Option<Instant>;
+}
+
+/// Drives `sink` until its scope ends: events as they come, lazy values read once per sync
+/// window ([`LazyWindow`]), bytes written out when due, flushes served when asked.
+pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, control: &SinkControl) {
+    let mut drain = Drain::new();
+    let mut window = LazyWindow::default();
+    loop {
+        let deadline = earliest(sink.write_out_deadline(), window.deadline());
+        match drain.next(stream, deadline, control).await {
+            Next::Event(event) => window.push(event, |e| sink.write(e)),
+            Next::End => {
+                window.release(|e| sink.write(e));
+                return;
+            }
+            Next::Due => {
+                if window.deadline().is_some_and(|due| due <= Instant::now()) {
+                    window.release(|e| sink.write(e));
+                }
+                sink.flush();
+            }
+            Next::Flush => {
+                window.release(|e| sink.write(e));
+                // Everything already queued is written before the bytes go out, and the
+                // flush is reported served even after a failure: whoever waits must not wait
+                // in vain.
+                if let Some(generation) = control.pending_flush() {
+                    for event in queued(stream) {
+                        sink.write(&event);
+                    }
+                    sink.flush();
+                    control.flushed(generation);
+                }
+            }
+        }
+    }
 }

@@ -9,12 +9,11 @@ use giving::{Delivery, EventStream, Given, Value};
 use super::error::LogError;
 use super::header::LogHeader;
 use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
-use crate::drain::{Drain, Next, queued};
+use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
 use crate::threaded::{SinkControl, SinkThread};
-use crate::window::{LazyWindow, earliest};
 
 /// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
@@ -280,7 +279,7 @@ struct Sink {
     reporter: Option<Reporter>,
 }
 
-impl Sink {
+impl FileSink for Sink {
     /// Writes the selected part of an event. An event the reader would refuse is skipped, and
     /// the first refusal kept; after a failed write, events are taken and discarded, so the
     /// subscription does not grow while the run goes on.
@@ -317,6 +316,15 @@ impl Sink {
         }
     }
 
+    fn write_out_deadline(&self) -> Option<Instant> {
+        match self.failed {
+            None => self.writer.write_out_deadline(),
+            Some(_) => None,
+        }
+    }
+}
+
+impl Sink {
     /// Reports a failed write now (stderr, a `{problem, instrument}` event, the run's
     /// problems), not when the run ends.
     fn fail(&mut self, error: LogError) {
@@ -344,34 +352,7 @@ fn write_loop(
             path: sink.writer.path().to_path_buf(),
             source,
         })?;
-    runtime.block_on(async {
-        let mut drain = Drain::new();
-        // Lazy losses are read once per sync window, together (see `window`).
-        let mut window = LazyWindow::default();
-        loop {
-            let deadline = match sink.failed {
-                None => earliest(sink.writer.write_out_deadline(), window.deadline()),
-                Some(_) => None,
-            };
-            match drain.next(&mut stream, deadline, control).await {
-                Next::Event(event) => window.push(event, |e| sink.write(e)),
-                Next::End => {
-                    window.release(|e| sink.write(e));
-                    break;
-                }
-                Next::Due => {
-                    if window.deadline().is_some_and(|due| due <= Instant::now()) {
-                        window.release(|e| sink.write(e));
-                    }
-                    sink.flush();
-                }
-                Next::Flush => {
-                    window.release(|e| sink.write(e));
-                    serve_flush(&mut sink, &mut stream, control);
-                }
-            }
-        }
-    });
+    runtime.block_on(drain::run(&mut sink, &mut stream, control));
     let dropped = stream.dropped();
     drop(stream);
     if let Some(error) = sink.failed {
@@ -381,17 +362,5 @@ fn write_loop(
     match sink.refused {
         Some(error) => Err(error),
         None => Ok(summary),
-    }
-}
-
-/// Writes every event already queued, hands everything to the operating system, and reports
-/// the flush served (also after a failure: whoever waits must not wait in vain).
-fn serve_flush(sink: &mut Sink, stream: &mut EventStream, control: &SinkControl) {
-    if let Some(generation) = control.pending_flush() {
-        for event in queued(stream) {
-            sink.write(&event);
-        }
-        sink.flush();
-        control.flushed(generation);
     }
 }

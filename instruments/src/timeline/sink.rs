@@ -9,11 +9,10 @@ use giving::{Delivery, EventStream, Given};
 use super::encoder::TraceFormat;
 use super::error::TraceError;
 use super::writer::{TraceSummary, TraceWriter};
-use crate::drain::{Drain, Next, queued};
+use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::threaded::{SinkControl, SinkThread};
-use crate::window::{LazyWindow, earliest};
 
 /// How many names [`Trace::in_dir`] tries when traces of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
@@ -209,8 +208,8 @@ struct Sink {
     reporter: Option<Reporter>,
 }
 
-impl Sink {
-    fn event(&mut self, event: &giving::Event) {
+impl FileSink for Sink {
+    fn write(&mut self, event: &giving::Event) {
         if self.failed.is_none() {
             self.writer.event(0, event);
             let result = self.writer.write_out_if_due();
@@ -225,6 +224,15 @@ impl Sink {
         }
     }
 
+    fn write_out_deadline(&self) -> Option<Instant> {
+        match self.failed {
+            None => self.writer.write_out_deadline(),
+            Some(_) => None,
+        }
+    }
+}
+
+impl Sink {
     fn check(&mut self, result: Result<(), TraceError>) {
         if let Err(error) = result {
             if let Some(reporter) = &self.reporter {
@@ -256,40 +264,7 @@ fn write_loop(
         failed: None,
         reporter,
     };
-    runtime.block_on(async {
-        let mut drain = Drain::new();
-        // Lazy values (losses charted as counters) are read once per sync window, together.
-        let mut window = LazyWindow::default();
-        loop {
-            let deadline = match sink.failed {
-                None => earliest(sink.writer.write_out_deadline(), window.deadline()),
-                Some(_) => None,
-            };
-            match drain.next(&mut stream, deadline, control).await {
-                Next::Event(event) => window.push(event, |e| sink.event(e)),
-                Next::End => {
-                    window.release(|e| sink.event(e));
-                    break;
-                }
-                Next::Due => {
-                    if window.deadline().is_some_and(|due| due <= Instant::now()) {
-                        window.release(|e| sink.event(e));
-                    }
-                    sink.flush();
-                }
-                Next::Flush => {
-                    window.release(|e| sink.event(e));
-                    if let Some(generation) = control.pending_flush() {
-                        for event in queued(&mut stream) {
-                            sink.event(&event);
-                        }
-                        sink.flush();
-                        control.flushed(generation);
-                    }
-                }
-            }
-        }
-    });
+    runtime.block_on(drain::run(&mut sink, &mut stream, control));
     drop(stream);
     match sink.failed {
         Some(error) => Err(error),
