@@ -38,12 +38,7 @@ use crate::{Event, Key, Value};
 macro_rules! give {
     ($($fields:tt)+) => {
         if $crate::__private::is_listening() {
-            static ORIGIN: $crate::Origin = $crate::Origin {
-                file: ::core::file!(),
-                line: ::core::line!(),
-                module: ::core::module_path!(),
-            };
-            $crate::__private::give_array(&ORIGIN, || $crate::__give_array!([] $($fields)+));
+            $crate::__private::give_array($crate::__origin!(), || $crate::__give_array!([] $($fields)+));
         }
     };
 }
@@ -59,12 +54,22 @@ macro_rules! give {
 #[macro_export]
 macro_rules! event {
     ($($fields:tt)+) => {{
+        $crate::__private::event_from_array($crate::__origin!(), $crate::__give_array!([] $($fields)+))
+    }};
+}
+
+/// The call site of the macro that expands this: a `&'static Origin` (a static per call site,
+/// so recording where an event was given costs nothing).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __origin {
+    () => {{
         static ORIGIN: $crate::Origin = $crate::Origin {
             file: ::core::file!(),
             line: ::core::line!(),
             module: ::core::module_path!(),
         };
-        $crate::__private::event_from_array(&ORIGIN, $crate::__give_array!([] $($fields)+))
+        &ORIGIN
     }};
 }
 

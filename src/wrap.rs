@@ -120,20 +120,10 @@ impl<'a> WrapMark<'a> {
 #[macro_export]
 macro_rules! wrap {
     ($name:expr $(,)?) => {{
-        static ORIGIN: $crate::Origin = $crate::Origin {
-            file: ::core::file!(),
-            line: ::core::line!(),
-            module: ::core::module_path!(),
-        };
-        $crate::Wrap::__begin(&ORIGIN, $name, || $crate::__private::fields([]))
+        $crate::Wrap::__begin($crate::__origin!(), $name, || $crate::__private::fields([]))
     }};
     ($name:expr, $($fields:tt)+) => {{
-        static ORIGIN: $crate::Origin = $crate::Origin {
-            file: ::core::file!(),
-            line: ::core::line!(),
-            module: ::core::module_path!(),
-        };
-        $crate::Wrap::__begin(&ORIGIN, $name, || $crate::__give_fields!([] $($fields)+))
+        $crate::Wrap::__begin($crate::__origin!(), $name, || $crate::__give_fields!([] $($fields)+))
     }};
 }
 

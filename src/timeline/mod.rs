@@ -369,13 +369,8 @@ fn instant_fields(channel: &Channel, name: Arc<str>) -> crate::event::Fields {
 macro_rules! tracepoint {
     ($channel:expr, $($name:tt)+) => {
         if $crate::__private::is_listening() {
-            static ORIGIN: $crate::Origin = $crate::Origin {
-                file: ::core::file!(),
-                line: ::core::line!(),
-                module: ::core::module_path!(),
-            };
             $crate::timeline::Tracepoint::begin_at(
-                &ORIGIN,
+                $crate::__origin!(),
                 &$channel,
                 ::std::sync::Arc::from(::std::format!($($name)+)),
             )
@@ -402,13 +397,8 @@ macro_rules! tracepoint {
 macro_rules! instant {
     ($channel:expr, $($name:tt)+) => {
         if $crate::__private::is_listening() {
-            static ORIGIN: $crate::Origin = $crate::Origin {
-                file: ::core::file!(),
-                line: ::core::line!(),
-                module: ::core::module_path!(),
-            };
             $crate::timeline::instant_at(
-                &ORIGIN,
+                $crate::__origin!(),
                 &$channel,
                 ::std::sync::Arc::from(::std::format!($($name)+)),
             );
