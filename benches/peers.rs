@@ -140,31 +140,37 @@ fn drain_in_turn<Rx: Send + 'static>(
     std::thread::spawn(move || receivers.iter().map(count).collect())
 }
 
+/// A blocking channel peer: one channel per subscriber (`channel` makes one), each drained in
+/// turn by one consumer thread, sent to by `send`.
+fn blocking_peer<Tx, Rx: Send + 'static>(
+    subscribers: usize,
+    channel: fn() -> (Tx, Rx),
+    count: fn(&Rx) -> u64,
+    send: fn(&Tx, Message),
+) -> Duration {
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers).map(|_| channel()).unzip();
+    send_all(senders, send, drain_in_turn(receivers, count))
+}
+
 fn crossbeam(subscribers: usize) -> Duration {
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
-        .map(|_| crossbeam_channel::unbounded::<Message>())
-        .unzip();
-    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
-    send_all(
-        senders,
+    blocking_peer(
+        subscribers,
+        crossbeam_channel::unbounded::<Message>,
+        |rx| count(rx.iter()),
         |tx, m| {
             let _ = tx.send(m);
         },
-        consumer,
     )
 }
 
 fn flume(subscribers: usize) -> Duration {
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
-        .map(|_| flume::unbounded::<Message>())
-        .unzip();
-    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
-    send_all(
-        senders,
+    blocking_peer(
+        subscribers,
+        flume::unbounded::<Message>,
+        |rx| count(rx.iter()),
         |tx, m| {
             let _ = tx.send(m);
         },
-        consumer,
     )
 }
 
