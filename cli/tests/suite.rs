@@ -6,16 +6,8 @@ use std::process::Command;
 
 use giving_instruments::log::LogReader;
 
-fn giving(args: &[&str], cwd: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
-}
+mod support;
+use support::giving_in as giving;
 
 /// The one run folder under `runs`.
 fn run_dir(runs: &Path) -> PathBuf {

@@ -2,8 +2,10 @@
 //! one, and both appear in the report. Skipped, saying so, where voir is not installed
 //! (.ci/run installs it).
 
-use std::path::Path;
 use std::process::Command;
+
+mod support;
+use support::giving_in as giving;
 
 const BENCH_PY: &str = r#"
 import time
@@ -45,17 +47,6 @@ fn has_voir() -> bool {
         .output()
         .is_ok_and(|o| o.status.success())
         && Command::new("voir").arg("--help").output().is_ok()
-}
-
-fn giving(args: &[&str], cwd: &Path) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_giving"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run the giving binary");
-    let text =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    (out.status.success(), text)
 }
 
 #[test]

@@ -2,11 +2,17 @@
 // Each test binary includes this module and uses a part of it.
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(args: &[&str]) -> (Output, String) {
+    run_in(args, Path::new("."))
+}
+
+fn run_in(args: &[&str], cwd: &Path) -> (Output, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_giving"))
         .args(args)
+        .current_dir(cwd)
         .output()
         .expect("run the giving binary");
     let text =
@@ -17,6 +23,12 @@ fn run(args: &[&str]) -> (Output, String) {
 /// Runs `giving ARGS`: whether it succeeded, and its stdout then stderr.
 pub fn giving(args: &[&str]) -> (bool, String) {
     let (out, text) = run(args);
+    (out.status.success(), text)
+}
+
+/// Runs `giving ARGS` in the folder `cwd`: whether it succeeded, and its stdout then stderr.
+pub fn giving_in(args: &[&str], cwd: &Path) -> (bool, String) {
+    let (out, text) = run_in(args, cwd);
     (out.status.success(), text)
 }
 
