@@ -102,6 +102,19 @@ pub mod keys {
     pub const SERIES: &str = "series";
     /// `f64`: the value of a counter sample.
     pub const VALUE: &str = "value";
+    /// `str`: the name of a distributed run or a suite run, shared by its ranks and processes.
+    pub const RUN: &str = "run";
+    /// `u64`: a process's rank among [`WORLD_SIZE`] (`RANK` as launchers set it).
+    pub const RANK: &str = "rank";
+    /// `u64`: a process's rank on its own node (`LOCAL_RANK`).
+    pub const LOCAL_RANK: &str = "local_rank";
+    /// `u64`: how many ranks the run has (`WORLD_SIZE`).
+    pub const WORLD_SIZE: &str = "world_size";
+    /// `str`: the host name of the machine that gave the event.
+    pub const HOST: &str = "host";
+    /// `str`: the suite benchmark a child process runs (`{bench}.{tag}`, e.g. `mlp.D0`), added
+    /// by the suite runner to the events it reads from the child.
+    pub const BENCH: &str = "bench";
 }
 
 mod timeline;
