@@ -115,6 +115,10 @@ pub mod keys {
     /// `str`: the suite benchmark a child process runs (`{bench}.{tag}`, e.g. `mlp.D0`), added
     /// by the suite runner to the events it reads from the child.
     pub const BENCH: &str = "bench";
+    /// `map`: what a benchmark says about itself — its program and the versions of what it
+    /// uses (`{"torch": "2.4.0", …}`). A voir benchmark gives it as `give(meta=…)`; a giving
+    /// program's log header carries the same facts. The suite's `version` layer reads it.
+    pub const META: &str = "meta";
 }
 
 mod timeline;

@@ -54,6 +54,9 @@ pub(crate) struct RunArgs {
     /// `{data}` in the configuration.
     #[arg(long, default_value = "data")]
     data: PathBuf,
+    /// Run every selected benchmark N times, in rounds (milabench's --repeat).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
     /// Seconds a benchmark may go on after SIGTERM (sent at its max_duration) before SIGKILL.
     #[arg(long, default_value_t = 5.0)]
     grace: f64,
@@ -143,9 +146,14 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         name: args.name,
         grace,
         n_gpu: facts.n_gpu,
+        repeat: args.repeat,
+    };
+    let times = match args.repeat {
+        1 => String::new(),
+        n => format!(", {n} times"),
     };
     println!(
-        "running {chosen} benchmark(s) of {} ({} GPU)",
+        "running {chosen} benchmark(s) of {}{times} ({} GPU)",
         args.config.display(),
         facts.n_gpu
     );

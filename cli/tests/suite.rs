@@ -98,7 +98,11 @@ fn the_dev_suite_runs_and_its_data_files_are_logs() {
         .find(|l| l.starts_with("mlp "))
         .unwrap_or_else(|| panic!("{out}"));
     let cols: Vec<&str> = row.split_whitespace().collect();
-    assert_eq!(&cols[1..4], ["0", "1", "1"], "fail n ngpu: {row}");
+    assert_eq!(
+        &cols[1..4],
+        ["0", "1", "0"],
+        "fail n ngpu (none: the CPU): {row}"
+    );
     assert_eq!(cols[8], format!("{score:.2}"), "score: {row}");
     assert!(
         out.contains(&format!("Score:        {global:>9.2}")),
@@ -278,4 +282,41 @@ fn ctrl_c_stops_the_running_benchmark_and_the_run() {
         !dir.join("b.D0.json").exists(),
         "no benchmark starts after an interrupt"
     );
+}
+
+#[test]
+fn repeat_runs_every_benchmark_in_rounds() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Each process appends its name to `order`, so the rounds can be checked.
+    std::fs::write(
+        tmp.path().join("twice.yaml"),
+        r#"
+_sh:
+  command: [sh, -c]
+a:
+  inherits: _sh
+  argv: ["echo a >> order; printf '{{\"rate\": 4.0, \"meta\": {{\"sh\": \"1\"}}}}\n' >&3"]
+b:
+  inherits: _sh
+  argv: ["echo b >> order; printf '{{\"rate\": 8.0, \"meta\": {{\"sh\": \"1\"}}}}\n' >&3"]
+"#,
+    )
+    .unwrap();
+    let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "2"], tmp.path());
+    assert!(ok, "{out}");
+    assert!(out.contains("a.D0.R2: ok"), "{out}");
+    let order = std::fs::read_to_string(tmp.path().join("order")).unwrap();
+    assert_eq!(order, "a\nb\na\nb\n");
+    let dir = run_dir(&tmp.path().join("runs"));
+    assert_eq!(outcome(&dir, "b.D0.R2")["repeat"], 2);
+    let (ok, report) = giving(&["suite", "report", dir.to_str().unwrap()], tmp.path());
+    assert!(ok, "{report}");
+    let row = report.lines().find(|l| l.starts_with("b ")).unwrap();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    // Two processes on one slot (the CPU): n 2, ngpu 0, the score is their mean rate.
+    assert_eq!(&cols[1..5], ["0", "2", "0", "8.00"], "{row}");
+    assert_eq!(cols[8], "8.00", "{row}");
+
+    let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "0"], tmp.path());
+    assert!(!ok && out.contains("--repeat"), "{out}");
 }

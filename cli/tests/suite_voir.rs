@@ -8,12 +8,14 @@ mod support;
 use support::giving_in as giving;
 
 const BENCH_PY: &str = r#"
+import platform
 import time
 import voir
 from giving import give
 
 def main():
-    for i in voir.iterate("train", range(60), report_batch=True, batch_size=64):
+    give(meta={"python": platform.python_version(), "voir": voir.__version__})
+    for i in voir.iterate("train", range(400), report_batch=True, batch_size=64):
         give(loss=1.0 / (i + 1))
         time.sleep(0.005)
 
@@ -21,24 +23,47 @@ if __name__ == "__main__":
     main()
 "#;
 
-/// voir's instruments, as a milabench benchmark's voirfile sets them: forward loss and rate.
+/// voir's instruments as a milabench benchmark's voirfile sets them: the options milabench
+/// passes in `--config` (stop, skip, interval), forwarded loss, rate and meta, early stop.
 const VOIRFILE: &str = r#"
-from voir.instruments import log, rate
+from dataclasses import dataclass
 
-def instrument_main(ov):
+from voir import configurable
+from voir.instruments import early_stop, log, rate
+
+
+@dataclass
+class Config:
+    stop: int = 0
+    skip: int = 0
+    interval: str = "1s"
+
+
+@configurable
+def instrument_main(ov, options: Config):
     yield ov.phases.init
-    ov.require(log("loss", "rate", "units", context="task"), rate(interval=5))
+    instruments = [
+        log("loss", "rate", "units", "meta", context="task"),
+        rate(interval=options.interval, skip=options.skip),
+    ]
+    if options.stop:
+        instruments.append(early_stop("rate", n=options.stop, task="train"))
+    ov.require(*instruments)
 "#;
 
+/// The same `voir.options` reach both: voir through `--config`, giving through its
+/// environment (GIVING_STOP, GIVING_RATE_SKIP: without it the MLP would skip 5 windows).
 const SUITE: &str = r#"
+_options:
+  max_duration: 120
+  voir: {options: {stop: 3, skip: 0, interval: "10"}}
 python:
+  inherits: _options
   command: [voir, bench.py]
-  max_duration: 120
 rust:
+  inherits: _options
   command: ["{giving}", train, mlp]
-  max_duration: 120
-  voir: {options: {stop: 2}}
-  argv: {--every: 0, --rate-skip: 0, --steps: 200}
+  argv: {--every: 0, --steps: 400}
 "#;
 
 fn has_voir() -> bool {
@@ -74,6 +99,26 @@ fn a_voir_benchmark_runs_next_to_a_rust_one() {
         .path();
     let (ok, report) = giving(&["suite", "report", dir.to_str().unwrap()], tmp.path());
     assert!(ok, "{report}");
+    // voir read the options: it stopped after `stop` rates (voir's early_stop stops on the one
+    // after the n-th), long before its 400 steps.
+    let python: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("python.D0.json")).unwrap())
+            .unwrap();
+    let rates = python["rates"].as_array().unwrap().len();
+    assert!((3..=4).contains(&rates), "{python}");
+    assert!(python["events"].as_u64().unwrap() < 200, "{python}");
+    assert_eq!(
+        python["meta"]["voir"].as_str().map(str::is_empty),
+        Some(false)
+    );
+    assert!(dir.join("python.D0.voirconf.json").is_file());
+    let rust: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("rust.D0.json")).unwrap()).unwrap();
+    assert!(rust["rates"].as_array().unwrap().len() >= 3, "{rust}");
+    assert_eq!(
+        rust["meta"]["versions"]["giving"],
+        env!("CARGO_PKG_VERSION")
+    );
     for bench in ["python ", "rust "] {
         let row = report
             .lines()

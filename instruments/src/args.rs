@@ -33,7 +33,8 @@ pub struct StopArgs {
 /// `--rate-skip N`: warm-up windows skipped by the rate instrument.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RateArgs {
-    /// Warm-up windows skipped before rates are given (default: 5).
+    /// Warm-up windows skipped before rates are given (default: 5, or what a suite asks in
+    /// GIVING_RATE_SKIP).
     #[arg(long, value_name = "N")]
     pub rate_skip: Option<u64>,
 }
@@ -139,7 +140,11 @@ impl InstrumentArgs {
     /// value is unusable (the log directory cannot be created, an interval is not positive).
     pub fn instruments(&self) -> Result<Vec<Box<dyn Instrument>>, InstrumentError> {
         let mut instruments: Vec<Box<dyn Instrument>> = Vec::new();
-        let rate = Rate::new().skip(self.rate.rate_skip.unwrap_or(Rate::DEFAULT_SKIP));
+        // Without --rate-skip, the rate skips what a suite asks (GIVING_RATE_SKIP) or its default.
+        let rate = match self.rate.rate_skip {
+            Some(skip) => Rate::new().skip(skip),
+            None => Rate::new(),
+        };
         instruments.push(Box::new(rate));
         if let Some(n) = self.stop.stop {
             if n == 0 {

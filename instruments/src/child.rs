@@ -17,6 +17,11 @@ pub const DATA_FD: &str = "DATA_FD";
 /// `voir.options.stop`): the [`Overseer`](crate::Overseer) adds an [`EarlyStop`].
 pub const STOP_AFTER: &str = "GIVING_STOP";
 
+/// The environment variable asking a child's [`Rate`](crate::Rate) to skip that many warm-up
+/// windows (the suite's `voir.options.skip`), unless the program chose its own with
+/// [`Rate::skip`](crate::Rate::skip).
+pub const RATE_SKIP: &str = "GIVING_RATE_SKIP";
+
 /// What the environment asks of this process as a suite's child: the instruments to add.
 /// Empty when the process was not started by a suite. A `DATA_FD` that is not an open
 /// descriptor is an error (the caller reports it; training goes on).

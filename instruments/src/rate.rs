@@ -7,6 +7,7 @@ use giving::prelude::*;
 use giving::vocab::{ProgressEvent, RateEvent, StepEvent, keys};
 use giving::{Event, Timestamp};
 
+use crate::child::RATE_SKIP;
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
 
@@ -184,7 +185,8 @@ impl RateMeter {
 /// ```
 #[derive(Debug)]
 pub struct Rate {
-    skip: u64,
+    /// `None`: [`RATE_SKIP`]'s value when a suite set it, else [`Rate::DEFAULT_SKIP`].
+    skip: Option<u64>,
     unsynced_window: u64,
 }
 
@@ -198,18 +200,36 @@ impl Rate {
     /// Warm-up windows skipped by default, per task.
     pub const DEFAULT_SKIP: u64 = 5;
 
-    /// A rate instrument that skips the first [`DEFAULT_SKIP`](Rate::DEFAULT_SKIP) windows.
+    /// A rate instrument that skips the first [`DEFAULT_SKIP`](Rate::DEFAULT_SKIP) windows, or
+    /// as many as the suite that started this process asks in [`RATE_SKIP`] (milabench's
+    /// `voir.options.skip`).
     pub fn new() -> Self {
         Self {
-            skip: Self::DEFAULT_SKIP,
+            skip: None,
             unsynced_window: 10,
         }
     }
 
-    /// Skips the first `windows` windows of each task (warm-up).
+    /// Skips the first `windows` windows of each task (warm-up), whatever [`RATE_SKIP`] says.
     pub fn skip(mut self, windows: u64) -> Self {
-        self.skip = windows;
+        self.skip = Some(windows);
         self
+    }
+
+    /// The warm-up windows this instrument will skip: set by [`skip`](Rate::skip), else by
+    /// [`RATE_SKIP`], else [`DEFAULT_SKIP`](Rate::DEFAULT_SKIP).
+    fn windows_to_skip(&self) -> Result<u64, InstrumentError> {
+        if let Some(skip) = self.skip {
+            return Ok(skip);
+        }
+        match std::env::var(RATE_SKIP) {
+            Err(_) => Ok(Self::DEFAULT_SKIP),
+            Ok(value) => value.trim().parse().map_err(|_| {
+                InstrumentError::other(format!(
+                    "{RATE_SKIP}={value:?}: expected a whole number of warm-up windows"
+                ))
+            }),
+        }
     }
 
     /// Steps per window for loops that give no `synced` markers (default 10).
@@ -225,7 +245,8 @@ impl Instrument for Rate {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
-        let mut meter = RateMeter::new(self.skip).unsynced_window(self.unsynced_window);
+        let mut meter =
+            RateMeter::new(self.windows_to_skip()?).unsynced_window(self.unsynced_window);
         start.derive(|events, giver| {
             events
                 .where_any([keys::STEP, keys::PROGRESS])

@@ -5,15 +5,15 @@
 use std::sync::Arc;
 
 use giving::{Event, Value};
-use giving_instruments::log::{StreamDecoder, StreamItem};
+use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem};
 
 /// What a child sent, decoded.
 #[derive(Debug)]
 pub enum Incoming {
     /// An event.
     Event(Event),
-    /// A writer's header (MessagePack form): a run started in the child.
-    Header,
+    /// A writer's header (MessagePack form): a run started in the child, with what wrote it.
+    Header(Box<LogHeader>),
     /// A writer's end record (MessagePack form): a run ended cleanly.
     End,
     /// Bytes that could not be read: reported, skipped.
@@ -63,7 +63,7 @@ impl DataDecoder {
                 decoder.push(bytes);
                 while let Some(item) = decoder.next_item() {
                     out.push(match item {
-                        StreamItem::Header(_) => Incoming::Header,
+                        StreamItem::Header(header) => Incoming::Header(header),
                         StreamItem::Event(event) => Incoming::Event(event),
                         StreamItem::End { .. } => Incoming::End,
                         StreamItem::Garbage { skipped, reason } => {

@@ -1,6 +1,7 @@
 //! Validation layers over a run (milabench's `milabench/validation`): each looks at what the
 //! run recorded and gives findings; errors make the exit code non-zero, warnings do not.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -20,19 +21,23 @@ pub enum Layer {
     /// GPU load or memory below the benchmark's `validation.usage` thresholds (milabench's
     /// `usage` layer); a warning where no `gpudata` was recorded to check them against.
     Usage,
+    /// A process that reported events said nothing about itself (no log header, no `meta`
+    /// event), or two processes of the run used different versions of the same package.
+    Version,
 }
 
 impl Layer {
     /// Every layer this version has.
-    pub const ALL: [Layer; 5] = [
+    pub const ALL: [Layer; 6] = [
         Layer::Error,
         Layer::EnsureRate,
         Layer::Loss,
         Layer::Planning,
         Layer::Usage,
+        Layer::Version,
     ];
-    /// milabench's defaults (its `version` layer is not here yet).
-    pub const DEFAULT: [Layer; 2] = [Layer::Error, Layer::EnsureRate];
+    /// milabench's defaults.
+    pub const DEFAULT: [Layer; 3] = [Layer::Error, Layer::EnsureRate, Layer::Version];
 
     /// Its name on the command line.
     pub fn name(self) -> &'static str {
@@ -42,6 +47,7 @@ impl Layer {
             Layer::Loss => "loss",
             Layer::Planning => "planning",
             Layer::Usage => "usage",
+            Layer::Version => "version",
         }
     }
 
@@ -51,8 +57,8 @@ impl Layer {
     /// use giving_suite::validation::Layer;
     ///
     /// assert_eq!(Layer::parse_list("error,loss").unwrap(), [Layer::Error, Layer::Loss]);
-    /// assert_eq!(Layer::parse_list("all").unwrap().len(), 5);
-    /// assert!(Layer::parse_list("version").is_err());
+    /// assert_eq!(Layer::parse_list("all").unwrap().len(), 6);
+    /// assert!(Layer::parse_list("versions").is_err());
     /// ```
     pub fn parse_list(text: &str) -> Result<Vec<Layer>, String> {
         if text.trim() == "all" {
@@ -186,12 +192,70 @@ pub fn validate(run: &RunData, layers: &[Layer]) -> Vec<Finding> {
                             find(finding.0, subject, finding.1);
                         }
                     }
+                    Layer::Version if p.events > 0 && p.meta.is_none() => find(
+                        Severity::Error,
+                        subject,
+                        "no metadata: neither a giving log header nor a `meta` event, so what ran \
+                         (program, versions) is unknown"
+                            .to_owned(),
+                    ),
                     _ => {}
                 }
             }
         }
     }
+    if layers.contains(&Layer::Version) {
+        out.extend(mixed_versions(run));
+    }
     out
+}
+
+/// The `version` layer across the run: a package whose version differs between processes.
+fn mixed_versions(run: &RunData) -> Vec<Finding> {
+    // package → version → the first process seen with it.
+    let mut seen: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    for bench in &run.benches {
+        for p in &bench.processes {
+            for (package, version) in versions(p.meta.as_ref()) {
+                seen.entry(package)
+                    .or_default()
+                    .entry(version)
+                    .or_insert_with(|| format!("{}.{}", bench.name, p.tag));
+            }
+        }
+    }
+    seen.into_iter()
+        .filter(|(_, versions)| versions.len() > 1)
+        .map(|(package, versions)| Finding {
+            layer: Layer::Version,
+            severity: Severity::Error,
+            subject: package,
+            message: format!(
+                "different versions in one run: {}",
+                versions
+                    .iter()
+                    .map(|(version, first)| format!("{version} ({first})"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        })
+        .collect()
+}
+
+/// The package versions a process reported: its header's `versions`, or the string values of
+/// a `meta` event (`{"torch": "2.4.0"}`), or of its `versions` map.
+fn versions(meta: Option<&serde_json::Value>) -> Vec<(String, String)> {
+    let Some(meta) = meta else {
+        return Vec::new();
+    };
+    let map = meta
+        .get("versions")
+        .and_then(serde_json::Value::as_object)
+        .or_else(|| meta.as_object());
+    map.into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+        .collect()
 }
 
 /// The `usage` layer for one process: its mean GPU load and peak memory fraction against the
@@ -269,6 +333,8 @@ mod tests {
             exit_code: Some(if success { 0 } else { 101 }),
             killed: None,
             stderr: stderr.to_owned(),
+            device: None,
+            meta: None,
         }
     }
 
@@ -341,7 +407,9 @@ mod tests {
     fn ensure_rate_and_planning() {
         let mut silent = process("1", true, &[], &[], "");
         silent.events = 0;
-        let r = run(vec![process("0", true, &[3.0], &[], ""), silent]);
+        let mut reporting = process("0", true, &[3.0], &[], "");
+        reporting.meta = Some(serde_json::json!({"giving": "0.1.0"}));
+        let r = run(vec![reporting, silent]);
         let found = validate(&r, &Layer::ALL);
         let layers: Vec<_> = found
             .iter()
@@ -352,6 +420,31 @@ mod tests {
         assert_eq!(
             found.last().unwrap().message,
             "1 of 2 planned processes reported events"
+        );
+    }
+
+    #[test]
+    fn version_wants_metadata_and_one_version_per_package() {
+        let mut header = process("D0", true, &[3.0], &[], "");
+        header.meta = Some(serde_json::json!({
+            "command_line": ["giving", "train"],
+            "pid": 7,
+            "versions": {"giving": "0.1.0", "giving-instruments": "0.1.0"}
+        }));
+        let mut voir = process("D1", true, &[3.0], &[], "");
+        voir.meta = Some(serde_json::json!({"giving": "0.2.0", "torch": "2.4.0"}));
+        let silent = process("D2", true, &[3.0], &[], "");
+        let found: Vec<String> = validate(&run(vec![header, voir, silent]), &[Layer::Version])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "[version] error: b.D2: no metadata: neither a giving log header nor a `meta` \
+                 event, so what ran (program, versions) is unknown",
+                "[version] error: giving: different versions in one run: 0.1.0 (b.D0), 0.2.0 (b.D1)"
+            ]
         );
     }
 

@@ -7,6 +7,11 @@ use giving_instruments::log::{LogHeader, LogWriter};
 use giving_suite::report::{Report, load_run};
 
 fn process(dir: &Path, stem: &str, success: bool, rates: &[f64]) {
+    on_device(dir, stem, None, success, rates);
+}
+
+/// A process of a run folder: `{stem}.data` with `rates`, `{stem}.json` as the runner writes it.
+fn on_device(dir: &Path, stem: &str, device: Option<usize>, success: bool, rates: &[f64]) {
     let mut log = LogWriter::create(
         dir.join(format!("{stem}.data")),
         &LogHeader::for_this_process(),
@@ -20,11 +25,8 @@ fn process(dir: &Path, stem: &str, success: bool, rates: &[f64]) {
         .unwrap();
     }
     log.close(0).unwrap();
-    std::fs::write(
-        dir.join(format!("{stem}.json")),
-        format!("{{\"success\": {success}}}"),
-    )
-    .unwrap();
+    let outcome = serde_json::json!({ "success": success, "device": device });
+    std::fs::write(dir.join(format!("{stem}.json")), outcome.to_string()).unwrap();
 }
 
 #[test]
@@ -38,8 +40,8 @@ fn breakdown_and_score_follow_milabench() {
     .unwrap();
     std::fs::write(dir.join("system.json"), r#"{"host": "h", "n_cpu": 2}"#).unwrap();
     // a: two devices. D0's 5 rates lose their min and max: mean(10, 20, 30) = 20; D1: mean 40.
-    process(dir, "a.D0", true, &[1.0, 10.0, 20.0, 30.0, 1000.0]);
-    process(dir, "a.D1", true, &[40.0]);
+    on_device(dir, "a.D0", Some(0), true, &[1.0, 10.0, 20.0, 30.0, 1000.0]);
+    on_device(dir, "a.D1", Some(1), true, &[40.0]);
     // b: one of two processes failed: (5 + 15) × (1 − 1/2) = 10.
     process(dir, "b.0", true, &[5.0]);
     process(dir, "b.1", false, &[15.0]);
@@ -73,6 +75,39 @@ fn breakdown_and_score_follow_milabench() {
             "bench fail   n ngpu         perf   sem%   std% peak_memory        score weight"
         ),
         "{text}"
+    );
+}
+
+#[test]
+fn repetitions_share_their_device_and_dotted_names_are_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "r", "weight": 1.0}, {"name": "r.big", "weight": 1.0}]}"#,
+    )
+    .unwrap();
+    // Two repetitions on the CPU: one slot, its mean over both: mean(10, 20, 30) = 20.
+    process(dir, "r.D0.R1", true, &[10.0, 20.0]);
+    process(dir, "r.D0.R2", true, &[30.0]);
+    // `r.big` is its own benchmark, not `r` with the tag `big.D0`.
+    on_device(dir, "r.big.D0", Some(3), true, &[7.0]);
+    std::fs::write(dir.join("r.D0.R1.voirconf.json"), "{}").unwrap();
+
+    let run = load_run(dir).unwrap();
+    let tags: Vec<Vec<&str>> = run
+        .benches
+        .iter()
+        .map(|b| b.processes.iter().map(|p| p.tag.as_str()).collect())
+        .collect();
+    assert_eq!(tags, [vec!["D0.R1", "D0.R2"], vec!["D0"]]);
+    let report = Report::new(&run);
+    let r = &report.rows[0];
+    assert_eq!((r.n, r.ngpu, r.score), (2, 0, 20.0));
+    let big = &report.rows[1];
+    assert_eq!(
+        (big.bench.as_str(), big.n, big.ngpu, big.score),
+        ("r.big", 1, 1, 7.0)
     );
 }
 

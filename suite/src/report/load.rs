@@ -13,8 +13,10 @@ use crate::RunError;
 /// One process of a run, as read back.
 #[derive(Debug, Clone)]
 pub struct ProcessData {
-    /// Its tag (`D0`, `0`, …).
+    /// Its tag (`D0`, `0`, …; `D0.R2` for a repetition).
     pub tag: String,
+    /// The GPU it was given (`None`: the CPU, or `njobs`).
+    pub device: Option<usize>,
     /// Whether it exited 0 without being killed (from `{bench}.{tag}.json`).
     pub success: bool,
     /// The rates in its data file.
@@ -33,6 +35,8 @@ pub struct ProcessData {
     pub killed: Option<String>,
     /// Its captured stderr (the last 64 KiB).
     pub stderr: String,
+    /// What it said about itself (its log header, or its `meta` event), if anything.
+    pub meta: Option<serde_json::Value>,
 }
 
 /// GPU usage of one process, from its `gpudata` samples (every device of every sample).
@@ -114,7 +118,19 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         let Some(stem) = name.strip_suffix(".json") else {
             continue;
         };
-        if let Some((bench, tag)) = stem.rsplit_once('.') {
+        if stem.ends_with(".voirconf") {
+            continue;
+        }
+        // `{bench}.{tag}.json`: the longest benchmark name that starts the stem, since a tag
+        // may hold a dot (`D0.R2`) and so may a benchmark's name.
+        let bench = benches
+            .iter()
+            .map(|b| b.name.as_str())
+            .filter(|b| stem.len() > b.len() + 1 && stem.starts_with(b))
+            .filter(|b| stem.as_bytes()[b.len()] == b'.')
+            .max_by_key(|b| b.len());
+        if let Some(bench) = bench {
+            let tag = &stem[bench.len() + 1..];
             outcomes.insert((bench.to_owned(), tag.to_owned()), path.clone());
         }
     }
@@ -133,6 +149,8 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             losses: data_file.losses,
             events: data_file.events,
             exit_code: outcome["exit_code"].as_i64(),
+            device: outcome["device"].as_u64().map(|d| d as usize),
+            meta: Some(outcome["meta"].clone()).filter(|m| !m.is_null()),
             killed: outcome["killed"].as_str().map(str::to_owned),
             stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
             tag,

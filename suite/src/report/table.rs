@@ -1,5 +1,6 @@
 //! The report's rows and its text form.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -19,13 +20,14 @@ pub struct Row {
     pub fail: usize,
     /// Processes run.
     pub n: usize,
-    /// Devices it ran on (its processes).
+    /// GPUs it ran on (0 on the CPU).
     pub ngpu: usize,
     /// Statistics of every rate of every process.
     pub perf: Option<Metrics>,
     /// The most GPU memory used, MiB.
     pub peak_memory: Option<f64>,
-    /// Σ over processes of the mean of its rates, × (1 − fail/n).
+    /// Σ over devices of the mean of the rates its processes gave there (every repetition),
+    /// × (1 − fail/n).
     pub score: f64,
     /// Its weight.
     pub weight: f64,
@@ -59,19 +61,33 @@ impl Report {
                     .iter()
                     .flat_map(|p| p.rates.iter().copied())
                     .collect();
-                let per_device: f64 = b
-                    .processes
-                    .iter()
-                    .filter_map(|p| Metrics::of(&p.rates))
+                // A device is a process slot of the plan (`D0`, `1`): its repetitions share it.
+                let mut devices: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+                for p in &b.processes {
+                    let slot = p
+                        .tag
+                        .split_once(".R")
+                        .map_or(p.tag.as_str(), |(slot, _)| slot);
+                    devices.entry(slot).or_default().extend(&p.rates);
+                }
+                let per_device: f64 = devices
+                    .values()
+                    .filter_map(|rates| Metrics::of(rates))
                     .map(|m| m.mean)
                     .sum::<f64>()
                     // An empty f64 sum is -0.0, which would print as "-0.00".
                     + 0.0;
+                let ngpu = b
+                    .processes
+                    .iter()
+                    .filter_map(|p| p.device)
+                    .collect::<BTreeSet<_>>()
+                    .len();
                 Row {
                     bench: b.name.clone(),
                     fail,
                     n,
-                    ngpu: n,
+                    ngpu,
                     perf: Metrics::of(&all),
                     peak_memory: b
                         .processes

@@ -2,6 +2,7 @@
 //! events (`{bench}.{tag}.data`, a giving log), output, exit status, the resolved
 //! configuration and the machine's facts. See `docs/suite.md`.
 
+mod launch;
 mod plan;
 mod process;
 mod system;
@@ -31,6 +32,10 @@ pub struct RunOptions {
     pub grace: Duration,
     /// GPUs to plan for.
     pub n_gpu: usize,
+    /// How many times every selected benchmark runs (milabench's `--repeat`; at least 1).
+    /// Repetitions go in rounds (every benchmark once, then again), so that a slow spell of
+    /// the machine does not fall on one benchmark's runs only.
+    pub repeat: u32,
     /// Set by the caller's signal handler (Ctrl-C): the running processes are stopped as at
     /// their `max_duration`, and no other benchmark starts. A library installs no handler.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -41,8 +46,13 @@ pub struct RunOptions {
 pub struct ProcessResult {
     /// The benchmark.
     pub bench: String,
-    /// The process's tag (`D0`, `0`, …).
+    /// The process's tag (`D0`, `0`, …; `D0.R2` for the second repetition when the run
+    /// repeats).
     pub tag: String,
+    /// The GPU it was given, if any.
+    pub device: Option<usize>,
+    /// Which repetition it belongs to, from 1.
+    pub repeat: u32,
     /// How it went.
     #[serde(flatten)]
     pub outcome: ProcessOutcome,
@@ -94,57 +104,78 @@ pub fn run_suite(
     )?;
     write_json(&dir.join("system.json"), &SystemFacts::detect())?;
     let mut processes = Vec::new();
-    for bench in benches {
-        if options
-            .interrupt
-            .as_ref()
-            .is_some_and(|i| i.load(Ordering::Relaxed))
-        {
-            break;
-        }
-        let plans = plan(bench, options.n_gpu);
-        let results: Vec<Result<ProcessResult, RunError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = plans
-                .iter()
-                .map(|p| {
-                    let spec = ProcessSpec {
-                        argv: bench.command_line(),
-                        env: bench
-                            .env
-                            .iter()
-                            .chain(&p.env)
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect(),
-                        stop: bench.early_stop.stop,
-                        max_duration: bench.max_duration,
-                        grace: options.grace,
-                        stem: dir.join(format!("{}.{}", bench.name, p.tag)),
-                        interrupt: options.interrupt.clone(),
-                    };
-                    let (bench, tag) = (bench.name.clone(), p.tag.clone());
-                    scope.spawn(move || {
-                        let outcome = run_process(&spec)?;
-                        write_json(&process::file(&spec.stem, "json"), &outcome)?;
-                        Ok(ProcessResult {
-                            bench,
-                            tag,
-                            outcome,
-                        })
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        for result in results {
-            let result = result?;
-            progress(&result);
-            processes.push(result);
+    let repeat = options.repeat.max(1);
+    for round in 1..=repeat {
+        for &bench in &benches {
+            if options
+                .interrupt
+                .as_ref()
+                .is_some_and(|i| i.load(Ordering::Relaxed))
+            {
+                return Ok(RunSummary { dir, processes });
+            }
+            for result in run_bench(bench, round, repeat, &dir, options)? {
+                progress(&result);
+                processes.push(result);
+            }
         }
     }
     Ok(RunSummary { dir, processes })
+}
+
+/// Runs the processes of one repetition of `bench` together; their results in plan order.
+fn run_bench(
+    bench: &Bench,
+    round: u32,
+    repeat: u32,
+    dir: &Path,
+    options: &RunOptions,
+) -> Result<Vec<ProcessResult>, RunError> {
+    let plans = plan(bench, options.n_gpu);
+    let results: Vec<Result<ProcessResult, RunError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = plans
+            .iter()
+            .map(|p| {
+                let tag = if repeat > 1 {
+                    format!("{}.R{round}", p.tag)
+                } else {
+                    p.tag.clone()
+                };
+                let stem = dir.join(format!("{}.{tag}", bench.name));
+                let launch = launch::launch(bench, p, &stem);
+                let spec = ProcessSpec {
+                    argv: launch.argv,
+                    env: launch.env,
+                    stop: bench.early_stop.stop,
+                    max_duration: bench.max_duration,
+                    grace: options.grace,
+                    stem,
+                    interrupt: options.interrupt.clone(),
+                };
+                let (bench, device) = (bench.name.clone(), p.device);
+                scope.spawn(move || {
+                    if let Some((path, config)) = &launch.voir_config {
+                        write_json(path, config)?;
+                    }
+                    let outcome = run_process(&spec)?;
+                    let result = ProcessResult {
+                        bench,
+                        tag,
+                        device,
+                        repeat: round,
+                        outcome,
+                    };
+                    write_json(&process::file(&spec.stem, "json"), &result)?;
+                    Ok(result)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    results.into_iter().collect()
 }
 
 /// Creates `base`, or `base.2`, `base.3`, … when it exists.

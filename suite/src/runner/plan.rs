@@ -9,6 +9,8 @@ use crate::config::{Bench, Plan};
 pub struct ProcessPlan {
     /// Its tag in file names: `D0`, `D1` (per GPU), `0`, `1` (njobs).
     pub tag: String,
+    /// The GPU it is given (`CUDA_VISIBLE_DEVICES`); `None` on the CPU or under `njobs`.
+    pub device: Option<usize>,
     /// Variables set for it (the device selection).
     pub env: BTreeMap<String, String>,
 }
@@ -32,17 +34,20 @@ pub fn plan(bench: &Bench, n_gpu: usize) -> Vec<ProcessPlan> {
     match bench.plan {
         Plan::PerGpu if n_gpu == 0 => vec![ProcessPlan {
             tag: "D0".to_owned(),
+            device: None,
             env: BTreeMap::new(),
         }],
         Plan::PerGpu => (0..n_gpu)
             .map(|i| ProcessPlan {
                 tag: format!("D{i}"),
+                device: Some(i),
                 env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_owned(), i.to_string())]),
             })
             .collect(),
         Plan::Njobs { n } => (0..n)
             .map(|i| ProcessPlan {
                 tag: i.to_string(),
+                device: None,
                 env: BTreeMap::new(),
             })
             .collect(),

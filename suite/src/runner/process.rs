@@ -67,6 +67,9 @@ pub struct ProcessOutcome {
     pub rates: Vec<f64>,
     /// What could not be read from its pipe (reported, skipped).
     pub protocol_errors: Vec<String>,
+    /// What the process said about itself: its log header (command line, host, pid, crate
+    /// versions) or its last `meta` event; `None` when it said nothing.
+    pub meta: Option<serde_json::Value>,
     /// Whether it ran and exited 0 without being killed.
     pub success: bool,
 }
@@ -148,6 +151,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
                 events: 0,
                 rates: Vec::new(),
                 protocol_errors: vec![message],
+                meta: None,
                 success: false,
             });
         }
@@ -172,9 +176,15 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     if let Some(stdout) = stdout {
         let _ = stdout.join();
     }
-    let (events, rates, protocol_errors) = writer
-        .join()
-        .unwrap_or_else(|_| (0, Vec::new(), vec!["the log writer panicked".to_owned()]));
+    let Received {
+        events,
+        rates,
+        errors: protocol_errors,
+        meta,
+    } = writer.join().unwrap_or_else(|_| Received {
+        errors: vec!["the log writer panicked".to_owned()],
+        ..Received::default()
+    });
     Ok(ProcessOutcome {
         argv: spec.argv.clone(),
         exit_code: status.code(),
@@ -186,6 +196,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         rates,
         success: status.success() && killed.is_none(),
         protocol_errors,
+        meta,
     })
 }
 
@@ -286,39 +297,57 @@ fn reader_thread(
     })
 }
 
+/// What [`sink`] read from a process.
+#[derive(Default)]
+struct Received {
+    events: u64,
+    rates: Vec<f64>,
+    errors: Vec<String>,
+    meta: Option<serde_json::Value>,
+}
+
 /// Writes what the readers decode to the `.data` log; protocol errors become `problem`
-/// events there too. Returns the events written, the rates and the errors.
-fn sink(
-    mut log: LogWriter,
-    rx: std::sync::mpsc::Receiver<Incoming>,
-) -> (u64, Vec<f64>, Vec<String>) {
-    let mut rates = Vec::new();
-    let mut errors = Vec::new();
-    let mut events = 0;
+/// events there too.
+fn sink(mut log: LogWriter, rx: std::sync::mpsc::Receiver<Incoming>) -> Received {
+    let mut out = Received::default();
     for item in rx {
         let event = match item {
             Incoming::Event(event) => event,
-            Incoming::Header | Incoming::End => continue,
+            Incoming::Header(header) => {
+                out.meta = Some(serde_json::json!({
+                    "command_line": header.command_line,
+                    "host": header.host,
+                    "pid": header.pid,
+                    "versions": header.crate_versions,
+                }));
+                continue;
+            }
+            Incoming::End => continue,
             Incoming::Garbage(message) => {
                 let event = Event::new([
                     (keys::PROBLEM, Value::from(message.as_str())),
                     (keys::INSTRUMENT, Value::from("suite-protocol")),
                 ]);
-                errors.push(message);
+                out.errors.push(message);
                 event
             }
         };
         if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
-            rates.push(rate);
+            out.rates.push(rate);
         }
-        events += 1;
+        if let Some(meta) = event.get(keys::META)
+            && let Ok(meta) = serde_json::to_value(meta)
+        {
+            out.meta = Some(meta);
+        }
+        out.events += 1;
         if let Err(e) = log.write(&event) {
-            errors.push(format!("cannot write the data file: {e}"));
+            out.errors.push(format!("cannot write the data file: {e}"));
             break;
         }
     }
     if let Err(e) = log.close(0) {
-        errors.push(format!("cannot close the data file: {e}"));
+        out.errors.push(format!("cannot close the data file: {e}"));
     }
-    (events, rates, errors)
+    out
 }
