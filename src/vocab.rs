@@ -121,8 +121,10 @@ pub mod keys {
     pub const META: &str = "meta";
 }
 
+mod monitor;
 mod timeline;
 
+pub use monitor::GpuReading;
 pub use timeline::{CounterSample, InstantEvent, SpanEvent, SpanPhase};
 
 /// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use giving_suite::config::{Placeholders, Selection, Suite};
-use giving_suite::report::{Report, RunData, load_run};
+use giving_suite::report::{Report, RunData, html, load_run, load_runs};
 use giving_suite::runner::{ProcessResult, RunOptions, SystemFacts, run_suite};
 use giving_suite::validation::{Layer, Severity, validate};
 
@@ -29,8 +29,17 @@ pub(crate) enum SuiteCommand {
 
 #[derive(Debug, Args)]
 pub(crate) struct ReportArgs {
-    /// The run folder (runs/{name}.{time}).
-    run: PathBuf,
+    /// The run folders (runs/{name}.{time}); several are reported as one run.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// A base run to compare with: adds perf_base and perf_ratio per benchmark, and the
+    /// score ratio.
+    #[arg(long, value_name = "BASE")]
+    compare: Option<PathBuf>,
+    /// Also write the report as one self-contained HTML page, with a rate-over-time plot per
+    /// benchmark and each process's output.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
     #[command(flatten)]
     validations: ValidationArgs,
 }
@@ -66,8 +75,9 @@ pub(crate) struct RunArgs {
 
 #[derive(Debug, Args)]
 pub(crate) struct ValidationArgs {
-    /// Validation layers: error, ensure_rate, loss, planning, usage (comma-separated), or all.
-    #[arg(long, default_value = "error,ensure_rate", value_parser = Layer::parse_list)]
+    /// Validation layers: error, ensure_rate, loss, planning, usage, version (comma-separated),
+    /// or all.
+    #[arg(long, default_value = "error,ensure_rate,version", value_parser = Layer::parse_list)]
     // Spelled out so that clap parses one list, not repeated values.
     validations: ::std::vec::Vec<Layer>,
 }
@@ -100,9 +110,18 @@ pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
 }
 
 fn report(args: ReportArgs) -> Result<ExitCode> {
-    let run = load_run(&args.run)?;
-    let report = Report::new(&run);
+    let run = load_runs(&args.runs)?;
+    let mut report = Report::new(&run);
+    if let Some(base) = &args.compare {
+        let base = load_run(base).with_context(|| format!("--compare {}", base.display()))?;
+        report = report.compared_to(&Report::new(&base));
+    }
     print!("{report}");
+    if let Some(path) = &args.html {
+        std::fs::write(path, html(&report, &run))
+            .with_context(|| format!("--html: cannot write {}", path.display()))?;
+        println!("\nHTML report: {}", path.display());
+    }
     let valid = args.validations.check(&run);
     Ok(if report.passes() && valid {
         ExitCode::SUCCESS

@@ -317,6 +317,46 @@ b:
     assert_eq!(&cols[1..5], ["0", "2", "0", "8.00"], "{row}");
     assert_eq!(cols[8], "8.00", "{row}");
 
+    // The HTML page: the report, a plot per benchmark, each process's output, escaped.
+    let dir_arg = dir.to_str().unwrap();
+    let (ok, out) = giving(
+        &[
+            "suite",
+            "report",
+            dir_arg,
+            "--compare",
+            dir_arg,
+            "--html",
+            "report.html",
+        ],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("perf_ratio") && out.contains("Score ratio:      1.000"),
+        "{out}"
+    );
+    let page = std::fs::read_to_string(tmp.path().join("report.html")).unwrap();
+    assert_eq!(page.matches("<svg").count(), 2, "one plot per benchmark");
+    assert!(page.contains("<summary>b.D0.R2 (ok, 1 rates, 1 events)</summary>"));
+    assert!(page.contains("Score ratio:      1.000"));
+    assert!(!page.contains("src=\"http"), "self-contained");
+
+    // Two run folders report as one run: twice the processes.
+    let (ok, _) = giving(&["suite", "run", "twice.yaml", "--select", "b"], tmp.path());
+    assert!(ok);
+    let mut dirs: Vec<String> = std::fs::read_dir(tmp.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path().to_str().unwrap().to_owned())
+        .collect();
+    dirs.sort();
+    let mut args = vec!["suite", "report"];
+    args.extend(dirs.iter().map(String::as_str));
+    let (ok, report) = giving(&args, tmp.path());
+    assert!(ok, "{report}");
+    let row = report.lines().find(|l| l.starts_with("b ")).unwrap();
+    assert_eq!(row.split_whitespace().nth(2), Some("3"), "{row}");
+
     let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "0"], tmp.path());
     assert!(!ok && out.contains("--repeat"), "{out}");
 }

@@ -335,6 +335,10 @@ mod tests {
             stderr: stderr.to_owned(),
             device: None,
             meta: None,
+            stem: tag.into(),
+            rate_times: Vec::new(),
+            energy_j: None,
+            mean_power_w: None,
         }
     }
 

@@ -157,3 +157,86 @@ fn usage_reads_the_thresholds_from_the_config_and_the_load_from_gpudata() {
     assert_eq!(found[0].severity, Severity::Error);
     assert_eq!(found[0].message, "mean GPU load 0.30 below 0.5");
 }
+
+/// A `gpudata` sample of two devices drawing `watts` each.
+fn powered(watts: [f64; 2], at_s: u64) -> Event {
+    let gpus = watts
+        .iter()
+        .enumerate()
+        .map(|(i, &w)| {
+            let gpu = [("power".to_owned(), Value::F64(w))];
+            (i.to_string(), Value::Map(gpu.into_iter().collect()))
+        })
+        .collect();
+    Event::new_at(
+        [("gpudata", Value::Map(gpus))],
+        Timestamp::from_nanos(at_s * 1_000_000_000),
+    )
+}
+
+#[test]
+fn energy_and_perf_watt_come_from_power_samples_and_compare_adds_ratios() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "a", "weight": 1.0}, {"name": "cpu", "weight": 1.0}]}"#,
+    )
+    .unwrap();
+    let mut log = LogWriter::create(dir.join("a.D0.data"), &LogHeader::for_this_process()).unwrap();
+    // Device 0: 100, 200, 100 W at 0, 1, 2 s: 150 + 150 = 300 J; device 1: 50 W flat: 100 J.
+    for (t, w) in [(0, 100.0), (1, 200.0), (2, 100.0)] {
+        log.write(&powered([w, 50.0], t)).unwrap();
+    }
+    log.write(&Event::new_at(
+        [("rate", Value::F64(600.0))],
+        Timestamp::from_nanos(2_000_000_000),
+    ))
+    .unwrap();
+    log.close(0).unwrap();
+    std::fs::write(dir.join("a.D0.json"), r#"{"success": true, "device": 0}"#).unwrap();
+    process(dir, "cpu.D0", true, &[3.0]);
+
+    let report = Report::new(&load_run(dir).unwrap());
+    let a = &report.rows[0];
+    assert!(
+        (a.energy_kj.unwrap() - 0.4).abs() < 1e-9,
+        "{:?}",
+        a.energy_kj
+    );
+    // 400 J over 2 s: 200 W; 600 items/s over 200 W: 3 items/J.
+    assert!(
+        (a.perf_watt.unwrap() - 3.0).abs() < 1e-9,
+        "{:?}",
+        a.perf_watt
+    );
+    assert_eq!(
+        (report.rows[1].energy_kj, report.rows[1].perf_watt),
+        (None, None)
+    );
+    let text = report.to_string();
+    assert!(text.contains("energy (kJ)  perf_watt"), "{text}");
+    assert!(!text.contains("perf_base"), "{text}");
+
+    // Against a base where `a` was half as fast and `cpu` absent.
+    let base_dir = tempfile::tempdir().unwrap();
+    let base_dir = base_dir.path();
+    std::fs::write(
+        base_dir.join("config.json"),
+        r#"{"benches": [{"name": "a", "weight": 1.0}]}"#,
+    )
+    .unwrap();
+    on_device(base_dir, "a.D0", Some(0), true, &[300.0]);
+    let base = Report::new(&load_run(base_dir).unwrap());
+    let compared = report.clone().compared_to(&base);
+    assert_eq!(compared.rows[0].perf_base, Some(300.0));
+    assert_eq!(compared.rows[1].perf_base, None);
+    let text = compared.to_string();
+    let row = text.lines().find(|l| l.starts_with("a ")).unwrap();
+    assert!(row.ends_with("300.00      2.000"), "{row}");
+    let ratio = report.score.unwrap() / base.score.unwrap();
+    assert!(
+        text.contains(&format!("Score ratio:  {ratio:>9.3}")),
+        "{text}"
+    );
+}

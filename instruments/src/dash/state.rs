@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use giving::vocab::{ProgressEvent, RateEvent, keys};
+use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
 use giving::{Event, Timestamp, Value};
 
 /// Points kept per chart; past this, every other point is dropped (the chart keeps its shape
@@ -321,10 +321,16 @@ impl DashState {
         self.observe_task(event, units);
         self.run.observe(event);
         self.observe_plots(event);
-        if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
-            for (index, gpu) in gpus {
-                self.gpus.insert(index.clone(), gpu_stat(gpu));
-            }
+        for gpu in GpuReading::all(event) {
+            self.gpus.insert(
+                gpu.index.to_owned(),
+                GpuStat {
+                    load: gpu.load,
+                    memory: gpu.memory,
+                    temperature: gpu.temperature,
+                    power: gpu.power,
+                },
+            );
         }
         let cpudata = event.get(keys::CPUDATA);
         let process = event.get(keys::PROCESS);
@@ -598,15 +604,6 @@ fn pair(value: &Value) -> Option<(f64, f64)> {
     match value.resolved().ok()? {
         Value::List(items) if items.len() == 2 => Some((items[0].as_f64()?, items[1].as_f64()?)),
         _ => None,
-    }
-}
-
-fn gpu_stat(gpu: &Value) -> GpuStat {
-    GpuStat {
-        load: field_f64(gpu, "load"),
-        memory: field(gpu, "memory").and_then(pair),
-        temperature: field_f64(gpu, "temperature"),
-        power: field_f64(gpu, "power"),
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use giving::Value;
-use giving::vocab::keys;
+use giving::vocab::{GpuReading, keys};
 use giving_instruments::log::LogReader;
 
 use crate::RunError;
@@ -35,6 +35,15 @@ pub struct ProcessData {
     pub killed: Option<String>,
     /// Its captured stderr (the last 64 KiB).
     pub stderr: String,
+    /// `{run}/{bench}.{tag}`: its files, without their extension.
+    pub stem: PathBuf,
+    /// Its rates with their times, in seconds since its first event (for plots).
+    pub rate_times: Vec<(f64, f64)>,
+    /// The energy its GPUs used, in joules, from the `power` of its `gpudata` samples
+    /// (trapezoids between samples, every device); `None` without power samples.
+    pub energy_j: Option<f64>,
+    /// The mean power its GPUs drew together, in W (energy over the sampled time).
+    pub mean_power_w: Option<f64>,
     /// What it said about itself (its log header, or its `meta` event), if anything.
     pub meta: Option<serde_json::Value>,
 }
@@ -141,9 +150,13 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         let outcome = json(&path)?;
         let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
         let gpu_usage = data_file.usage();
+        let (energy_j, mean_power_w) = data_file.energy();
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
             rates: data_file.rates,
+            rate_times: data_file.rate_times,
+            energy_j,
+            mean_power_w,
             peak_memory_mb: data_file.peak,
             gpu_usage,
             losses: data_file.losses,
@@ -153,6 +166,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             meta: Some(outcome["meta"].clone()).filter(|m| !m.is_null()),
             killed: outcome["killed"].as_str().map(str::to_owned),
             stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
+            stem: dir.join(format!("{bench}.{tag}")),
             tag,
         });
     }
@@ -160,6 +174,30 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         dir: dir.to_path_buf(),
         system,
         benches,
+    })
+}
+
+/// Reads several run folders as one run (milabench's report of several runs): the
+/// benchmarks of each, by name, with every folder's processes; the first folder's system.
+pub fn load_runs(dirs: &[PathBuf]) -> Result<RunData, RunError> {
+    let mut merged: Option<RunData> = None;
+    for dir in dirs {
+        let run = load_run(dir)?;
+        let Some(into) = merged.as_mut() else {
+            merged = Some(run);
+            continue;
+        };
+        for bench in run.benches {
+            match into.benches.iter_mut().find(|b| b.name == bench.name) {
+                Some(known) => known.processes.extend(bench.processes),
+                None => into.benches.push(bench),
+            }
+        }
+    }
+    merged.ok_or_else(|| RunError::Io {
+        action: "read",
+        path: PathBuf::new(),
+        source: std::io::Error::other("no run folder given"),
     })
 }
 
@@ -174,9 +212,32 @@ struct DataFile {
     /// The highest used/total memory of any device in any sample.
     peak_fraction: Option<f64>,
     events: u64,
+    /// Rates with their times since the first event, in seconds.
+    rate_times: Vec<(f64, f64)>,
+    /// Per device: `(seconds since the first event, watts)` samples.
+    power: BTreeMap<String, Vec<(f64, f64)>>,
 }
 
 impl DataFile {
+    /// Joules used by every device together and the mean power over the sampled time.
+    fn energy(&self) -> (Option<f64>, Option<f64>) {
+        let mut joules = 0.0;
+        let mut sampled = 0.0f64;
+        for samples in self.power.values() {
+            for pair in samples.windows(2) {
+                let ((t0, w0), (t1, w1)) = (pair[0], pair[1]);
+                joules += (t1 - t0) * (w0 + w1) / 2.0;
+            }
+            if let (Some(first), Some(last)) = (samples.first(), samples.last()) {
+                sampled = sampled.max(last.0 - first.0);
+            }
+        }
+        if self.power.values().all(|s| s.len() < 2) {
+            return (None, None);
+        }
+        (Some(joules), (sampled > 0.0).then(|| joules / sampled))
+    }
+
     fn usage(&self) -> Option<GpuUsage> {
         let peak_memory_fraction = self.peak_fraction?;
         let mean_load = if self.loads.is_empty() {
@@ -191,8 +252,8 @@ impl DataFile {
     }
 }
 
-/// The last 64 KiB of a text file (where a panic message or a traceback is).
-fn tail(path: &Path) -> String {
+/// The last 64 KiB of a text file (empty when it cannot be read) (where a panic message or a traceback is).
+pub(crate) fn tail(path: &Path) -> String {
     const TAIL: usize = 64 << 10;
     let bytes = std::fs::read(path).unwrap_or_default();
     String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(TAIL)..]).into_owned()
@@ -205,33 +266,34 @@ fn read_data(path: &Path) -> DataFile {
     let Ok(reader) = LogReader::open(path) else {
         return out;
     };
+    let mut first = None;
     for event in reader.flatten() {
         out.events += 1;
+        let t0 = *first.get_or_insert(event.time());
+        let at = event.time().as_nanos().saturating_sub(t0.as_nanos()) as f64 / 1e9;
         if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
             out.rates.push(rate);
+            out.rate_times.push((at, rate));
         }
         if let Some(loss) = event.get(keys::LOSS) {
             out.losses.push(loss.as_f64().unwrap_or(f64::NAN));
         }
-        if let Some(Value::Map(gpus)) = event.get(keys::GPUDATA) {
-            for gpu in gpus.values() {
-                let Value::Map(gpu) = gpu else {
-                    continue;
-                };
-                if let Some(load) = gpu.get("load").and_then(Value::as_f64) {
-                    out.loads.push(load);
-                }
-                if let Some(Value::List(memory)) = gpu.get("memory")
-                    && let Some(used) = memory.first().and_then(Value::as_f64)
-                {
-                    out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
-                    if let Some(total) = memory.get(1).and_then(Value::as_f64)
-                        && total > 0.0
-                    {
-                        let fraction = used / total;
-                        out.peak_fraction =
-                            Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
-                    }
+        for gpu in GpuReading::all(&event) {
+            if let Some(load) = gpu.load {
+                out.loads.push(load);
+            }
+            if let Some(power) = gpu.power {
+                out.power
+                    .entry(gpu.index.to_owned())
+                    .or_default()
+                    .push((at, power));
+            }
+            if let Some((used, total)) = gpu.memory {
+                out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
+                if total > 0.0 {
+                    let fraction = used / total;
+                    out.peak_fraction =
+                        Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
                 }
             }
         }

@@ -1,10 +1,12 @@
 //! `giving suite report RUNDIR`: milabench's report — the System section, the Breakdown
 //! table and the Scores — from a run folder. See `docs/suite.md`.
 
+mod html;
 mod load;
 mod stats;
 mod table;
 
-pub use load::{BenchData, GpuUsage, ProcessData, RunData, load_run};
+pub use html::html;
+pub use load::{BenchData, GpuUsage, ProcessData, RunData, load_run, load_runs};
 pub use stats::{Metrics, global_score};
 pub use table::Report;

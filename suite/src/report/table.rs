@@ -31,6 +31,13 @@ pub struct Row {
     pub score: f64,
     /// Its weight.
     pub weight: f64,
+    /// The energy its GPUs used, kJ (every process); `None` where no power was monitored.
+    pub energy_kj: Option<f64>,
+    /// `perf` per watt (items/s per W, i.e. items per joule): `perf` over the mean power
+    /// its processes' GPUs drew.
+    pub perf_watt: Option<f64>,
+    /// The base run's `perf` for this benchmark (`--compare`).
+    pub perf_base: Option<f64>,
 }
 
 /// A run's report: rows, failure rate and global score.
@@ -44,6 +51,8 @@ pub struct Report {
     pub failure_rate: f64,
     /// The weighted geometric mean of the scores + 1 (see [`global_score`]).
     pub score: Option<f64>,
+    /// The base run's global score (`--compare`).
+    pub score_base: Option<f64>,
 }
 
 impl Report {
@@ -96,6 +105,13 @@ impl Report {
                         .reduce(f64::max),
                     score: per_device * (1.0 - fail as f64 / n as f64),
                     weight: b.weight,
+                    energy_kj: sum(b.processes.iter().filter_map(|p| p.energy_j))
+                        .map(|j| j / 1000.0),
+                    perf_watt: mean(b.processes.iter().filter_map(|p| p.mean_power_w))
+                        .zip(Metrics::of(&all))
+                        .filter(|(watts, _)| *watts > 0.0)
+                        .map(|(watts, perf)| perf.mean / watts),
+                    perf_base: None,
                 }
             })
             .collect();
@@ -111,7 +127,23 @@ impl Report {
             rows,
             failure_rate,
             score,
+            score_base: None,
         }
+    }
+
+    /// This report against `base` (milabench's `--compare`): each benchmark's `perf_base`
+    /// (where `base` has it) and the base's global score.
+    pub fn compared_to(mut self, base: &Report) -> Self {
+        for row in &mut self.rows {
+            row.perf_base = base
+                .rows
+                .iter()
+                .find(|b| b.bench == row.bench)
+                .and_then(|b| b.perf)
+                .map(|m| m.mean);
+        }
+        self.score_base = base.score;
+        self
     }
 
     /// Whether the failure rate passes (≤ 1%).
@@ -156,11 +188,20 @@ impl fmt::Display for Report {
             .max()
             .unwrap_or(5)
             .max(5);
-        writeln!(
+        let energy = self.rows.iter().any(|r| r.energy_kj.is_some());
+        let compare = self.score_base.is_some() || self.rows.iter().any(|r| r.perf_base.is_some());
+        write!(
             f,
             "{:<width$} {:>4} {:>3} {:>4} {:>12} {:>6} {:>6} {:>11} {:>12} {:>6}",
             "bench", "fail", "n", "ngpu", "perf", "sem%", "std%", "peak_memory", "score", "weight"
         )?;
+        if energy {
+            write!(f, " {:>12} {:>10}", "energy (kJ)", "perf_watt")?;
+        }
+        if compare {
+            write!(f, " {:>12} {:>10}", "perf_base", "perf_ratio")?;
+        }
+        writeln!(f)?;
         for r in &self.rows {
             let (perf, sem, std) = match r.perf {
                 Some(m) if m.mean != 0.0 => (
@@ -174,11 +215,24 @@ impl fmt::Display for Report {
             let memory = r
                 .peak_memory
                 .map_or_else(|| "-".to_owned(), |m| format!("{m:.0}"));
-            writeln!(
+            write!(
                 f,
                 "{:<width$} {:>4} {:>3} {:>4} {:>12} {:>6} {:>6} {:>11} {:>12.2} {:>6.2}",
                 r.bench, r.fail, r.n, r.ngpu, perf, sem, std, memory, r.score, r.weight
             )?;
+            if energy {
+                write!(
+                    f,
+                    " {:>12} {:>10}",
+                    fixed(r.energy_kj, 3),
+                    fixed(r.perf_watt, 3)
+                )?;
+            }
+            if compare {
+                let ratio = r.perf.zip(r.perf_base).map(|(p, b)| p.mean / b);
+                write!(f, " {:>12} {:>10}", fixed(r.perf_base, 2), fixed(ratio, 3))?;
+            }
+            writeln!(f)?;
         }
         writeln!(f)?;
         writeln!(f, "Scores")?;
@@ -190,10 +244,33 @@ impl fmt::Display for Report {
             self.failure_rate * 100.0
         )?;
         match self.score {
-            Some(score) => writeln!(f, "Score:        {score:>9.2}"),
-            None => writeln!(f, "Score:              -"),
+            Some(score) => writeln!(f, "Score:        {score:>9.2}")?,
+            None => writeln!(f, "Score:              -")?,
         }
+        if let Some(base) = self.score_base {
+            writeln!(f, "Base score:   {base:>9.2}")?;
+            if let Some(score) = self.score {
+                writeln!(f, "Score ratio:  {:>9.3}", score / base)?;
+            }
+        }
+        Ok(())
     }
+}
+
+/// `x` with `digits` decimals, or `-`.
+fn fixed(x: Option<f64>, digits: usize) -> String {
+    x.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
+}
+
+/// The sum of `xs`, `None` when there is none.
+fn sum(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    xs.fold(None, |acc, x| Some(acc.unwrap_or(0.0) + x))
+}
+
+/// The mean of `xs`, `None` when there is none.
+fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
+    let (n, total) = xs.fold((0usize, 0.0), |(n, t), x| (n + 1, t + x));
+    (n > 0).then(|| total / n as f64)
 }
 
 fn pct(x: f64) -> String {
