@@ -24,26 +24,26 @@ const PALETTE: [RGBColor; 6] = [
 pub fn html(report: &Report, run: &RunData) -> String {
     let mut page = String::new();
     let title = format!("giving suite report: {}", run.dir.display());
-    let _ = write!(
+    let _ = writeln!(
         page,
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n<style>{STYLE}</style></head><body>\n<h1>{}</h1>",
         escape(&title),
         escape(&title)
     );
     // The text report is the reference: the page shows it as it prints, then the plots.
-    let _ = write!(
+    let _ = writeln!(
         page,
-        "<pre class=\"report\">{}</pre>\n",
+        "<pre class=\"report\">{}</pre>",
         escape(&report.to_string())
     );
     for bench in run.benches.iter().filter(|b| !b.processes.is_empty()) {
-        let _ = write!(page, "<section><h2>{}</h2>\n", escape(&bench.name));
+        let _ = writeln!(page, "<section><h2>{}</h2>", escape(&bench.name));
         page.push_str(&rate_plot(bench));
         for p in &bench.processes {
             let status = if p.success { "ok" } else { "failed" };
-            let _ = write!(
+            let _ = writeln!(
                 page,
-                "<details><summary>{}.{} ({status}, {} rates, {} events)</summary>\n",
+                "<details><summary>{}.{} ({status}, {} rates, {} events)</summary>",
                 escape(&bench.name),
                 escape(&p.tag),
                 p.rates.len(),
@@ -52,9 +52,9 @@ pub fn html(report: &Report, run: &RunData) -> String {
             for stream in ["stdout", "stderr"] {
                 // `{bench}.{tag}.{stream}` (`with_extension` would replace the tag's end).
                 let text = tail(&PathBuf::from(format!("{}.{stream}", p.stem.display())));
-                let _ = write!(
+                let _ = writeln!(
                     page,
-                    "<h3>{stream}</h3><pre>{}</pre>\n",
+                    "<h3>{stream}</h3><pre>{}</pre>",
                     if text.is_empty() {
                         "(empty)".to_owned()
                     } else {
