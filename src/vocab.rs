@@ -119,6 +119,9 @@ pub mod keys {
     /// uses (`{"torch": "2.4.0", …}`). A voir benchmark gives it as `give(meta=…)`; a giving
     /// program's log header carries the same facts. The suite's `version` layer reads it.
     pub const META: &str = "meta";
+    /// `bool`, `true`: the last event of a source (a suite's process that ended, a rank that
+    /// finished), with its [`BENCH`] or [`RANK`]. A dashboard stops counting it in the total.
+    pub const DONE: &str = "done";
 }
 
 mod monitor;

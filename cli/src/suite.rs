@@ -1,5 +1,6 @@
 //! `giving suite run CONFIG`: runs a milabench-style suite (docs/suite.md).
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -8,9 +9,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use giving::Giver;
+use giving_instruments::{Dash, Overseer};
 use giving_suite::config::{Placeholders, Selection, Suite};
 use giving_suite::report::{Report, RunData, html, load_run, load_runs};
-use giving_suite::runner::{ProcessResult, RunOptions, SystemFacts, run_suite};
+use giving_suite::runner::{ProcessResult, RunOptions, RunSummary, SystemFacts, run_suite};
 use giving_suite::validation::{Layer, Severity, validate};
 
 /// `giving suite …`
@@ -66,6 +69,11 @@ pub(crate) struct RunArgs {
     /// Run every selected benchmark N times, in rounds (milabench's --repeat).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// Show a live dashboard of every running benchmark (a row each: progress toward its early
+    /// stop, rate, loss; their total rate; the GPU panel from their gpudata); plain lines when
+    /// stdout is not a terminal. `q` stops the run as Ctrl-C does.
+    #[arg(long)]
+    dash: bool,
     /// Seconds a benchmark may go on after SIGTERM (sent at its max_duration) before SIGKILL.
     #[arg(long, default_value_t = 5.0)]
     grace: f64,
@@ -166,6 +174,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         grace,
         n_gpu: facts.n_gpu,
         repeat: args.repeat,
+        forward: None,
     };
     let times = match args.repeat {
         1 => String::new(),
@@ -176,7 +185,11 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         args.config.display(),
         facts.n_gpu
     );
-    let summary = run_suite(&suite, &selection, &options, print_result)?;
+    let summary = if args.dash {
+        run_with_dash(&suite, &selection, options, &interrupt)?
+    } else {
+        run_suite(&suite, &selection, &options, print_result)?
+    };
     if interrupt.load(Ordering::Relaxed) {
         println!("interrupted: run folder {}", summary.dir.display());
         return Ok(ExitCode::from(130));
@@ -188,6 +201,54 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     } else {
         ExitCode::FAILURE
     })
+}
+
+/// Runs the suite under a dashboard: the runner gives every child's events again, tagged with
+/// `bench`, into the scope the dashboard watches. Its `q` (the scope's stop token) interrupts
+/// the run as Ctrl-C does. The per-process lines are printed when the dashboard is done, or
+/// as they come when it prints plain lines.
+fn run_with_dash(
+    suite: &Suite,
+    selection: &Selection,
+    mut options: RunOptions,
+    interrupt: &Arc<AtomicBool>,
+) -> Result<RunSummary> {
+    let done = Arc::new(AtomicBool::new(false));
+    let (watch_done, watch_interrupt) = (done.clone(), interrupt.clone());
+    let plain = !std::io::stdout().is_terminal();
+    let run = Overseer::new()
+        .with(Dash::new())
+        .instrument_fn("suite-stop", move |start| {
+            let token = start.given().stop_token();
+            let (watch_done, watch_interrupt) = (watch_done.clone(), watch_interrupt.clone());
+            std::thread::spawn(move || {
+                while !watch_done.load(Ordering::Relaxed) {
+                    if token.is_stopped() {
+                        watch_interrupt.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            Ok(())
+        })
+        .run(|| {
+            options.forward = Some(Giver::current());
+            run_suite(suite, selection, &options, |result| {
+                if plain {
+                    print_result(result);
+                }
+            })
+        });
+    done.store(true, Ordering::Relaxed);
+    let summary = match run.output {
+        Ok(summary) => summary?,
+        Err(panic) => anyhow::bail!("the runner panicked: {panic}"),
+    };
+    if !plain {
+        summary.processes.iter().for_each(print_result);
+    }
+    Ok(summary)
 }
 
 /// One line per finished process.

@@ -360,3 +360,33 @@ b:
     let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "0"], tmp.path());
     assert!(!ok && out.contains("--repeat"), "{out}");
 }
+
+#[test]
+fn dash_shows_every_benchmark_as_a_source() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("pair.yaml"),
+        r#"
+_sh:
+  command: [sh, -c]
+a:
+  inherits: _sh
+  plan: {method: njobs, n: 2}
+  argv: ["printf '{{\"rate\": 5.0, \"units\": \"items/s\", \"meta\": {{\"sh\": \"1\"}}}}\n' >&3"]
+"#,
+    )
+    .unwrap();
+    // Not a terminal: the dashboard prints plain lines, its last one after the run.
+    let (ok, out) = giving(&["suite", "run", "pair.yaml", "--dash"], tmp.path());
+    assert!(ok, "{out}");
+    let last = out
+        .lines()
+        .filter(|l| l.contains("| a.0"))
+        .next_back()
+        .unwrap_or_else(|| panic!("no dashboard line:\n{out}"));
+    assert!(
+        last.contains("| a.0 done rate=5") && last.contains("| a.1 done rate=5"),
+        "{last}"
+    );
+    assert!(out.contains("a.1: ok"), "{out}");
+}

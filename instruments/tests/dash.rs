@@ -525,3 +525,39 @@ fn a_held_final_screen_says_how_to_close_it() {
         "finished: press any key to close"
     ));
 }
+
+#[test]
+fn renders_a_row_per_suite_process_and_rank_with_their_total() {
+    let mut state = DashState::new(Vec::<String>::new());
+    for (i, (source, rate)) in [("mlp.D0", 1200.0), ("cnn.D0", 300.0)].iter().enumerate() {
+        state.observe(&Event::new_at(
+            [
+                ("bench", Value::from(*source)),
+                ("task", Value::from("early_stop")),
+                ("progress", Value::List(vec![2u64.into(), 3u64.into()])),
+            ],
+            at(10 * i as u64),
+        ));
+        state.observe(&Event::new_at(
+            [
+                ("bench", Value::from(*source)),
+                ("rate", Value::F64(*rate)),
+                ("units", Value::from("items/s")),
+                ("loss", Value::F64(0.5)),
+            ],
+            at(10 * i as u64 + 5),
+        ));
+    }
+    let lines = screen(&state, 120, 40);
+    assert!(shows(&lines, "sources (2)"), "{}", lines.join("\n"));
+    let row = lines.iter().find(|l| l.contains("mlp.D0")).unwrap();
+    assert!(row.contains("2/3") && row.contains("1.2k items/s"), "{row}");
+    let total = lines.iter().find(|l| l.contains("total")).unwrap();
+    assert!(total.contains("1.5k items/s"), "{total}");
+    let plain = state.plain_line();
+    assert!(
+        plain.contains("| mlp.D0 2/3 rate=1.2k | cnn.D0 2/3 rate=300")
+            && plain.ends_with("| total rate=1.5k items/s"),
+        "{plain}"
+    );
+}

@@ -11,6 +11,7 @@
 mod capture;
 mod driver;
 mod render;
+mod sources;
 mod state;
 mod term;
 
@@ -34,6 +35,7 @@ pub use render::render_dash;
 pub(crate) fn restore_terminal() {
     term::restore();
 }
+pub use sources::SourceStat;
 pub use state::{CpuStat, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat};
 
 /// Where the dashboard draws.

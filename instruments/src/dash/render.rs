@@ -40,11 +40,17 @@ pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
         0 => 0,
         n => n.min(5) as u16 + 2,
     };
+    // A row per source (suite process, rank) and a total, a header and borders; at most 12.
+    let sources_height = match state.sources().len() {
+        0 => 0,
+        n => (n.min(12) as u16) + u16::from(state.total_rate().is_some()) + 3,
+    };
     let rows = Layout::default()
         .direction(Direction::Vertical)
         .constraints([
             Constraint::Length(1),
             Constraint::Length(2 * tasks + 2),
+            Constraint::Length(sources_height),
             Constraint::Min(8),
             Constraint::Length(monitors),
             Constraint::Length(stderr_height),
@@ -52,23 +58,86 @@ pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
         .split(area);
     header(frame, rows[0], state);
     progress(frame, rows[1], state);
+    if sources_height > 0 {
+        sources(frame, rows[2], state);
+    }
     let middle = Layout::default()
         .direction(Direction::Horizontal)
         .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
-        .split(rows[2]);
+        .split(rows[3]);
     charts(frame, middle[0], state);
     keys(frame, middle[1], state);
     if monitors > 0 {
         let bottom = Layout::default()
             .direction(Direction::Horizontal)
             .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
-            .split(rows[3]);
+            .split(rows[4]);
         gpus(frame, bottom[0], state);
         cpu(frame, bottom[1], state);
     }
     if stderr_height > 0 {
-        stderr(frame, rows[4], state);
+        stderr(frame, rows[5], state);
     }
+}
+
+/// A row per source: its early stop's progress, latest rate and loss, events; then the total
+/// rate of them all.
+fn sources(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
+    let sources = state.sources();
+    let title = format!(" sources ({}) ", sources.len());
+    let mut rows: Vec<Row> = sources
+        .iter()
+        .map(|s| {
+            let stop = s
+                .stop
+                .map_or_else(String::new, |(seen, stop)| format!("{seen}/{stop}"));
+            let progress = s
+                .progress
+                .map_or_else(String::new, |(i, n)| format!("{i}/{n}"));
+            let name = if s.done {
+                format!("{} (done)", s.name)
+            } else {
+                s.name.clone()
+            };
+            Row::new([
+                Cell::from(name),
+                Cell::from(stop),
+                Cell::from(progress),
+                Cell::from(opt(s.rate, |r| format!("{} {}", si(r), s.units))),
+                Cell::from(opt(s.loss, number)),
+                Cell::from(s.events.to_string()),
+            ])
+        })
+        .collect();
+    if let Some((total, units)) = state.total_rate() {
+        rows.push(
+            Row::new([
+                Cell::from("total"),
+                Cell::from(""),
+                Cell::from(""),
+                Cell::from(format!("{} {units}", si(total))),
+                Cell::from(""),
+                Cell::from(""),
+            ])
+            .style(Style::new().add_modifier(Modifier::BOLD)),
+        );
+    }
+    let header = Row::new(["source", "stop", "progress", "rate", "loss", "events"])
+        .style(Style::new().add_modifier(Modifier::UNDERLINED));
+    let table = Table::new(
+        rows,
+        [
+            Constraint::Percentage(30),
+            Constraint::Length(8),
+            Constraint::Length(12),
+            Constraint::Length(18),
+            Constraint::Length(10),
+            Constraint::Length(8),
+        ],
+    )
+    .header(header)
+    .block(Block::default().borders(Borders::ALL).title(title));
+    frame.render_widget(table, area);
 }
 
 /// The latest lines other code wrote to stderr (they are written out again, all of them, when

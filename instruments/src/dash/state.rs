@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
+
+use super::sources::{SourceStat, Sources};
 use giving::{Event, Timestamp, Value};
 
 /// Points kept per chart; past this, every other point is dropped (the chart keeps its shape
@@ -242,6 +244,7 @@ pub struct DashState {
     series: BTreeMap<String, Series>,
     gpus: BTreeMap<String, GpuStat>,
     cpu: Option<CpuStat>,
+    sources: Sources,
     events: u64,
     dropped: u64,
     pending: usize,
@@ -275,6 +278,7 @@ impl DashState {
             waiting_for_key: false,
             series: BTreeMap::new(),
             gpus: BTreeMap::new(),
+            sources: Sources::default(),
             cpu: None,
             events: 0,
             dropped: 0,
@@ -300,6 +304,7 @@ impl DashState {
     /// Reads one event. Values of any shape are accepted; what cannot be read is shown as is.
     pub fn observe(&mut self, event: &Event) {
         self.events += 1;
+        self.sources.observe(event);
         let time = event.time();
         self.latest = Some(self.latest.map_or(time, |t| t.max(time)));
         let units = event
@@ -512,6 +517,17 @@ impl DashState {
         &self.gpus
     }
 
+    /// One row per source when events say where they come from (`bench`: a suite's process;
+    /// `rank`: a rank fanned in), in order of appearance.
+    pub fn sources(&self) -> &[SourceStat] {
+        self.sources.rows()
+    }
+
+    /// The sum of the sources' latest rates, with its units, when two or more gave one.
+    pub fn total_rate(&self) -> Option<(f64, &str)> {
+        self.sources.total_rate()
+    }
+
     /// The latest CPU, memory and process figures.
     pub fn cpu(&self) -> Option<&CpuStat> {
         self.cpu.as_ref()
@@ -581,6 +597,21 @@ impl DashState {
             if let Some(eta) = self.run.eta() {
                 line += &format!(" eta {}", clock(eta));
             }
+        }
+        for source in self.sources.rows() {
+            line += &format!(" | {}", source.name);
+            if source.done {
+                line += " done";
+            }
+            if let Some((seen, stop)) = source.stop {
+                line += &format!(" {seen}/{stop}");
+            }
+            if let Some(rate) = source.rate {
+                line += &format!(" rate={}", si(rate));
+            }
+        }
+        if let Some((total, units)) = self.total_rate() {
+            line += &format!(" | total rate={} {units}", si(total));
         }
         if self.dropped > 0 {
             line += &format!(" dropped={}", self.dropped);

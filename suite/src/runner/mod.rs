@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use giving::Giver;
 use serde::Serialize;
 
 pub use plan::{ProcessPlan, plan};
@@ -36,6 +37,9 @@ pub struct RunOptions {
     /// Repetitions go in rounds (every benchmark once, then again), so that a slow spell of
     /// the machine does not fall on one benchmark's runs only.
     pub repeat: u32,
+    /// Where every event read from a child is given again, with [`BENCH`](giving::vocab::keys::BENCH)
+    /// `{bench}.{tag}` added: a live view of the run (`giving suite run --dash`).
+    pub forward: Option<Giver>,
     /// Set by the caller's signal handler (Ctrl-C): the running processes are stopped as at
     /// their `max_duration`, and no other benchmark starts. A library installs no handler.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -149,6 +153,10 @@ fn run_bench(
                     stop: bench.early_stop.stop,
                     max_duration: bench.max_duration,
                     grace: options.grace,
+                    forward: options
+                        .forward
+                        .clone()
+                        .map(|giver| (giver, format!("{}.{tag}", bench.name))),
                     stem,
                     interrupt: options.interrupt.clone(),
                 };

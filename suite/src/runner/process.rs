@@ -12,7 +12,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use giving::vocab::keys;
-use giving::{Event, Value};
+use giving::{Event, Giver, Value};
 use giving_instruments::child::{DATA_FD, STOP_AFTER};
 use giving_instruments::log::{LogHeader, LogWriter};
 use serde::Serialize;
@@ -43,6 +43,8 @@ pub struct ProcessSpec {
     pub stem: PathBuf,
     /// When set (Ctrl-C in the runner), the process is stopped as at `max_duration`.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Where its events are given again, tagged [`BENCH`](keys::BENCH) with the name.
+    pub forward: Option<(Giver, String)>,
 }
 
 /// How a process ended, written to `{bench}.{tag}.json`.
@@ -162,7 +164,8 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         .stdout
         .take()
         .map(|out| reader_thread(out, tx, Some(stdout_file)));
-    let writer = std::thread::spawn(move || sink(log, rx));
+    let forward = spec.forward.clone();
+    let writer = std::thread::spawn(move || sink(log, rx, forward));
 
     let (status, killed, interrupted) = wait(
         &mut child,
@@ -308,7 +311,11 @@ struct Received {
 
 /// Writes what the readers decode to the `.data` log; protocol errors become `problem`
 /// events there too.
-fn sink(mut log: LogWriter, rx: std::sync::mpsc::Receiver<Incoming>) -> Received {
+fn sink(
+    mut log: LogWriter,
+    rx: std::sync::mpsc::Receiver<Incoming>,
+    forward: Option<(Giver, String)>,
+) -> Received {
     let mut out = Received::default();
     for item in rx {
         let event = match item {
@@ -341,6 +348,9 @@ fn sink(mut log: LogWriter, rx: std::sync::mpsc::Receiver<Incoming>) -> Received
             out.meta = Some(meta);
         }
         out.events += 1;
+        if let Some((giver, name)) = &forward {
+            giver.give(event.with(keys::BENCH, name.as_str()));
+        }
         if let Err(e) = log.write(&event) {
             out.errors.push(format!("cannot write the data file: {e}"));
             break;
@@ -348,6 +358,12 @@ fn sink(mut log: LogWriter, rx: std::sync::mpsc::Receiver<Incoming>) -> Received
     }
     if let Err(e) = log.close(0) {
         out.errors.push(format!("cannot close the data file: {e}"));
+    }
+    if let Some((giver, name)) = &forward {
+        giver.give(Event::new([
+            (keys::BENCH, Value::from(name.as_str())),
+            (keys::DONE, Value::Bool(true)),
+        ]));
     }
     out
 }

@@ -1,0 +1,176 @@
+//! The dashboard's rows per source: when events say where they come from — a suite's process
+//! (`bench`, added by `giving suite run`) or a rank of a distributed run (`rank`, fanned in
+//! from NATS) — each source gets its own row: progress toward its early stop, rate, loss.
+
+use giving::vocab::{ProgressEvent, RateEvent, keys};
+use giving::{Event, Value};
+
+/// What the dashboard knows of one source.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SourceStat {
+    /// `mlp.D0` (a suite process), `rank 3` or `rank 3 @ host` (a rank).
+    pub name: String,
+    /// Its latest rate.
+    pub rate: Option<f64>,
+    /// The rate's units.
+    pub units: String,
+    /// Its latest loss (read only when it is already a number: never a device read here).
+    pub loss: Option<f64>,
+    /// Its early stop's `(rates seen, stop)`, from its `early_stop` progress events.
+    pub stop: Option<(u64, u64)>,
+    /// The progress of its current task, `(done, total)`.
+    pub progress: Option<(u64, u64)>,
+    /// Events seen from it.
+    pub events: u64,
+    /// Whether it said it is done ([`DONE`](keys::DONE)): its process ended, its rank
+    /// finished.
+    pub done: bool,
+}
+
+/// The sources seen so far, in order of appearance.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Sources {
+    rows: Vec<SourceStat>,
+}
+
+impl Sources {
+    /// Counts `event` for its source, if it names one.
+    pub(crate) fn observe(&mut self, event: &Event) {
+        let Some(name) = source_name(event) else {
+            return;
+        };
+        let index = match self.rows.iter().position(|s| s.name == name) {
+            Some(index) => index,
+            None => {
+                self.rows.push(SourceStat {
+                    name,
+                    ..SourceStat::default()
+                });
+                self.rows.len() - 1
+            }
+        };
+        let row = &mut self.rows[index];
+        row.events += 1;
+        if matches!(event.get(keys::DONE), Some(Value::Bool(true))) {
+            row.done = true;
+        }
+        if let Some(rate) = RateEvent::of(event) {
+            row.rate = Some(rate.rate);
+            row.units = rate.units.to_owned();
+        }
+        if let Some(progress) = ProgressEvent::of(event) {
+            let pair = Some((progress.done, progress.total));
+            if progress.task == keys::EARLY_STOP_TASK {
+                row.stop = pair;
+            } else {
+                row.progress = pair;
+            }
+        }
+        match event.get(keys::LOSS) {
+            Some(Value::Lazy(_)) | None => {}
+            Some(loss) => row.loss = loss.as_f64(),
+        }
+    }
+
+    /// The sources, in order of appearance.
+    pub(crate) fn rows(&self) -> &[SourceStat] {
+        &self.rows
+    }
+
+    /// The sum of the latest rates of the sources still running (the run's throughput now),
+    /// when at least two gave one in the same units.
+    pub(crate) fn total_rate(&self) -> Option<(f64, &str)> {
+        let rated: Vec<&SourceStat> = self
+            .rows
+            .iter()
+            .filter(|s| s.rate.is_some() && !s.done)
+            .collect();
+        let units = rated.first()?.units.as_str();
+        (rated.len() >= 2 && rated.iter().all(|s| s.units == units))
+            .then(|| (rated.iter().filter_map(|s| s.rate).sum(), units))
+    }
+}
+
+/// The source `event` names: its `bench`, else its `rank` (with its `host` when known).
+fn source_name(event: &Event) -> Option<String> {
+    if let Some(bench) = event.get(keys::BENCH).and_then(Value::as_str) {
+        return Some(bench.to_owned());
+    }
+    let rank = event.get(keys::RANK)?.as_f64()? as u64;
+    Some(match event.get(keys::HOST).and_then(Value::as_str) {
+        Some(host) => format!("rank {rank} @ {host}"),
+        None => format!("rank {rank}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(fields: &[(&'static str, Value)]) -> Event {
+        Event::new(fields.iter().cloned())
+    }
+
+    #[test]
+    fn each_bench_and_rank_gets_its_row_and_rates_add_up() {
+        let mut sources = Sources::default();
+        let rate = |source: (&'static str, Value), rate: f64| {
+            event(&[
+                source,
+                (keys::RATE, Value::F64(rate)),
+                (keys::UNITS, Value::from("items/s")),
+            ])
+        };
+        sources.observe(&rate((keys::BENCH, Value::from("mlp.D0")), 100.0));
+        sources.observe(&rate((keys::RANK, Value::U64(1)), 30.0));
+        sources.observe(&rate((keys::BENCH, Value::from("mlp.D0")), 120.0));
+        sources.observe(&event(&[
+            (keys::BENCH, Value::from("mlp.D0")),
+            (keys::TASK, Value::from(keys::EARLY_STOP_TASK)),
+            (keys::PROGRESS, Value::List(vec![2u64.into(), 3u64.into()])),
+        ]));
+        sources.observe(&event(&[
+            (keys::RANK, Value::U64(1)),
+            (keys::HOST, Value::from("node2")),
+            (keys::LOSS, Value::F64(0.5)),
+        ]));
+        sources.observe(&event(&[(keys::LOSS, Value::F64(9.0))]));
+        let rows = sources.rows();
+        let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["mlp.D0", "rank 1", "rank 1 @ node2"]);
+        assert_eq!(
+            (rows[0].rate, rows[0].stop, rows[0].events),
+            (Some(120.0), Some((2, 3)), 3)
+        );
+        assert_eq!(rows[2].loss, Some(0.5));
+        assert_eq!(sources.total_rate(), Some((150.0, "items/s")));
+    }
+
+    #[test]
+    fn a_source_that_is_done_leaves_the_total() {
+        let mut sources = Sources::default();
+        for (bench, rate) in [("a.0", 1.0), ("a.1", 2.0), ("b.0", 4.0)] {
+            sources.observe(&event(&[
+                (keys::BENCH, Value::from(bench)),
+                (keys::RATE, Value::F64(rate)),
+            ]));
+        }
+        assert_eq!(sources.total_rate(), Some((7.0, "")));
+        sources.observe(&event(&[
+            (keys::BENCH, Value::from("b.0")),
+            (keys::DONE, Value::Bool(true)),
+        ]));
+        assert_eq!(sources.total_rate(), Some((3.0, "")));
+        assert!(sources.rows()[2].done);
+    }
+
+    #[test]
+    fn one_source_has_no_total() {
+        let mut sources = Sources::default();
+        sources.observe(&event(&[
+            (keys::BENCH, Value::from("a.0")),
+            (keys::RATE, Value::F64(1.0)),
+        ]));
+        assert_eq!(sources.total_rate(), None);
+    }
+}
