@@ -381,8 +381,7 @@ a:
     assert!(ok, "{out}");
     let last = out
         .lines()
-        .filter(|l| l.contains("| a.0"))
-        .next_back()
+        .rfind(|l| l.contains("| a.0"))
         .unwrap_or_else(|| panic!("no dashboard line:\n{out}"));
     assert!(
         last.contains("| a.0 done rate=5") && last.contains("| a.1 done rate=5"),
