@@ -10,8 +10,8 @@
 //! giving log stats FILE
 //! giving probes [FILTER]
 //! giving trace LOG... -o FILE [--format perfetto|json]
-//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
-//! giving suite report RUNDIR
+//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash]
+//! giving suite report RUNDIR... [--compare BASE] [--html FILE]
 //! ```
 
 mod bench;
