@@ -140,34 +140,33 @@ pub fn event_from_array<const N: usize>(
 }
 
 /// The slow path of `give!` (some scope is open somewhere), for the fields the macro writes as
-/// an array: built only when this thread has a receiver, straight into the event's allocation.
+/// an array: built only when this thread has a receiver, straight into the event's allocation,
+/// in one visit to the thread's routes.
 #[inline]
 pub fn give_array<const N: usize>(
     origin: &'static Origin,
     build: impl FnOnce() -> [(&'static str, Value); N],
 ) {
-    if routing::has_receivers() {
-        let event = if context::is_active() {
+    routing::give(|| {
+        if context::is_active() {
             context::event_with(origin, fields(build()))
         } else {
             event_from_array(origin, build())
-        };
-        routing::dispatch(event);
-    }
+        }
+    });
 }
 
 /// Gives the fields `build` makes, if this thread has a receiver. The fields are built outside
 /// any borrow of the routing table, so a field expression may itself give.
 #[inline]
 pub fn give_with(origin: &'static Origin, build: impl FnOnce() -> Fields) {
-    if routing::has_receivers() {
-        let event = if context::is_active() {
+    routing::give(|| {
+        if context::is_active() {
             context::event_with(origin, build())
         } else {
             event_at(origin, build())
-        };
-        routing::dispatch(event);
-    }
+        }
+    });
 }
 
 /// An explicit handle for giving into a scope from any thread or task.

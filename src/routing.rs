@@ -148,33 +148,58 @@ pub(crate) fn has_receivers() -> bool {
     any_scope(|s| !s.is_finished())
 }
 
+/// The give path, in one visit to this thread's routes: they are refreshed and checked for an
+/// open scope; only then is the event built — with the routes released, since a field
+/// expression may itself give — and delivered. Nothing is built when nobody on this thread
+/// (or globally) listens.
+#[inline]
+pub(crate) fn give(build: impl FnOnce() -> Event) {
+    let _ = ROUTES.try_with(|routes| {
+        {
+            // A give from inside delivery (none runs user code) or from a field expression of
+            // an outer give finds the routes free: the borrow ends before `build` runs.
+            let Ok(mut table) = routes.try_borrow_mut() else {
+                return;
+            };
+            table.refresh();
+            if !table.scopes().any(|s| !s.is_finished()) {
+                return;
+            }
+        }
+        deliver(routes, build());
+    });
+}
+
 /// Delivers `event` to the scopes of this thread and to the global scopes: once to each
 /// scope's feed (its lossless subscribers, however many), once to each bounded subscriber.
 /// The event itself goes to the last of them (one reference-count round trip less).
 pub(crate) fn dispatch(event: Event) {
-    let _ = ROUTES.try_with(|routes| {
-        // Pushing runs no user code, so the routes cannot be borrowed here already.
-        let Ok(mut routes) = routes.try_borrow_mut() else {
-            return;
-        };
-        let mut previous: Option<Target<'_>> = None;
-        for route in routes.routes_mut() {
-            if route.scope.is_finished() {
-                continue;
-            }
-            let (feed, subscribers) = route.targets();
-            let feed = feed.has_readers().then_some(Target::Feed(feed));
-            let queues = subscribers.iter().map(Target::Queue);
-            for target in feed.into_iter().chain(queues) {
-                if let Some(previous) = previous.replace(target) {
-                    previous.push(event.clone());
-                }
+    let _ = ROUTES.try_with(|routes| deliver(routes, event));
+}
+
+/// [`dispatch`] on this thread's routes, already reached.
+fn deliver(routes: &RefCell<Routes>, event: Event) {
+    // Pushing runs no user code, so the routes cannot be borrowed here already.
+    let Ok(mut routes) = routes.try_borrow_mut() else {
+        return;
+    };
+    let mut previous: Option<Target<'_>> = None;
+    for route in routes.routes_mut() {
+        if route.scope.is_finished() {
+            continue;
+        }
+        let (feed, subscribers) = route.targets();
+        let feed = feed.has_readers().then_some(Target::Feed(feed));
+        let queues = subscribers.iter().map(Target::Queue);
+        for target in feed.into_iter().chain(queues) {
+            if let Some(previous) = previous.replace(target) {
+                previous.push(event.clone());
             }
         }
-        if let Some(last) = previous {
-            last.push(event);
-        }
-    });
+    }
+    if let Some(last) = previous {
+        last.push(event);
+    }
 }
 
 /// Where the give path hands an event.
