@@ -362,7 +362,20 @@ impl FeedReader {
     }
 
     /// The next event, or `None` once the reader has ended.
+    #[inline]
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        // The common case, an event already at the cursor, stays small enough to inline into
+        // the stream's poll; skipping, spinning and parking are out of line.
+        match self.take() {
+            Found::Event(event) => Poll::Ready(Some(event)),
+            Found::End => Poll::Ready(None),
+            Found::Skipped | Found::Nothing => self.poll_slow(cx),
+        }
+    }
+
+    /// [`poll_next`](Self::poll_next) past the fast path: the next slot, a spin, then a park.
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         loop {
             match self.take() {
                 Found::Event(event) => return Poll::Ready(Some(event)),
