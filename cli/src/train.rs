@@ -12,6 +12,7 @@ use giving_models::{ModelKind, TrainReport};
 use crate::common::{Common, check_device};
 use crate::out::say;
 use crate::probes::{ProbeArgs, print_probed};
+use crate::publish::PublishArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -31,6 +32,9 @@ pub(crate) struct TrainArgs {
     pub(crate) instruments: InstrumentArgs,
     #[command(flatten)]
     probes: ProbeArgs,
+    /// `--publish URL --run NAME [--rank R]`.
+    #[command(flatten)]
+    publish: PublishArgs,
 }
 
 /// Turns the run's events into progress lines: one per `every` steps with the latest rate
@@ -98,6 +102,7 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
     config.validate()?;
     let probes = args.probes.instrument()?;
     let instruments = args.instruments.instruments()?;
+    let publisher = args.publish.publisher()?;
     say!(
         "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
         common.device,
@@ -124,6 +129,9 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
         }
     }
     overseer = overseer.with_all(instruments);
+    if let Some(publisher) = publisher {
+        overseer = overseer.with(publisher);
+    }
     // The dashboard shows progress itself: no progress lines over it.
     if !args.instruments.dash.dash {
         overseer = overseer.instrument_fn("progress", move |start| {

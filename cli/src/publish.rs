@@ -1,0 +1,36 @@
+//! `giving train --publish nats://HOST:PORT --run NAME [--rank R]`: the rank's events to NATS.
+
+use anyhow::{Context, Result};
+use clap::Args;
+use giving_nats::{Identity, NatsPublisher};
+
+/// Options of `train` that publish its events to a NATS server.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct PublishArgs {
+    /// Publish every event to the NATS server at URL (`nats://HOST:PORT`) on
+    /// `giving.<run>.<rank>`, fail-open: events are dropped and counted, never waited for,
+    /// when the server is unreachable.
+    #[arg(long, value_name = "URL", requires = "run")]
+    publish: Option<String>,
+    /// The run's name, shared by its ranks (one subject token: no `.`, `*`, `>` or spaces).
+    #[arg(long, value_name = "NAME")]
+    run: Option<String>,
+    /// This process's rank [default: `RANK`, else 0]; `LOCAL_RANK` and `WORLD_SIZE` are read
+    /// from the environment.
+    #[arg(long, value_name = "R", requires = "publish")]
+    rank: Option<u64>,
+}
+
+impl PublishArgs {
+    /// The publisher these options ask for, if any.
+    pub(crate) fn publisher(&self) -> Result<Option<NatsPublisher>> {
+        let (Some(url), Some(run)) = (&self.publish, &self.run) else {
+            return Ok(None);
+        };
+        let mut identity = Identity::from_env(run).context("--run")?;
+        if let Some(rank) = self.rank {
+            identity = identity.rank(rank);
+        }
+        Ok(Some(NatsPublisher::new(url, identity)))
+    }
+}
