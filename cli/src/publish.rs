@@ -5,7 +5,7 @@ use clap::Args;
 use giving_nats::{Identity, NatsPublisher};
 
 /// Options of `train` that publish its events to a NATS server.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub(crate) struct PublishArgs {
     /// Publish every event to the NATS server at URL (`nats://HOST:PORT`) on
     /// `giving.<run>.<rank>`, fail-open: events are dropped and counted, never waited for,
@@ -19,6 +19,9 @@ pub(crate) struct PublishArgs {
     /// from the environment.
     #[arg(long, value_name = "R", requires = "publish")]
     rank: Option<u64>,
+    /// Events kept while the server is unreachable; beyond, the oldest are dropped and counted.
+    #[arg(long, value_name = "N", requires = "publish", default_value_t = giving_nats::DEFAULT_CAPACITY)]
+    publish_buffer: usize,
 }
 
 impl PublishArgs {
@@ -31,6 +34,11 @@ impl PublishArgs {
         if let Some(rank) = self.rank {
             identity = identity.rank(rank);
         }
-        Ok(Some(NatsPublisher::new(url, identity)))
+        if self.publish_buffer == 0 {
+            anyhow::bail!("--publish-buffer: must be at least 1");
+        }
+        Ok(Some(
+            NatsPublisher::new(url, identity).capacity(self.publish_buffer),
+        ))
     }
 }
