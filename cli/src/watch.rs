@@ -9,7 +9,7 @@ use clap::Args;
 use giving::prelude::*;
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
-use giving_instruments::{DashArgs, InstrumentArgs, LogArgs, Overseer, TraceArgs};
+use giving_instruments::{DashArgs, InstrumentArgs, LogArgs, Overseer, TensorBoardArgs, TraceArgs};
 use giving_nats::keys::{NATS_DROPPED, RANK_END};
 use giving_nats::{FanIn, Until, run_subjects};
 
@@ -36,6 +36,8 @@ pub(crate) struct WatchArgs {
     dash: DashArgs,
     #[command(flatten)]
     trace: TraceArgs,
+    #[command(flatten)]
+    tensorboard: TensorBoardArgs,
 }
 
 pub(crate) fn watch(args: WatchArgs) -> Result<()> {
@@ -51,6 +53,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
         log: args.log.clone(),
         dash: args.dash.clone(),
         trace: args.trace.clone(),
+        tensorboard: args.tensorboard.clone(),
         ..InstrumentArgs::default()
     };
     // The ranks measured their own rates: no rate over the merged steps.

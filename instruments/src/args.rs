@@ -85,6 +85,18 @@ pub struct TraceArgs {
     pub trace_format: TraceFormat,
 }
 
+/// `--tensorboard DIR [--tensorboard-step KEY]`: numeric keys as TensorBoard scalars.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TensorBoardArgs {
+    /// Write every numeric key as a TensorBoard scalar series to an event file in DIR
+    /// (`tensorboard --logdir DIR` shows it).
+    #[arg(long, value_name = "DIR")]
+    pub tensorboard: Option<PathBuf>,
+    /// The key whose value is each scalar's step [default: global_step, else the event count].
+    #[arg(long, value_name = "KEY", requires = "tensorboard")]
+    pub tensorboard_step: Option<String>,
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
 /// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
@@ -132,6 +144,9 @@ pub struct InstrumentArgs {
     /// `--trace FILE`, `--trace-format FORMAT`.
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// `--tensorboard DIR`.
+    #[command(flatten)]
+    pub tensorboard: TensorBoardArgs,
 }
 
 impl InstrumentArgs {
@@ -170,6 +185,9 @@ impl InstrumentArgs {
                 Trace::create(path, self.trace.trace_format).map_err(|e| option("--trace", e))?;
             instruments.push(Box::new(trace));
         }
+        if let Some(dir) = &self.tensorboard.tensorboard {
+            instruments.push(tensorboard(dir, &self.tensorboard)?);
+        }
         Ok(instruments)
     }
 }
@@ -182,7 +200,12 @@ fn option(option: &'static str, message: impl ToString) -> InstrumentError {
 }
 
 #[cfg_attr(
-    all(feature = "dash", feature = "gpu", feature = "cpu"),
+    all(
+        feature = "dash",
+        feature = "gpu",
+        feature = "cpu",
+        feature = "tensorboard"
+    ),
     allow(dead_code)
 )]
 fn not_built(flag: &'static str, feature: &str) -> InstrumentError {
@@ -221,4 +244,24 @@ fn dash(args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
 #[cfg(not(feature = "dash"))]
 fn dash(_args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--dash", "dash"))
+}
+
+#[cfg(feature = "tensorboard")]
+fn tensorboard(
+    dir: &std::path::Path,
+    args: &TensorBoardArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    let mut tensorboard = crate::TensorBoard::in_dir(dir)?;
+    if let Some(key) = &args.tensorboard_step {
+        tensorboard = tensorboard.step_key(key);
+    }
+    Ok(Box::new(tensorboard))
+}
+
+#[cfg(not(feature = "tensorboard"))]
+fn tensorboard(
+    _dir: &std::path::Path,
+    _args: &TensorBoardArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--tensorboard", "tensorboard"))
 }
