@@ -9,7 +9,9 @@ use clap::Args;
 use giving::prelude::*;
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
-use giving_instruments::{DashArgs, InstrumentArgs, LogArgs, Overseer, TensorBoardArgs, TraceArgs};
+use giving_instruments::{
+    DashArgs, InstrumentArgs, LogArgs, MlflowArgs, Overseer, TensorBoardArgs, TraceArgs,
+};
 use giving_nats::keys::{NATS_DROPPED, RANK_END};
 use giving_nats::{FanIn, Until, run_subjects};
 
@@ -38,6 +40,8 @@ pub(crate) struct WatchArgs {
     trace: TraceArgs,
     #[command(flatten)]
     tensorboard: TensorBoardArgs,
+    #[command(flatten)]
+    mlflow: MlflowArgs,
 }
 
 pub(crate) fn watch(args: WatchArgs) -> Result<()> {
@@ -54,6 +58,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
         dash: args.dash.clone(),
         trace: args.trace.clone(),
         tensorboard: args.tensorboard.clone(),
+        mlflow: args.mlflow.clone(),
         ..InstrumentArgs::default()
     };
     // The ranks measured their own rates: no rate over the merged steps.

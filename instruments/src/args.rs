@@ -97,6 +97,21 @@ pub struct TensorBoardArgs {
     pub tensorboard_step: Option<String>,
 }
 
+/// `--mlflow URI --experiment NAME [--mlflow-run-name NAME]`: the run in an MLflow server.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MlflowArgs {
+    /// Send the run (parameters, numeric keys as metrics, final status) to the MLflow tracking
+    /// server at URI (`http://HOST:PORT`); fail-open: an unreachable server is reported once.
+    #[arg(long, value_name = "URI", requires = "experiment")]
+    pub mlflow: Option<String>,
+    /// The MLflow experiment the run goes in (created if needed).
+    #[arg(long, value_name = "NAME", requires = "mlflow")]
+    pub experiment: Option<String>,
+    /// The MLflow run's name [default: MLflow makes one up].
+    #[arg(long, value_name = "NAME", requires = "mlflow")]
+    pub mlflow_run_name: Option<String>,
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
 /// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
@@ -147,6 +162,13 @@ pub struct InstrumentArgs {
     /// `--tensorboard DIR`.
     #[command(flatten)]
     pub tensorboard: TensorBoardArgs,
+    /// `--mlflow URI --experiment NAME`.
+    #[command(flatten)]
+    pub mlflow: MlflowArgs,
+    /// The run's configuration as `(name, value)`, set by the program rather than an option
+    /// (the learning rate, the batch size): the MLflow run logs them as its params.
+    #[arg(skip)]
+    pub params: Vec<(String, String)>,
 }
 
 impl InstrumentArgs {
@@ -188,6 +210,9 @@ impl InstrumentArgs {
         if let Some(dir) = &self.tensorboard.tensorboard {
             instruments.push(tensorboard(dir, &self.tensorboard)?);
         }
+        if let (Some(uri), Some(experiment)) = (&self.mlflow.mlflow, &self.mlflow.experiment) {
+            instruments.push(mlflow(uri, experiment, self)?);
+        }
         Ok(instruments)
     }
 }
@@ -204,7 +229,8 @@ fn option(option: &'static str, message: impl ToString) -> InstrumentError {
         feature = "dash",
         feature = "gpu",
         feature = "cpu",
-        feature = "tensorboard"
+        feature = "tensorboard",
+        feature = "mlflow"
     ),
     allow(dead_code)
 )]
@@ -264,4 +290,35 @@ fn tensorboard(
     _args: &TensorBoardArgs,
 ) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--tensorboard", "tensorboard"))
+}
+
+#[cfg(feature = "mlflow")]
+fn mlflow(
+    uri: &str,
+    experiment: &str,
+    args: &InstrumentArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    if experiment.is_empty() {
+        return Err(option("--experiment", "must not be empty"));
+    }
+    let mut run = crate::MlflowRun::new(uri, experiment).params(args.params.iter().cloned());
+    if let Some(name) = &args.mlflow.mlflow_run_name {
+        run = run.run_name(name);
+    }
+    if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+        return Err(option(
+            "--mlflow",
+            format!("{uri:?}: expected an http:// or https:// tracking server URL"),
+        ));
+    }
+    Ok(Box::new(run))
+}
+
+#[cfg(not(feature = "mlflow"))]
+fn mlflow(
+    _uri: &str,
+    _experiment: &str,
+    _args: &InstrumentArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--mlflow", "mlflow"))
 }

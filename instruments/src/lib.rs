@@ -43,10 +43,14 @@ mod drain;
 mod early_stop;
 mod error;
 pub mod log;
+#[cfg(feature = "mlflow")]
+mod mlflow;
 mod monitor;
 mod overseer;
 mod probes;
 mod rate;
+#[cfg(any(feature = "tensorboard", feature = "mlflow"))]
+mod scalars;
 mod select;
 #[cfg(feature = "tensorboard")]
 mod tensorboard;
@@ -56,8 +60,8 @@ mod window;
 
 #[cfg(feature = "cli")]
 pub use args::{
-    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs, TensorBoardArgs,
-    TraceArgs,
+    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, MlflowArgs, RateArgs, StopArgs,
+    TensorBoardArgs, TraceArgs,
 };
 #[cfg(feature = "dash")]
 pub use dash::{
@@ -68,12 +72,14 @@ pub use error::{BoxError, InstrumentError, PanicPayload};
 #[cfg(feature = "cli")]
 pub use log::LogCommand;
 pub use log::MsgpackLog;
+#[cfg(feature = "mlflow")]
+pub use mlflow::{MlflowError, MlflowRun};
 #[cfg(feature = "cpu")]
 pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]
 pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
-pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start};
+pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start, TRAINING};
 pub use probes::Probes;
 pub use rate::{Rate, RateMeter};
 pub use select::{KeySelection, SelectionError};

@@ -3,7 +3,6 @@
 
 mod proto;
 mod record;
-mod scalars;
 mod writer;
 
 use std::path::{Path, PathBuf};
@@ -15,8 +14,8 @@ use giving::{Event, EventStream};
 use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
+use crate::scalars::Scalars;
 use crate::threaded::{SinkControl, SinkThread};
-use scalars::Scalars;
 use writer::EventFile;
 
 /// How long a Ctrl-C waits for the event file to be written.

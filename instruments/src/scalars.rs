@@ -1,4 +1,5 @@
-//! Which scalars an event holds, and at which step: one series per numeric key.
+//! Which scalars an event holds, and at which step: one series per numeric key (the
+//! TensorBoard and MLflow sinks).
 
 use giving::vocab::keys;
 use giving::{Event, FromValue, Value};
