@@ -115,7 +115,7 @@ mod tests {
         // 250 params go 100 per request; the metrics fill the rest of each request.
         assert_eq!(out[0].params.len(), 100);
         assert_eq!(out[0].metrics.len(), 900);
-        assert_eq!(out.len(), 4);
+        assert_eq!(out.len(), 3);
     }
 
     #[test]
