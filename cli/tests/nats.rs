@@ -47,6 +47,8 @@ fn start_watch(url: &str, run: &str, log: &Path) -> (Child, Lines) {
             "--log",
         ])
         .arg(log)
+        .arg("--trace")
+        .arg(log.with_extension("pftrace"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -132,6 +134,17 @@ fn four_ranks_fan_in_and_the_watcher_sees_every_rate_each_logged() {
             watched.get(&rank),
             Some(&logged),
             "rank {rank}: {watched:?}"
+        );
+    }
+    // The watcher's timeline has a process per rank.
+    let trace = giving_instruments::timeline::read(dir.path().join("watch.pftrace")).unwrap();
+    let contents = trace.contents().unwrap();
+    for rank in 0..4 {
+        let name = format!("rank {rank} (");
+        assert!(
+            contents.tracks.values().any(|t| t.name.starts_with(&name)),
+            "{:?}",
+            contents.tracks
         );
     }
     let lines = lines.drain();
