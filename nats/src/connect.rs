@@ -6,7 +6,7 @@ use std::time::Duration;
 /// found again within a second.
 pub(crate) fn options(url: &str) -> async_nats::ConnectOptions {
     async_nats::ConnectOptions::new()
-        .name(&format!("giving {}", std::process::id()))
+        .name(format!("giving {}", std::process::id()))
         .max_reconnects(None)
         .reconnect_delay_callback(|attempts| {
             Duration::from_millis((attempts as u64).saturating_mul(100).min(1000))
