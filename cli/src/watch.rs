@@ -71,7 +71,6 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
         .build()
         .context("cannot start the watcher's runtime")?;
     let mut fan_in = runtime.block_on(FanIn::connect(&args.url, &args.run))?;
-    eprintln!("giving watch: subscribed to {subject} on {}", args.url);
 
     let stop: Arc<Mutex<Option<StopToken>>> = Arc::default();
     let stop_slot = stop.clone();
@@ -94,13 +93,16 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
             Ok(())
         });
     }
-    let until = Until {
-        done: args.until_done,
-        idle,
-        stop: stop.lock().unwrap_or_else(PoisonError::into_inner).clone(),
-    };
     let run = overseer.run(|| {
         let giver = Giver::current();
+        // Said once Ctrl-C is handled: from here on it ends the watch cleanly.
+        eprintln!("giving watch: subscribed to {subject} on {}", args.url);
+        // The instruments have started: the scope's stop token (Ctrl-C) is in the slot.
+        let until = Until {
+            done: args.until_done,
+            idle,
+            stop: stop.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+        };
         let given = runtime.block_on(fan_in.forward(&giver, &until));
         (given, fan_in.ranks().clone())
     });

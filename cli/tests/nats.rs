@@ -231,3 +231,29 @@ fn a_server_killed_mid_run_costs_counted_drops_and_publishing_resumes() {
         "{watched_rates} of {local_rates}"
     );
 }
+
+#[test]
+fn watch_ends_on_ctrl_c_with_its_log_closed() {
+    let Some(server) = nats_on(free_port()) else {
+        println!("SKIPPED: nats-server is not installed");
+        return;
+    };
+    let url = format!("nats://127.0.0.1:{}", server.port);
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = giving_command()
+        .args(["watch", &url, "--run", "forever", "--log"])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    assert!(lines.wait_for("subscribed to", Duration::from_secs(30)));
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{:?}", lines.drain());
+    let mut reader = LogReader::open(only_file(dir.path(), "msgpack")).unwrap();
+    assert_eq!(reader.by_ref().count(), 0);
+    assert!(reader.end().is_some(), "the log was closed");
+}
