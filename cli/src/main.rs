@@ -12,7 +12,7 @@
 //! giving trace LOG... -o FILE [--format perfetto|json]
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
 //! giving suite report RUNDIR
-//! giving watch nats://HOST:PORT --run NAME [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
+//! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
 //! ```
 
 mod bench;

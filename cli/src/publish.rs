@@ -22,6 +22,10 @@ pub(crate) struct PublishArgs {
     /// Events kept while the server is unreachable; beyond, the oldest are dropped and counted.
     #[arg(long, value_name = "N", requires = "publish", default_value_t = giving_nats::DEFAULT_CAPACITY)]
     publish_buffer: usize,
+    /// Keep the run in a JetStream stream (`GIVING_<run>`; the server runs with `-js`), so that
+    /// `giving watch --replay` started later sees it from its first event.
+    #[arg(long, requires = "publish")]
+    publish_store: bool,
 }
 
 impl PublishArgs {
@@ -38,7 +42,9 @@ impl PublishArgs {
             anyhow::bail!("--publish-buffer: must be at least 1");
         }
         Ok(Some(
-            NatsPublisher::new(url, identity).capacity(self.publish_buffer),
+            NatsPublisher::new(url, identity)
+                .capacity(self.publish_buffer)
+                .store(self.publish_store),
         ))
     }
 }

@@ -29,6 +29,10 @@ pub(crate) struct WatchArgs {
     /// `world_size`); without it, watch until Ctrl-C.
     #[arg(long)]
     until_done: bool,
+    /// Replay the run from its first event, as its JetStream stream kept it (the ranks
+    /// published with `--publish-store`), then go on live: for a watcher that joins late.
+    #[arg(long)]
+    replay: bool,
     /// End when nothing arrived for SECS seconds.
     #[arg(long, value_name = "SECS")]
     idle: Option<f64>,
@@ -70,7 +74,11 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
         .enable_all()
         .build()
         .context("cannot start the watcher's runtime")?;
-    let mut fan_in = runtime.block_on(FanIn::connect(&args.url, &args.run))?;
+    let mut fan_in = if args.replay {
+        runtime.block_on(FanIn::replay(&args.url, &args.run))?
+    } else {
+        runtime.block_on(FanIn::connect(&args.url, &args.run))?
+    };
 
     let stop: Arc<Mutex<Option<StopToken>>> = Arc::default();
     let stop_slot = stop.clone();

@@ -11,7 +11,7 @@ use std::time::Duration;
 use giving::Event;
 use giving::vocab::keys;
 use giving_instruments::log::LogReader;
-use servers::{Lines, free_port, giving_command, nats_on, only_file};
+use servers::{Lines, free_port, giving_command, nats_jetstream, nats_on, only_file};
 
 /// Every event of the one log in `dir`.
 fn events_in(dir: &Path) -> Vec<Event> {
@@ -256,4 +256,54 @@ fn watch_ends_on_ctrl_c_with_its_log_closed() {
     let mut reader = LogReader::open(only_file(dir.path(), "msgpack")).unwrap();
     assert_eq!(reader.by_ref().count(), 0);
     assert!(reader.end().is_some(), "the log was closed");
+}
+
+#[test]
+fn a_watcher_that_joins_after_the_run_replays_it_from_jetstream() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = nats_jetstream(free_port(), &dir.path().join("store")) else {
+        println!("SKIPPED: nats-server is not installed");
+        return;
+    };
+    let url = format!("nats://127.0.0.1:{}", server.port);
+    let local = dir.path().join("rank0");
+    let rank = start_rank(&url, "kept", 0, 30, &local, &["--publish-store"]);
+    let out = rank.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("not kept"), "{stderr}");
+
+    // The run is over: only the stream can tell the watcher about it.
+    let watched = dir.path().join("watch");
+    let out = giving_command()
+        .args([
+            "watch",
+            &url,
+            "--run",
+            "kept",
+            "--replay",
+            "--until-done",
+            "--idle",
+            "5",
+        ])
+        .arg("--log")
+        .arg(&watched)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    // WORLD_SIZE=4 in start_rank: one rank of four ended; --until-done waits for the others,
+    // so the watch ended by --idle.
+    let logged = events_in(&local)
+        .iter()
+        .filter(|e| e.has(keys::RATE))
+        .count();
+    assert!(logged > 0);
+    assert_eq!(
+        rates_by_rank(&events_in(&watched)).get(&0),
+        Some(&logged),
+        "{text}"
+    );
+    assert!(text.contains("[rank 0] ended"), "{text}");
 }

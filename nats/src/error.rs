@@ -40,6 +40,16 @@ pub enum NatsError {
         /// Why.
         message: String,
     },
+    /// JetStream is not available, or the run's stream cannot be made or read.
+    #[error("JetStream on `{url}`, run {run:?}: {message}")]
+    JetStream {
+        /// The server.
+        url: String,
+        /// The run.
+        run: String,
+        /// Why.
+        message: String,
+    },
     /// The runtime of the publisher's thread could not be built.
     #[error("cannot start the NATS runtime: {0}")]
     Runtime(std::io::Error),

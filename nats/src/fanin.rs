@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use async_nats::Subscriber;
+use async_nats::jetstream::consumer::push::Ordered;
 use futures::StreamExt;
 use giving::vocab::keys;
 use giving::{Event, Giver, StopToken, Value};
@@ -27,12 +28,20 @@ use crate::subject::{self, run_subjects};
 pub struct FanIn {
     url: String,
     run: String,
-    subscriber: Subscriber,
+    source: Source,
     decoders: HashMap<String, StreamDecoder>,
     ready: VecDeque<Event>,
     ranks: Ranks,
     garbage: u64,
     _client: async_nats::Client,
+}
+
+/// Where a fan-in's messages come from.
+enum Source {
+    /// What is published from now on.
+    Live(Subscriber),
+    /// What the run's JetStream stream kept, then what comes.
+    Stored(Box<Ordered>),
 }
 
 /// When [`FanIn::forward`] stops.
@@ -73,16 +82,42 @@ impl FanIn {
         // The subscription is registered with the server before `connect` returns, so that a
         // publisher started afterwards is not missed.
         let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
-        Ok(Self {
+        Ok(Self::new(url, run, Source::Live(subscriber), client))
+    }
+
+    /// Connects to the server at `url` and replays run `run` from its first event, as kept in
+    /// its JetStream stream (the ranks published with [`NatsPublisher::store`](crate::NatsPublisher::store)),
+    /// then goes on with what they publish: a watcher that joins late sees the whole run.
+    /// Fails, saying so, when the server has no JetStream or the run was not kept.
+    pub async fn replay(url: &str, run: &str) -> Result<Self, NatsError> {
+        run_subjects(run)?;
+        let client = options(url)
+            .connect(url)
+            .await
+            .map_err(|e| NatsError::Connect {
+                url: url.to_owned(),
+                message: e.to_string(),
+            })?;
+        let messages = crate::store::replay(&client, url, run).await?;
+        Ok(Self::new(
+            url,
+            run,
+            Source::Stored(Box::new(messages)),
+            client,
+        ))
+    }
+
+    fn new(url: &str, run: &str, source: Source, client: async_nats::Client) -> Self {
+        Self {
             url: url.to_owned(),
             run: run.to_owned(),
-            subscriber,
+            source,
             decoders: HashMap::new(),
             ready: VecDeque::new(),
             ranks: Ranks::default(),
             garbage: 0,
             _client: client,
-        })
+        }
     }
 
     /// The next event of any rank; `None` when the subscription closed.
@@ -91,8 +126,21 @@ impl FanIn {
             if let Some(event) = self.ready.pop_front() {
                 return Some(event);
             }
-            let message = self.subscriber.next().await?;
-            self.take(message.subject.as_str(), &message.payload);
+            match &mut self.source {
+                Source::Live(subscriber) => {
+                    let message = subscriber.next().await?;
+                    self.take(message.subject.as_str(), &message.payload);
+                }
+                Source::Stored(messages) => match messages.next().await? {
+                    Ok(message) => {
+                        let (subject, payload) = (message.subject.clone(), message.payload.clone());
+                        self.take(subject.as_str(), &payload);
+                    }
+                    // The ordered consumer recreates itself after a gap; what it says is not
+                    // a record.
+                    Err(_) => self.garbage += 1,
+                },
+            }
         }
     }
 

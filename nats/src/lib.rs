@@ -14,6 +14,9 @@
 //!   counts them and reports the count in the stream ([`keys::NATS_DROPPED`]); the client
 //!   reconnects by itself; the training loop never waits for the network.
 //!
+//! - Late joiners: with [`NatsPublisher::store`], the run is kept in a JetStream stream
+//!   ([`stream_name`]) and [`FanIn::replay`] replays it from its first event.
+//!
 //! See `docs/remote.md`.
 
 #![warn(missing_docs)]
@@ -27,6 +30,7 @@ pub mod keys;
 mod publish;
 mod pump;
 mod ranks;
+mod store;
 mod subject;
 
 pub use error::NatsError;
@@ -35,4 +39,5 @@ pub use identity::{Identity, LOCAL_RANK_ENV, RANK_ENV, WORLD_SIZE_ENV};
 pub use publish::{DEFAULT_CAPACITY, DEFAULT_FINISH_WITHIN, NatsPublisher};
 pub use pump::PublishSummary;
 pub use ranks::Ranks;
+pub use store::{DEFAULT_MAX_AGE, stream_name};
 pub use subject::{PREFIX, rank_subject, run_subjects};

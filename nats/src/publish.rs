@@ -21,6 +21,10 @@ pub const DEFAULT_CAPACITY: usize = 65_536;
 /// How long the end of a run waits for buffered records to reach the server, by default.
 pub const DEFAULT_FINISH_WITHIN: Duration = Duration::from_secs(2);
 
+/// How long the publisher waits for the JetStream stream to be made (events wait in the
+/// bounded subscription meanwhile).
+const STORE_WITHIN: Duration = Duration::from_secs(5);
+
 /// Publishes every event of the run's scope on `giving.<run>.<rank>`, each as one record of
 /// the MessagePack log's format (`docs/log-format.md`), tagged with the rank's [`Identity`];
 /// an end record closes the run (the fan-in's mark that the rank is done).
@@ -50,6 +54,7 @@ pub struct NatsPublisher {
     identity: Identity,
     capacity: usize,
     finish_within: Duration,
+    store: bool,
     thread: Option<SinkThread<PublishSummary>>,
     summary: Arc<Mutex<Option<PublishSummary>>>,
 }
@@ -63,6 +68,7 @@ impl NatsPublisher {
             identity,
             capacity: DEFAULT_CAPACITY,
             finish_within: DEFAULT_FINISH_WITHIN,
+            store: false,
             thread: None,
             summary: Arc::default(),
         }
@@ -79,6 +85,16 @@ impl NatsPublisher {
     /// [`DEFAULT_FINISH_WITHIN`]); what is left then is dropped and counted.
     pub fn finish_within(mut self, within: Duration) -> Self {
         self.finish_within = within;
+        self
+    }
+
+    /// Keep the run in a JetStream stream (created if needed: see
+    /// [`stream_name`](crate::stream_name)), so that a watcher that joins late replays it
+    /// ([`FanIn::replay`](crate::FanIn::replay)). Needs a server with JetStream
+    /// (`nats-server -js`); without it, stderr says so once and events are published as
+    /// usual.
+    pub fn store(mut self, store: bool) -> Self {
+        self.store = store;
         self
     }
 
@@ -142,6 +158,7 @@ impl Instrument for NatsPublisher {
         };
         let url = self.url.clone();
         let summary = self.summary.clone();
+        let store = self.store;
         let thread = SinkThread::spawn("giving-nats", move |_control| {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -156,6 +173,21 @@ impl Instrument for NatsPublisher {
                         url: url.clone(),
                         message: e.to_string(),
                     })?;
+                if store {
+                    let run = config.identity.run_name().to_owned();
+                    let ensured = tokio::time::timeout(
+                        STORE_WITHIN,
+                        crate::store::ensure(&client, &url, &run),
+                    )
+                    .await;
+                    match ensured {
+                        Ok(Ok(())) => {}
+                        Ok(Err(error)) => eprintln!("giving: nats: {error}; the run is not kept"),
+                        Err(_) => eprintln!(
+                            "giving: nats: JetStream on `{url}` did not answer within {STORE_WITHIN:?}; the run is not kept"
+                        ),
+                    }
+                }
                 let link = Client(client, config.identity.subject());
                 let done = pump(&link, stream, || lag.dropped(), report, config).await;
                 // What was handed to the connection reaches the server (bounded wait).

@@ -71,11 +71,21 @@ impl Drop for Server {
 /// `nats-server` on `port` (127.0.0.1 only), once it accepts connections; `None` when
 /// `nats-server` is not installed.
 pub fn nats_on(port: u16) -> Option<Server> {
+    nats_with(port, &[])
+}
+
+/// `nats-server` with JetStream, its store in `dir`.
+pub fn nats_jetstream(port: u16, dir: &Path) -> Option<Server> {
+    nats_with(port, &["-js", "-sd", &dir.display().to_string()])
+}
+
+fn nats_with(port: u16, extra: &[&str]) -> Option<Server> {
     if !installed("nats-server", &["--version"]) {
         return None;
     }
     let child = Command::new("nats-server")
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
