@@ -96,7 +96,7 @@ fn mlflow_reads_the_params_the_losses_at_their_steps_and_the_final_status() {
         .unwrap();
     let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
     assert!(
-        lines.wait_for("step", Duration::from_secs(60)),
+        lines.wait_for("epoch 0 step", Duration::from_secs(60)),
         "{:?}",
         lines.seen
     );
