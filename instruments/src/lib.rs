@@ -87,3 +87,4 @@ pub use select::{KeySelection, SelectionError};
 pub use tensorboard::TensorBoard;
 pub use threaded::{SinkControl, SinkThread};
 pub use timeline::Trace;
+pub use window::LazyWindow;

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use futures::{Stream, StreamExt};
 use giving::Event;
+use giving_instruments::LazyWindow;
 use giving_instruments::log::{encode_end, encode_event};
 
 use crate::buffer::DropOldest;
@@ -33,6 +34,14 @@ pub(crate) struct PumpConfig {
     pub(crate) capacity: usize,
     /// How long the pump may keep sending after the scope ended.
     pub(crate) finish_within: Duration,
+}
+
+/// Resolves at `deadline`, never without one.
+async fn until(deadline: Option<std::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(tokio::time::Instant::from_std(deadline)).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// What a pump did.
@@ -70,18 +79,25 @@ pub(crate) async fn pump<L: Link>(
         let mut ticker = tokio::time::interval(REPORT_EVERY);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut reported = 0;
+        // Lazy values (losses on the device) are read once per sync window, as the log does.
+        let mut window = LazyWindow::default();
+        let encode = |event: &Event| {
+            let mut record = Vec::new();
+            match encode_event(&config.identity.tag(event), &mut record, &subject) {
+                Ok(()) => buffer.borrow_mut().push(record),
+                Err(_) => refused.set(refused.get() + 1),
+            }
+            wake.notify_one();
+        };
         loop {
+            let due = window.deadline();
             tokio::select! {
                 event = events.next() => {
                     let Some(event) = event else { break };
                     taken.set(taken.get() + 1);
-                    let mut record = Vec::new();
-                    match encode_event(&config.identity.tag(&event), &mut record, &subject) {
-                        Ok(()) => buffer.borrow_mut().push(record),
-                        Err(_) => refused.set(refused.get() + 1),
-                    }
-                    wake.notify_one();
+                    window.push(event, encode);
                 }
+                () = until(due) => window.release(encode),
                 _ = ticker.tick() => {
                     let now = dropped();
                     if now > reported {
@@ -91,6 +107,7 @@ pub(crate) async fn pump<L: Link>(
                 }
             }
         }
+        window.release(encode);
         let mut end = Vec::new();
         encode_end(taken.get(), dropped(), &mut end);
         buffer.borrow_mut().push(end);
@@ -275,5 +292,44 @@ mod tests {
         // 5 lost by the subscription, 3 events and the end record never sent.
         assert_eq!(summary.dropped, 9);
         assert_eq!(summary.events, 3);
+    }
+
+    struct OnDevice(f64);
+
+    impl giving::Resolve for OnDevice {
+        fn resolve(&self) -> Result<giving::Value, giving::ResolveError> {
+            Ok(giving::Value::F64(self.0))
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lazy_losses_are_read_per_sync_window_and_published_in_order() {
+        let link = Fake::default();
+        link.set_up(true);
+        let (tx, rx) = mpsc::unbounded();
+        let loss = Event::builder()
+            .field("loss", giving::Value::lazy(OnDevice(0.25)))
+            .build();
+        let synced = Event::builder()
+            .field("step", 1u64)
+            .field("synced", true)
+            .build();
+        for event in [event(0), loss, event(1), synced] {
+            tx.unbounded_send(event).unwrap();
+        }
+        drop(tx);
+        let summary = pump(&link, rx, || 0, |_| {}, config(16)).await;
+        assert_eq!((summary.published, summary.dropped), (5, 0));
+        let items = link.items();
+        let StreamItem::Event(loss) = &items[1] else {
+            panic!("{items:?}")
+        };
+        assert_eq!(
+            loss.get_as::<f64>("loss").unwrap(),
+            0.25,
+            "read, then published"
+        );
+        let order: Vec<Option<u64>> = items.iter().map(index).collect();
+        assert_eq!(order[..3], [Some(0), None, Some(1)]);
     }
 }
