@@ -184,6 +184,15 @@ impl FanIn {
         }
     }
 
+    /// The merged events as a `Stream`, for the operators of `giving::prelude` (each rank's
+    /// rates: `.where_(["rate"]).group_by(…)`), ending when the subscription closes.
+    pub fn into_stream(self) -> impl futures::Stream<Item = Event> + Send {
+        futures::stream::unfold(self, |mut fan_in| async move {
+            let event = fan_in.next().await?;
+            Some((event, fan_in))
+        })
+    }
+
     /// The ranks heard from so far.
     pub fn ranks(&self) -> &Ranks {
         &self.ranks
