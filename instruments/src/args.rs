@@ -114,7 +114,9 @@ pub struct MlflowArgs {
 
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
-/// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
+/// [`CpuMonitor`](crate::CpuMonitor) when their option is given, [`Dash`](crate::Dash) with `--dash`, then
+/// [`Trace`], `TensorBoard` (feature `tensorboard`) and `MlflowRun` (feature `mlflow`, logging
+/// [`params`](InstrumentArgs::params)) when asked.
 ///
 /// [`instruments`]: InstrumentArgs::instruments
 ///
