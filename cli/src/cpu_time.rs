@@ -12,9 +12,11 @@ use anyhow::{Result, anyhow, bail};
 use cpu_time::{ProcessTime, ThreadTime};
 use giving_instruments::timeline::TraceFormat;
 use giving_instruments::{
-    CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate, Trace,
+    CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate, TensorBoard,
+    Trace,
 };
 use giving_models::{DeviceSpec, ModelKind, TrainConfig};
+use giving_nats::{Identity, NatsPublisher};
 
 use crate::out::say;
 
@@ -81,7 +83,43 @@ fn sets() -> Vec<Set> {
                 Ok(vec![Box::new(Rate::new()), Box::new(dash)])
             },
         },
+        Set {
+            name: "rate+tensorboard",
+            build: |dir| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(TensorBoard::in_dir(dir)?),
+                ])
+            },
+        },
+        Set {
+            // Nothing listens on the discard port: the publisher's buffer fills and drops.
+            name: "rate+nats (server down)",
+            build: |_| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(publisher("nats://127.0.0.1:9")?),
+                ])
+            },
+        },
+        Set {
+            // A server at `GIVING_BENCH_NATS` (`nats://HOST:PORT`); without it, the same as down.
+            name: "rate+nats (server up)",
+            build: |_| {
+                let url = std::env::var("GIVING_BENCH_NATS")
+                    .unwrap_or_else(|_| "nats://127.0.0.1:9".to_owned());
+                Ok(vec![Box::new(Rate::new()), Box::new(publisher(&url)?)])
+            },
+        },
     ]
+}
+
+/// A NATS publisher of run `bench` with a small buffer (so that a down server drops).
+fn publisher(url: &str) -> Result<NatsPublisher> {
+    let identity = Identity::new("bench")?;
+    Ok(NatsPublisher::new(url, identity)
+        .capacity(1024)
+        .finish_within(Duration::from_millis(200)))
 }
 
 /// CPU time per step of one run: (training thread, whole process), in microseconds.

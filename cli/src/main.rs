@@ -12,6 +12,7 @@
 //! giving trace LOG... -o FILE [--format perfetto|json]
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash]
 //! giving suite report RUNDIR... [--compare BASE] [--html FILE]
+//! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
 //! ```
 
 mod bench;
@@ -19,9 +20,11 @@ mod common;
 mod cpu_time;
 mod out;
 mod probes;
+mod publish;
 mod suite;
 mod trace;
 mod train;
+mod watch;
 
 use std::process::ExitCode;
 
@@ -33,6 +36,7 @@ use probes::ProbesArgs;
 use suite::SuiteCommand;
 use trace::TraceArgs;
 use train::TrainArgs;
+use watch::WatchArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
 #[derive(Debug, Parser)]
@@ -59,6 +63,8 @@ enum Command {
     /// Run benchmark suites described in milabench's YAML (docs/suite.md).
     #[command(subcommand)]
     Suite(SuiteCommand),
+    /// Watch every rank of a run published to NATS (`train --publish`), as one stream.
+    Watch(WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +75,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
         Command::Suite(command) => suite::suite(command),
+        Command::Watch(args) => watch::watch(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),

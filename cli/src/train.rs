@@ -7,11 +7,12 @@ use giving::Event;
 use giving::prelude::*;
 use giving::vocab::{RateEvent, keys};
 use giving_instruments::{InstrumentArgs, Overseer};
-use giving_models::{ModelKind, TrainReport};
+use giving_models::{ModelKind, TrainConfig, TrainReport};
 
 use crate::common::{Common, check_device};
 use crate::out::say;
 use crate::probes::{ProbeArgs, print_probed};
+use crate::publish::PublishArgs;
 
 #[derive(Debug, Args)]
 pub(crate) struct TrainArgs {
@@ -31,6 +32,9 @@ pub(crate) struct TrainArgs {
     pub(crate) instruments: InstrumentArgs,
     #[command(flatten)]
     probes: ProbeArgs,
+    /// `--publish URL --run NAME [--rank R]`.
+    #[command(flatten)]
+    publish: PublishArgs,
 }
 
 /// Turns the run's events into progress lines: one per `every` steps with the latest rate
@@ -80,7 +84,7 @@ fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> 
     ))
 }
 
-pub(crate) fn train(args: TrainArgs) -> Result<()> {
+pub(crate) fn train(mut args: TrainArgs) -> Result<()> {
     let common = &args.common;
     check_device(&common.device)?;
     let mut config = common.config();
@@ -97,7 +101,9 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
     // Bad settings are refused before anything is printed or created (a log file).
     config.validate()?;
     let probes = args.probes.instrument()?;
+    args.instruments.params = params(model, &common.device.to_string(), &config);
     let instruments = args.instruments.instruments()?;
+    let publisher = args.publish.publisher()?;
     say!(
         "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
         common.device,
@@ -124,6 +130,9 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
         }
     }
     overseer = overseer.with_all(instruments);
+    if let Some(publisher) = publisher {
+        overseer = overseer.with(publisher);
+    }
     // The dashboard shows progress itself: no progress lines over it.
     if !args.instruments.dash.dash {
         overseer = overseer.instrument_fn("progress", move |start| {
@@ -158,6 +167,25 @@ pub(crate) fn train(args: TrainArgs) -> Result<()> {
         std::process::exit(code);
     }
     Ok(())
+}
+
+/// The run's configuration, as the MLflow run's params.
+fn params(model: ModelKind, device: &str, config: &TrainConfig) -> Vec<(String, String)> {
+    let mut params = vec![
+        ("model".to_owned(), model.to_string()),
+        ("device".to_owned(), device.to_owned()),
+        ("epochs".to_owned(), config.epochs.to_string()),
+        ("batch_size".to_owned(), config.batch_size.to_string()),
+        ("lr".to_owned(), config.lr.to_string()),
+        ("seed".to_owned(), config.seed.to_string()),
+        ("train_size".to_owned(), config.train_size.to_string()),
+        ("valid_size".to_owned(), config.valid_size.to_string()),
+        ("window".to_owned(), config.window.to_string()),
+    ];
+    if let Some(steps) = config.steps {
+        params.push(("steps".to_owned(), steps.to_string()));
+    }
+    params
 }
 
 fn print_summary(model: ModelKind, report: &TrainReport) {

@@ -86,9 +86,38 @@ pub struct TraceArgs {
     pub trace_format: TraceFormat,
 }
 
+/// `--tensorboard DIR [--tensorboard-step KEY]`: numeric keys as TensorBoard scalars.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TensorBoardArgs {
+    /// Write every numeric key as a TensorBoard scalar series to an event file in DIR
+    /// (`tensorboard --logdir DIR` shows it).
+    #[arg(long, value_name = "DIR")]
+    pub tensorboard: Option<PathBuf>,
+    /// The key whose value is each scalar's step [default: global_step, else the event count].
+    #[arg(long, value_name = "KEY", requires = "tensorboard")]
+    pub tensorboard_step: Option<String>,
+}
+
+/// `--mlflow URI --experiment NAME [--mlflow-run-name NAME]`: the run in an MLflow server.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MlflowArgs {
+    /// Send the run (parameters, numeric keys as metrics, final status) to the MLflow tracking
+    /// server at URI (`http://HOST:PORT`); fail-open: an unreachable server is reported once.
+    #[arg(long, value_name = "URI", requires = "experiment")]
+    pub mlflow: Option<String>,
+    /// The MLflow experiment the run goes in (created if needed).
+    #[arg(long, value_name = "NAME", requires = "mlflow")]
+    pub experiment: Option<String>,
+    /// The MLflow run's name [default: MLflow makes one up].
+    #[arg(long, value_name = "NAME", requires = "mlflow")]
+    pub mlflow_run_name: Option<String>,
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
-/// [`CpuMonitor`](crate::CpuMonitor) when their option is given, and [`Dash`](crate::Dash) last with `--dash`.
+/// [`CpuMonitor`](crate::CpuMonitor) when their option is given, [`Dash`](crate::Dash) with `--dash`, then
+/// [`Trace`], `TensorBoard` (feature `tensorboard`) and `MlflowRun` (feature `mlflow`, logging
+/// [`params`](InstrumentArgs::params)) when asked.
 ///
 /// [`instruments`]: InstrumentArgs::instruments
 ///
@@ -133,6 +162,16 @@ pub struct InstrumentArgs {
     /// `--trace FILE`, `--trace-format FORMAT`.
     #[command(flatten)]
     pub trace: TraceArgs,
+    /// `--tensorboard DIR`.
+    #[command(flatten)]
+    pub tensorboard: TensorBoardArgs,
+    /// `--mlflow URI --experiment NAME`.
+    #[command(flatten)]
+    pub mlflow: MlflowArgs,
+    /// The run's configuration as `(name, value)`, set by the program rather than an option
+    /// (the learning rate, the batch size): the MLflow run logs them as its params.
+    #[arg(skip)]
+    pub params: Vec<(String, String)>,
 }
 
 impl InstrumentArgs {
@@ -175,6 +214,12 @@ impl InstrumentArgs {
                 Trace::create(path, self.trace.trace_format).map_err(|e| option("--trace", e))?;
             instruments.push(Box::new(trace));
         }
+        if let Some(dir) = &self.tensorboard.tensorboard {
+            instruments.push(tensorboard(dir, &self.tensorboard)?);
+        }
+        if let (Some(uri), Some(experiment)) = (&self.mlflow.mlflow, &self.mlflow.experiment) {
+            instruments.push(mlflow(uri, experiment, self)?);
+        }
         Ok(instruments)
     }
 }
@@ -187,7 +232,13 @@ fn option(option: &'static str, message: impl ToString) -> InstrumentError {
 }
 
 #[cfg_attr(
-    all(feature = "dash", feature = "gpu", feature = "cpu"),
+    all(
+        feature = "dash",
+        feature = "gpu",
+        feature = "cpu",
+        feature = "tensorboard",
+        feature = "mlflow"
+    ),
     allow(dead_code)
 )]
 fn not_built(flag: &'static str, feature: &str) -> InstrumentError {
@@ -226,4 +277,55 @@ fn dash(args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
 #[cfg(not(feature = "dash"))]
 fn dash(_args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--dash", "dash"))
+}
+
+#[cfg(feature = "tensorboard")]
+fn tensorboard(
+    dir: &std::path::Path,
+    args: &TensorBoardArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    let mut tensorboard = crate::TensorBoard::in_dir(dir)?;
+    if let Some(key) = &args.tensorboard_step {
+        tensorboard = tensorboard.step_key(key);
+    }
+    Ok(Box::new(tensorboard))
+}
+
+#[cfg(not(feature = "tensorboard"))]
+fn tensorboard(
+    _dir: &std::path::Path,
+    _args: &TensorBoardArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--tensorboard", "tensorboard"))
+}
+
+#[cfg(feature = "mlflow")]
+fn mlflow(
+    uri: &str,
+    experiment: &str,
+    args: &InstrumentArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    if experiment.is_empty() {
+        return Err(option("--experiment", "must not be empty"));
+    }
+    let mut run = crate::MlflowRun::new(uri, experiment).params(args.params.iter().cloned());
+    if let Some(name) = &args.mlflow.mlflow_run_name {
+        run = run.run_name(name);
+    }
+    if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+        return Err(option(
+            "--mlflow",
+            format!("{uri:?}: expected an http:// or https:// tracking server URL"),
+        ));
+    }
+    Ok(Box::new(run))
+}
+
+#[cfg(not(feature = "mlflow"))]
+fn mlflow(
+    _uri: &str,
+    _experiment: &str,
+    _args: &InstrumentArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--mlflow", "mlflow"))
 }

@@ -20,6 +20,8 @@
 //! - [`KeySelection`]: which keys a sink keeps (`loss,gpu*,+task,!batch`), as voir's `log`.
 //! - [`timeline`]: the scope's timeline as a Perfetto trace ([`Trace`]), logs converted to
 //!   one, and (feature `tracing`) `tracing` spans brought onto it.
+//! - `TensorBoard` (feature `tensorboard`): numeric keys as TensorBoard scalars (event files).
+//! - `MlflowRun` (feature `mlflow`): the run, its parameters and metrics in an MLflow server.
 //! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard, the
 //!   trace).
 //! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
@@ -41,18 +43,25 @@ mod drain;
 mod early_stop;
 mod error;
 pub mod log;
+#[cfg(feature = "mlflow")]
+mod mlflow;
 mod monitor;
 mod overseer;
 mod probes;
 mod rate;
+#[cfg(any(feature = "tensorboard", feature = "mlflow"))]
+mod scalars;
 mod select;
+#[cfg(feature = "tensorboard")]
+mod tensorboard;
 mod threaded;
 pub mod timeline;
 mod window;
 
 #[cfg(feature = "cli")]
 pub use args::{
-    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, RateArgs, StopArgs, TraceArgs,
+    CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, MlflowArgs, RateArgs, StopArgs,
+    TensorBoardArgs, TraceArgs,
 };
 #[cfg(feature = "dash")]
 pub use dash::{
@@ -64,14 +73,19 @@ pub use error::{BoxError, InstrumentError, PanicPayload};
 #[cfg(feature = "cli")]
 pub use log::LogCommand;
 pub use log::MsgpackLog;
+#[cfg(feature = "mlflow")]
+pub use mlflow::{MlflowError, MlflowRun};
 #[cfg(feature = "cpu")]
 pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]
 pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
-pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start};
+pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start, TRAINING};
 pub use probes::Probes;
 pub use rate::{Rate, RateMeter};
 pub use select::{KeySelection, SelectionError};
+#[cfg(feature = "tensorboard")]
+pub use tensorboard::TensorBoard;
 pub use threaded::{SinkControl, SinkThread};
 pub use timeline::Trace;
+pub use window::LazyWindow;

@@ -20,9 +20,35 @@ pub(crate) const MAX_AGE: Duration = Duration::from_millis(200);
 /// The most events a window holds.
 const MAX_HELD: usize = 4096;
 
-/// The events of the open window, if any.
+/// Holds events whose lazy values (a loss tensor still on the device) are best read together,
+/// once per sync window, and hands them on in order once read: what the log, the trace and
+/// the NATS publisher do off the training thread, so that reading losses costs one device
+/// read per window rather than one per step. An event with an unread lazy value opens a
+/// window; it closes at the next step event marked `synced`, after 4096 events, or at its
+/// [`deadline`](LazyWindow::deadline) (200 ms after it opened).
+///
+/// ```
+/// use giving::{Event, Resolve, ResolveError, Value};
+/// use giving_instruments::LazyWindow;
+///
+/// struct OnDevice(f64);
+/// impl Resolve for OnDevice {
+///     fn resolve(&self) -> Result<Value, ResolveError> {
+///         Ok(Value::F64(self.0))
+///     }
+/// }
+///
+/// let mut window = LazyWindow::default();
+/// let mut out = Vec::new();
+/// window.push(Event::new([("lr", 0.1)]), |e| out.push(e.to_string())); // nothing to read
+/// window.push(Event::new([("loss", Value::lazy(OnDevice(0.5)))]), |e| out.push(e.to_string()));
+/// assert_eq!(out.len(), 1, "the loss waits for its window");
+/// let synced = Event::new([("step", Value::U64(9)), ("synced", Value::Bool(true))]);
+/// window.push(synced, |e| out.push(e.to_string()));
+/// assert_eq!(out, ["lr=0.1", "loss=0.5", "step=9 synced=true"]);
+/// ```
 #[derive(Default)]
-pub(crate) struct LazyWindow {
+pub struct LazyWindow {
     held: Vec<Event>,
     opened: Option<Instant>,
 }
@@ -30,7 +56,7 @@ pub(crate) struct LazyWindow {
 impl LazyWindow {
     /// Takes an event: hands it to `write` at once when no window is open and it has nothing
     /// to read; else holds it, and hands every held event to `write` if it closes the window.
-    pub(crate) fn push(&mut self, event: Event, write: impl FnMut(&Event)) {
+    pub fn push(&mut self, event: Event, write: impl FnMut(&Event)) {
         if self.held.is_empty() && !has_unread(&event) {
             let mut write = write;
             write(&event);
@@ -45,12 +71,12 @@ impl LazyWindow {
     }
 
     /// When the open window must be released, if one is open.
-    pub(crate) fn deadline(&self) -> Option<Instant> {
+    pub fn deadline(&self) -> Option<Instant> {
         self.opened.map(|opened| opened + MAX_AGE)
     }
 
     /// Reads the held events' lazy values together and hands the events to `write`, in order.
-    pub(crate) fn release(&mut self, mut write: impl FnMut(&Event)) {
+    pub fn release(&mut self, mut write: impl FnMut(&Event)) {
         self.opened = None;
         if self.held.is_empty() {
             return;

@@ -154,15 +154,27 @@ fn a_panic_in_the_loop_is_caught_and_the_log_flushed() {
         });
     assert_eq!(run.output, Err("diverged at step 41".to_owned()));
     assert_eq!(run.exit_code(), 101);
-    let reader = LogReader::open(&path).unwrap();
-    let steps: Vec<u64> = reader
-        .map(|e| e.unwrap().get_as::<u64>("step").unwrap())
+    let events: Vec<_> = LogReader::open(&path)
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let steps: Vec<u64> = events
+        .iter()
+        .filter_map(|e| e.get_as::<u64>("step").ok())
         .collect();
     assert_eq!(
         steps,
         (0..42).collect::<Vec<_>>(),
         "closed cleanly, with every step"
     );
+    // The panic itself is the last event: sinks (the MLflow run's status) learn of it.
+    let last = events.last().unwrap();
+    assert_eq!(last.get_as::<String>("instrument").unwrap(), "training");
+    assert_eq!(
+        last.get_as::<String>("problem").unwrap(),
+        "training panicked: diverged at step 41"
+    );
+    assert_eq!(events.len(), 43);
 }
 
 #[test]

@@ -94,11 +94,13 @@ fn sources(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
             let progress = s
                 .progress
                 .map_or_else(String::new, |(i, n)| format!("{i}/{n}"));
-            let name = if s.done {
-                format!("{} (done)", s.name)
-            } else {
-                s.name.clone()
-            };
+            let mut name = s.name.clone();
+            if let Some(host) = &s.host {
+                name += &format!(" @ {host}");
+            }
+            if s.done {
+                name += " (done)";
+            }
             Row::new([
                 Cell::from(name),
                 Cell::from(stop),

@@ -8,8 +8,10 @@ use giving::{Event, Value};
 /// What the dashboard knows of one source.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SourceStat {
-    /// `mlp.D0` (a suite process), `rank 3` or `rank 3 @ host` (a rank).
+    /// `mlp.D0` (a suite process) or `rank 3` (a rank).
     pub name: String,
+    /// The machine a rank runs on, once an event said it.
+    pub host: Option<String>,
     /// Its latest rate.
     pub rate: Option<f64>,
     /// The rate's units.
@@ -39,6 +41,8 @@ impl Sources {
         let Some(name) = source_name(event) else {
             return;
         };
+        // A rank's events carry its host, except the fan-in's own end marker: the row is the
+        // rank's either way.
         let index = match self.rows.iter().position(|s| s.name == name) {
             Some(index) => index,
             None => {
@@ -51,6 +55,12 @@ impl Sources {
         };
         let row = &mut self.rows[index];
         row.events += 1;
+        if row.host.is_none() {
+            row.host = event
+                .get(keys::HOST)
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+        }
         if matches!(event.get(keys::DONE), Some(Value::Bool(true))) {
             row.done = true;
         }
@@ -91,16 +101,13 @@ impl Sources {
     }
 }
 
-/// The source `event` names: its `bench`, else its `rank` (with its `host` when known).
+/// The source `event` names: its `bench`, else its `rank`.
 fn source_name(event: &Event) -> Option<String> {
     if let Some(bench) = event.get(keys::BENCH).and_then(Value::as_str) {
         return Some(bench.to_owned());
     }
     let rank = event.get(keys::RANK)?.as_f64()? as u64;
-    Some(match event.get(keys::HOST).and_then(Value::as_str) {
-        Some(host) => format!("rank {rank} @ {host}"),
-        None => format!("rank {rank}"),
-    })
+    Some(format!("rank {rank}"))
 }
 
 #[cfg(test)]
@@ -137,12 +144,15 @@ mod tests {
         sources.observe(&event(&[(keys::LOSS, Value::F64(9.0))]));
         let rows = sources.rows();
         let names: Vec<&str> = rows.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, ["mlp.D0", "rank 1", "rank 1 @ node2"]);
+        assert_eq!(names, ["mlp.D0", "rank 1"]);
         assert_eq!(
             (rows[0].rate, rows[0].stop, rows[0].events),
             (Some(120.0), Some((2, 3)), 3)
         );
-        assert_eq!(rows[2].loss, Some(0.5));
+        assert_eq!(
+            (rows[1].loss, rows[1].host.as_deref()),
+            (Some(0.5), Some("node2"))
+        );
         assert_eq!(sources.total_rate(), Some((150.0, "items/s")));
     }
 

@@ -12,6 +12,11 @@ mod signals;
 pub use instrument::{Instrument, Outcome, Start};
 pub use problem::{Phase, Problem, Reporter, Run};
 
+/// The [`INSTRUMENT`](giving::vocab::keys::INSTRUMENT) of the `{problem, instrument}` event an
+/// Overseer gives when the training function panicked (before the scope ends, so sinks such
+/// as the MLflow run's status see it).
+pub const TRAINING: &str = "training";
+
 use crate::error::{InstrumentError, PanicPayload};
 use instrument::{FnInstrument, Hooks};
 
@@ -236,6 +241,17 @@ impl Overseer {
         let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
         let output = catch_unwind(AssertUnwindSafe(train))
             .map_err(|panic| crate::error::panic_message(panic.as_ref()));
+        if let Err(message) = &output {
+            gv.giver().give(
+                giving::Event::builder()
+                    .field(
+                        giving::vocab::keys::PROBLEM,
+                        format!("training panicked: {message}"),
+                    )
+                    .field(giving::vocab::keys::INSTRUMENT, TRAINING)
+                    .build(),
+            );
+        }
         let signal = interrupts.and_then(signals::Interrupts::uninstall);
         let stopped = gv.stop_token().is_stopped();
         self.finish_all(gv, hooks);

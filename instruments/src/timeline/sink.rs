@@ -206,12 +206,15 @@ struct Sink {
     writer: TraceWriter,
     failed: Option<TraceError>,
     reporter: Option<Reporter>,
+    /// The trace's process of each rank fanned in (events with a `rank`, from NATS).
+    ranks: std::collections::HashMap<u64, usize>,
 }
 
 impl FileSink for Sink {
     fn write(&mut self, event: &giving::Event) {
         if self.failed.is_none() {
-            self.writer.event(0, event);
+            let process = self.process_of(event);
+            self.writer.event(process, event);
             let result = self.writer.write_out_if_due();
             self.check(result);
         }
@@ -233,6 +236,28 @@ impl FileSink for Sink {
 }
 
 impl Sink {
+    /// The trace process of `event`: this process's (0), or, for an event of a rank fanned in
+    /// from other processes (it has a [`RANK`](giving::vocab::keys::RANK)), a process of its
+    /// own named `rank R (host)`, so that each rank's steps, epochs and spans have their own
+    /// tracks.
+    fn process_of(&mut self, event: &giving::Event) -> usize {
+        use giving::vocab::keys;
+        let Ok(rank) = event.get_as::<u64>(keys::RANK) else {
+            return 0;
+        };
+        if let Some(&index) = self.ranks.get(&rank) {
+            return index;
+        }
+        let name = match event.get(keys::HOST).and_then(giving::Value::as_str) {
+            Some(host) => format!("rank {rank} ({host})"),
+            None => format!("rank {rank}"),
+        };
+        let pid = u32::try_from(rank).unwrap_or(u32::MAX);
+        let index = self.writer.process(pid, &name, 0, &format!("rank {rank}"));
+        self.ranks.insert(rank, index);
+        index
+    }
+
     fn check(&mut self, result: Result<(), TraceError>) {
         if let Err(error) = result {
             if let Some(reporter) = &self.reporter {
@@ -263,6 +288,7 @@ fn write_loop(
         writer,
         failed: None,
         reporter,
+        ranks: std::collections::HashMap::new(),
     };
     runtime.block_on(drain::run(&mut sink, &mut stream, control));
     drop(stream);

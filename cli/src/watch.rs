@@ -1,0 +1,153 @@
+//! `giving watch nats://HOST:PORT --run NAME`: every rank of a run, fanned in from NATS, into
+//! the instruments a local run would have (`--log`, `--trace`, `--dash`).
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use giving::prelude::*;
+use giving::vocab::{RateEvent, keys};
+use giving::{Event, Giver, StopToken};
+use giving_instruments::{
+    DashArgs, InstrumentArgs, LogArgs, MlflowArgs, Overseer, TensorBoardArgs, TraceArgs,
+};
+use giving_nats::keys::{NATS_DROPPED, RANK_END};
+use giving_nats::{FanIn, Until, run_subjects};
+
+use crate::out::say;
+
+#[derive(Debug, Args)]
+pub(crate) struct WatchArgs {
+    /// The NATS server: `nats://HOST:PORT`.
+    #[arg(value_name = "URL")]
+    url: String,
+    /// The run to watch: its ranks publish on `giving.<run>.<rank>`.
+    #[arg(long, value_name = "NAME")]
+    run: String,
+    /// End when every rank heard from has ended (and at least as many as their
+    /// `world_size`); without it, watch until Ctrl-C.
+    #[arg(long)]
+    until_done: bool,
+    /// Replay the run from its first event, as its JetStream stream kept it (the ranks
+    /// published with `--publish-store`), then go on live: for a watcher that joins late.
+    #[arg(long)]
+    replay: bool,
+    /// End when nothing arrived for SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    idle: Option<f64>,
+    #[command(flatten)]
+    log: LogArgs,
+    #[command(flatten)]
+    dash: DashArgs,
+    #[command(flatten)]
+    trace: TraceArgs,
+    #[command(flatten)]
+    tensorboard: TensorBoardArgs,
+    #[command(flatten)]
+    mlflow: MlflowArgs,
+}
+
+pub(crate) fn watch(args: WatchArgs) -> Result<()> {
+    let subject = run_subjects(&args.run).context("--run")?;
+    let idle = match args.idle {
+        Some(secs) if !(secs > 0.0 && secs.is_finite()) => {
+            bail!("--idle {secs}: expected a positive number of seconds")
+        }
+        Some(secs) => Some(Duration::from_secs_f64(secs)),
+        None => None,
+    };
+    let options = InstrumentArgs {
+        log: args.log.clone(),
+        dash: args.dash.clone(),
+        trace: args.trace.clone(),
+        tensorboard: args.tensorboard.clone(),
+        mlflow: args.mlflow.clone(),
+        ..InstrumentArgs::default()
+    };
+    // The ranks measured their own rates: no rate over the merged steps.
+    let instruments = options
+        .instruments()?
+        .into_iter()
+        .filter(|instrument| instrument.name() != "rate");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the watcher's runtime")?;
+    let mut fan_in = if args.replay {
+        runtime.block_on(FanIn::replay(&args.url, &args.run))?
+    } else {
+        runtime.block_on(FanIn::connect(&args.url, &args.run))?
+    };
+
+    let stop: Arc<Mutex<Option<StopToken>>> = Arc::default();
+    let stop_slot = stop.clone();
+    let mut overseer = Overseer::new()
+        .with_all(instruments)
+        .instrument_fn("watch", move |start| {
+            *stop_slot.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(start.given().stop_token());
+            Ok(())
+        });
+    if !args.dash.dash {
+        overseer = overseer.instrument_fn("lines", |start| {
+            let lines = start
+                .given()
+                .stream()
+                .where_any([keys::RATE, RANK_END, NATS_DROPPED])
+                .filter_map(|event| line(&event))
+                .for_each(|line| say!("{line}"));
+            start.spawn(lines);
+            Ok(())
+        });
+    }
+    let run = overseer.run(|| {
+        let giver = Giver::current();
+        // Said once Ctrl-C is handled: from here on it ends the watch cleanly.
+        eprintln!("giving watch: subscribed to {subject} on {}", args.url);
+        // The instruments have started: the scope's stop token (Ctrl-C) is in the slot.
+        let until = Until {
+            done: args.until_done,
+            idle,
+            stop: stop.lock().unwrap_or_else(PoisonError::into_inner).clone(),
+        };
+        let given = runtime.block_on(fan_in.forward(&giver, &until));
+        (given, fan_in.ranks().clone())
+    });
+    let code = run.exit_code();
+    let (given, ranks) = run
+        .output
+        .map_err(|panic| anyhow::anyhow!("watch panicked: {panic}"))?;
+    eprintln!(
+        "giving watch: {given} events from rank(s) {:?}; ended: {:?}",
+        ranks.seen(),
+        ranks.ended_ranks()
+    );
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+/// A line for a rate, a rank's end, or a drop report.
+fn line(event: &Event) -> Option<String> {
+    let rank = event
+        .get_as::<u64>(keys::RANK)
+        .map_or_else(|_| "?".to_owned(), |r| r.to_string());
+    if let Ok(events) = event.get_as::<u64>(RANK_END) {
+        let dropped = event.get_as::<u64>(NATS_DROPPED).unwrap_or(0);
+        return Some(format!(
+            "[rank {rank}] ended: {events} events ({dropped} dropped)"
+        ));
+    }
+    if let Some(rate) = RateEvent::of(event) {
+        return Some(format!(
+            "[rank {rank}] {} {:.0} {}",
+            rate.task, rate.rate, rate.units
+        ));
+    }
+    let dropped = event.get_as::<u64>(NATS_DROPPED).ok()?;
+    Some(format!(
+        "[rank {rank}] {dropped} event(s) dropped by its publisher"
+    ))
+}

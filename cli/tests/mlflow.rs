@@ -1,0 +1,171 @@
+//! `giving train --mlflow URI --experiment NAME` against a local `mlflow server` (SQLite
+//! store), read back with MLflow's Python client (SKIPPED when mlflow is not installed).
+
+mod servers;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use giving::vocab::keys;
+use giving_instruments::log::LogReader;
+use servers::{Lines, giving_command, mlflow_in, only_file};
+
+const READ_BACK: &str = r#"
+import json, sys
+from mlflow.tracking import MlflowClient
+client = MlflowClient(tracking_uri=sys.argv[1])
+experiment = client.get_experiment_by_name(sys.argv[2])
+runs = []
+for run in client.search_runs([experiment.experiment_id]):
+    loss = client.get_metric_history(run.info.run_id, "loss")
+    runs.append({"name": run.info.run_name, "status": run.info.status,
+                 "params": run.data.params,
+                 "loss": [[m.step, m.value] for m in sorted(loss, key=lambda m: m.step)]})
+print(json.dumps(runs))
+"#;
+
+/// The runs of `experiment`, as MLflow's client reads them.
+fn read_back(uri: &str, experiment: &str) -> Vec<serde_json::Value> {
+    let python = Command::new("python3")
+        .args(["-c", READ_BACK, uri, experiment])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&python.stderr);
+    assert!(python.status.success(), "{stderr}");
+    serde_json::from_slice::<serde_json::Value>(&python.stdout)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+fn train_args(uri: &str, name: &str, steps: &str, log: &Path) -> Command {
+    let mut command = giving_command();
+    command
+        .args([
+            "train",
+            "mlp",
+            "--steps",
+            steps,
+            "--batch-size",
+            "16",
+            "--valid-size",
+            "32",
+        ])
+        .args([
+            "--mlflow",
+            uri,
+            "--experiment",
+            "giving-test",
+            "--mlflow-run-name",
+            name,
+        ])
+        .arg("--log")
+        .arg(log);
+    command
+}
+
+#[test]
+fn mlflow_reads_the_params_the_losses_at_their_steps_and_the_final_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = mlflow_in(dir.path()) else {
+        println!("SKIPPED: mlflow is not installed");
+        return;
+    };
+    let uri = format!("http://127.0.0.1:{}", server.port);
+
+    // A run that ends by itself: FINISHED.
+    let log = dir.path().join("finished");
+    let out = train_args(&uri, "finished", "12", &log)
+        .args(["--train-size", "192", "--every", "0"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A run stopped with Ctrl-C: KILLED.
+    let mut child = train_args(&uri, "killed", "100000", &dir.path().join("killed"))
+        .args(["--every", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    assert!(
+        lines.wait_for("epoch 0 step", Duration::from_secs(60)),
+        "{:?}",
+        lines.seen
+    );
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{:?}", lines.drain());
+
+    let runs = read_back(&uri, "giving-test");
+    let run = |name: &str| {
+        runs.iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("run {name} in {runs:?}"))
+    };
+    let finished = run("finished");
+    assert_eq!(finished["status"], "FINISHED");
+    assert_eq!(finished["params"]["batch_size"], "16");
+    assert_eq!(finished["params"]["model"], "mlp");
+    assert_eq!(finished["params"]["steps"], "12");
+    let read: Vec<(i64, f64)> = finished["loss"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    let logged: Vec<(i64, f64)> = LogReader::open(only_file(&log, "msgpack"))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|e| e.has(keys::LOSS) && e.has(keys::GLOBAL_STEP))
+        .map(|e| {
+            let step = e.get_as::<u64>(keys::GLOBAL_STEP).unwrap() as i64;
+            (step, e.get_as::<f64>(keys::LOSS).unwrap())
+        })
+        .collect();
+    assert_eq!(logged.len(), 12);
+    assert_eq!(read.len(), logged.len(), "{read:?}");
+    for ((read_step, read_loss), (step, loss)) in read.iter().zip(&logged) {
+        assert_eq!(read_step, step);
+        let expected = f64::from(*loss as f32);
+        assert!(
+            (read_loss - expected).abs() <= 1e-6 * expected.abs(),
+            "step {step}"
+        );
+    }
+    assert_eq!(run("killed")["status"], "KILLED");
+}
+
+#[test]
+fn an_unreachable_server_is_reported_once_and_training_goes_on() {
+    let port = servers::free_port();
+    let dir = tempfile::tempdir().unwrap();
+    let out = train_args(
+        &format!("http://127.0.0.1:{port}"),
+        "nowhere",
+        "6",
+        &dir.path().join("log"),
+    )
+    .args(["--train-size", "96", "--every", "0"])
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("done: 6 steps"),
+        "training went on: {stdout}{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("MLflow server unreachable").count(),
+        1,
+        "{stderr}"
+    );
+}

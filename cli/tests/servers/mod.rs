@@ -1,0 +1,234 @@
+//! Real servers for the remote tests (NATS, MLflow), each on a free loopback port, killed when
+//! dropped; and the check that a tool is installed (a test prints `SKIPPED: <why>` and returns
+//! when it is not).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A free TCP port on 127.0.0.1.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port()
+}
+
+/// Whether `program --version` (or `args`) runs.
+pub fn installed(program: &str, args: &[&str]) -> bool {
+    Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether python3 can import `module`.
+pub fn python_has(module: &str) -> bool {
+    installed("python3", &["-c", &format!("import {module}")])
+}
+
+/// Waits up to `timeout` for something to accept connections on `port`.
+pub fn wait_for_port(port: u16, timeout: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < timeout {
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// A server process, killed (and reaped) when dropped.
+pub struct Server {
+    child: Option<Child>,
+    /// Its port.
+    pub port: u16,
+}
+
+impl Server {
+    /// Kills it now (SIGKILL) and waits for it.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// `nats-server` on `port` (127.0.0.1 only), once it accepts connections; `None` when
+/// `nats-server` is not installed.
+pub fn nats_on(port: u16) -> Option<Server> {
+    nats_with(port, &[])
+}
+
+/// `nats-server` with JetStream, its store in `dir`.
+pub fn nats_jetstream(port: u16, dir: &Path) -> Option<Server> {
+    nats_with(port, &["-js", "-sd", &dir.display().to_string()])
+}
+
+fn nats_with(port: u16, extra: &[&str]) -> Option<Server> {
+    if !installed("nats-server", &["--version"]) {
+        return None;
+    }
+    let child = Command::new("nats-server")
+        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+        .args(extra)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start nats-server");
+    let server = Server {
+        child: Some(child),
+        port,
+    };
+    assert!(
+        wait_for_port(port, Duration::from_secs(10)),
+        "nats-server did not listen on {port}"
+    );
+    Some(server)
+}
+
+/// `mlflow server` with a SQLite store in `dir`, once its health endpoint answers; `None` when
+/// mlflow is not installed.
+pub fn mlflow_in(dir: &Path) -> Option<Server> {
+    if !installed("mlflow", &["--version"]) {
+        return None;
+    }
+    let port = free_port();
+    let store = format!("sqlite:///{}", dir.join("mlflow.db").display());
+    let artifacts = dir.join("artifacts");
+    let child = Command::new("mlflow")
+        .args(["server", "--backend-store-uri", &store])
+        .arg("--default-artifact-root")
+        .arg(&artifacts)
+        .args([
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+            "--workers",
+            "1",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mlflow server");
+    let server = Server {
+        child: Some(child),
+        port,
+    };
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(180) {
+        if health(port) {
+            return Some(server);
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    panic!("mlflow server did not answer /health on {port} within 180 s");
+}
+
+/// Whether `GET /health` answers 200.
+fn health(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let request = format!("GET /health HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return false;
+    }
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer.starts_with("HTTP/1.") && answer.contains(" 200 ")
+}
+
+/// The `giving` binary as a command.
+pub fn giving_command() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_giving"))
+}
+
+/// Lines a child prints, read on threads of their own.
+pub struct Lines {
+    rx: mpsc::Receiver<String>,
+    /// Every line received so far.
+    pub seen: Vec<String>,
+}
+
+impl Lines {
+    /// Reads the child's stdout and stderr.
+    pub fn of(stdout: ChildStdout, stderr: ChildStderr) -> Self {
+        let (tx, rx) = mpsc::channel();
+        let tx2 = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = tx2.send(line);
+            }
+        });
+        Self {
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// Waits up to `timeout` for a line containing `text`.
+    pub fn wait_for(&mut self, text: &str, timeout: Duration) -> bool {
+        if self.seen.iter().any(|l| l.contains(text)) {
+            return true;
+        }
+        let deadline = Instant::now() + timeout;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.rx.recv_timeout(left) {
+                Ok(line) => {
+                    let found = line.contains(text);
+                    self.seen.push(line);
+                    if found {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+
+    /// Takes every line already printed.
+    pub fn drain(&mut self) -> &[String] {
+        self.seen.extend(self.rx.try_iter());
+        &self.seen
+    }
+}
+
+/// The one file with extension `ext` in `dir`.
+pub fn only_file(dir: &Path, ext: &str) -> PathBuf {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    assert_eq!(
+        files.len(),
+        1,
+        "one .{ext} file in {}: {files:?}",
+        dir.display()
+    );
+    files[0].clone()
+}

@@ -1,0 +1,186 @@
+//! The few calls of MLflow's REST API (`/api/2.0/mlflow/…`) the sink makes, with a blocking
+//! client (it runs on the sink's thread).
+
+use std::time::Duration;
+
+use serde_json::{Value as Json, json};
+
+use super::batch::Batch;
+
+/// What went wrong talking to the MLflow server; every variant names the URL.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MlflowError {
+    /// The tracking URI is not an `http://` or `https://` URL.
+    #[error("--mlflow {uri:?}: expected an http:// or https:// tracking server URL")]
+    Uri {
+        /// The URI given.
+        uri: String,
+    },
+    /// The server could not be reached.
+    #[error("MLflow server unreachable at `{url}`: {message}")]
+    Unreachable {
+        /// The request's URL.
+        url: String,
+        /// Why.
+        message: String,
+    },
+    /// The server refused a request.
+    #[error("MLflow `{url}` answered {status}: {body}")]
+    Status {
+        /// The request's URL.
+        url: String,
+        /// The HTTP status.
+        status: u16,
+        /// What it said.
+        body: String,
+    },
+    /// The server's answer lacks what it should hold.
+    #[error("MLflow `{url}` answered without {what}")]
+    Answer {
+        /// The request's URL.
+        url: String,
+        /// What was missing.
+        what: &'static str,
+    },
+}
+
+/// A tracking server.
+pub(crate) struct Api {
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Api {
+    /// The server at `uri` (`http://host:port`, maybe with a path).
+    pub(crate) fn new(uri: &str) -> Result<Self, MlflowError> {
+        if !(uri.starts_with("http://") || uri.starts_with("https://")) {
+            return Err(MlflowError::Uri {
+                uri: uri.to_owned(),
+            });
+        }
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(Duration::from_secs(5))
+            .timeout(Duration::from_secs(30))
+            .build();
+        Ok(Self {
+            base: format!("{}/api/2.0/mlflow", uri.trim_end_matches('/')),
+            agent,
+        })
+    }
+
+    fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Json, MlflowError> {
+        let response = match result {
+            Ok(response) => response,
+            Err(ureq::Error::Status(status, response)) => {
+                return Err(MlflowError::Status {
+                    url: url.to_owned(),
+                    status,
+                    body: response.into_string().unwrap_or_default(),
+                });
+            }
+            Err(error) => {
+                return Err(MlflowError::Unreachable {
+                    url: url.to_owned(),
+                    message: error.to_string(),
+                });
+            }
+        };
+        let text = response
+            .into_string()
+            .map_err(|e| MlflowError::Unreachable {
+                url: url.to_owned(),
+                message: e.to_string(),
+            })?;
+        Ok(serde_json::from_str(&text).unwrap_or(Json::Null))
+    }
+
+    fn post(&self, path: &str, body: &Json) -> Result<Json, MlflowError> {
+        let url = format!("{}/{path}", self.base);
+        let result = self
+            .agent
+            .post(&url)
+            .set("Content-Type", "application/json")
+            .send_string(&body.to_string());
+        Self::answer(&url, result)
+    }
+
+    /// The id of experiment `name`, created if needed.
+    pub(crate) fn experiment(&self, name: &str) -> Result<String, MlflowError> {
+        let url = format!("{}/experiments/get-by-name", self.base);
+        let found = Self::answer(
+            &url,
+            self.agent.get(&url).query("experiment_name", name).call(),
+        );
+        match found {
+            Ok(answer) => {
+                return string(
+                    &url,
+                    &answer["experiment"]["experiment_id"],
+                    "an experiment id",
+                );
+            }
+            Err(MlflowError::Status { status: 404, .. }) => {}
+            Err(error) => return Err(error),
+        }
+        match self.post("experiments/create", &json!({"name": name})) {
+            Ok(answer) => string(&url, &answer["experiment_id"], "an experiment id"),
+            // Created by another rank meanwhile.
+            Err(MlflowError::Status { body, .. }) if body.contains("RESOURCE_ALREADY_EXISTS") => {
+                let answer = Self::answer(
+                    &url,
+                    self.agent.get(&url).query("experiment_name", name).call(),
+                )?;
+                string(
+                    &url,
+                    &answer["experiment"]["experiment_id"],
+                    "an experiment id",
+                )
+            }
+            Err(error) => Err(error),
+        }
+    }
+
+    /// A new run in experiment `experiment_id`; its id.
+    pub(crate) fn create_run(
+        &self,
+        experiment_id: &str,
+        run_name: Option<&str>,
+        start_ms: u64,
+    ) -> Result<String, MlflowError> {
+        let mut body = json!({"experiment_id": experiment_id, "start_time": start_ms,
+                              "tags": [{"key": "mlflow.source.name", "value": "giving"}]});
+        if let Some(name) = run_name {
+            body["run_name"] = json!(name);
+        }
+        let answer = self.post("runs/create", &body)?;
+        let url = format!("{}/runs/create", self.base);
+        string(&url, &answer["run"]["info"]["run_id"], "a run id")
+    }
+
+    /// Logs one batch (within the limits: see [`batches`](super::batch::batches)).
+    pub(crate) fn log_batch(&self, run_id: &str, batch: &Batch) -> Result<(), MlflowError> {
+        self.post("runs/log-batch", &batch.body(run_id)).map(drop)
+    }
+
+    /// Ends the run with `status` (`FINISHED`, `FAILED`, `KILLED`).
+    pub(crate) fn end_run(
+        &self,
+        run_id: &str,
+        status: &str,
+        end_ms: u64,
+    ) -> Result<(), MlflowError> {
+        let body = json!({"run_id": run_id, "status": status, "end_time": end_ms});
+        self.post("runs/update", &body).map(drop)
+    }
+}
+
+fn string(url: &str, value: &Json, what: &'static str) -> Result<String, MlflowError> {
+    value
+        .as_str()
+        .map(str::to_owned)
+        .ok_or(MlflowError::Answer {
+            url: url.to_owned(),
+            what,
+        })
+}

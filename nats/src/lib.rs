@@ -1,0 +1,43 @@
+//! # giving-nats
+//!
+//! Beyond one machine: every rank of a distributed run publishes its events to
+//! [NATS](https://nats.io) ([`NatsPublisher`], an instrument), and a watcher fans them in as
+//! one stream ([`FanIn`]) that it gives into a scope of its own, where the usual instruments
+//! (log, trace, dashboard) take them.
+//!
+//! - Subjects: `giving.<run>.<rank>` ([`rank_subject`]); a watcher subscribes to
+//!   `giving.<run>.>` ([`run_subjects`]).
+//! - Payload: one record of the MessagePack log's format per message (`docs/log-format.md`),
+//!   tagged with the rank's [`Identity`] (run, host, rank, local rank, world size, from `RANK`,
+//!   `LOCAL_RANK`, `WORLD_SIZE` or given); the run ends with the log's end record.
+//! - Fail-open: a bounded buffer that drops its oldest records when the server is unreachable,
+//!   counts them and reports the count in the stream ([`keys::NATS_DROPPED`]); the client
+//!   reconnects by itself; the training loop never waits for the network.
+//!
+//! - Late joiners: with [`NatsPublisher::store`], the run is kept in a JetStream stream
+//!   ([`stream_name`]) and [`FanIn::replay`] replays it from its first event.
+//!
+//! See `docs/remote.md`.
+
+#![warn(missing_docs)]
+
+mod buffer;
+mod connect;
+mod error;
+mod fanin;
+mod identity;
+pub mod keys;
+mod publish;
+mod pump;
+mod ranks;
+mod store;
+mod subject;
+
+pub use error::NatsError;
+pub use fanin::{FanIn, Until};
+pub use identity::{Identity, LOCAL_RANK_ENV, RANK_ENV, WORLD_SIZE_ENV};
+pub use publish::{DEFAULT_CAPACITY, DEFAULT_FINISH_WITHIN, NatsPublisher};
+pub use pump::PublishSummary;
+pub use ranks::Ranks;
+pub use store::{DEFAULT_MAX_AGE, stream_name};
+pub use subject::{PREFIX, rank_subject, run_subjects};
