@@ -389,3 +389,37 @@ a:
     );
     assert!(out.contains("a.1: ok"), "{out}");
 }
+
+#[test]
+fn a_giving_child_whose_data_fd_is_stdout_smuggles_its_log_there() {
+    // As behind ssh, which forwards only stdout: the child is told DATA_FD=1 (and its pipe
+    // is closed), so its log goes into stdout as voir's escape sequences.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("ssh_like.yaml"),
+        r#"
+mlp:
+  command: [sh, -c, 'DATA_FD=1 exec "$0" train mlp --steps 40 --every 0 --rate-skip 0 3>&-', "{giving}"]
+"#,
+    )
+    .unwrap();
+    let (ok, out) = giving(&["suite", "run", "ssh_like.yaml"], tmp.path());
+    assert!(ok, "{out}");
+    let dir = run_dir(&tmp.path().join("runs"));
+    let mlp = outcome(&dir, "mlp.D0");
+    assert!(!mlp["rates"].as_array().unwrap().is_empty(), "{mlp}");
+    assert!(
+        mlp["protocol_errors"].as_array().unwrap().is_empty(),
+        "{mlp}"
+    );
+    assert_eq!(mlp["meta"]["versions"]["giving"], env!("CARGO_PKG_VERSION"));
+    let stdout = std::fs::read_to_string(dir.join("mlp.D0.stdout")).unwrap();
+    assert!(stdout.contains("[mlp] training on"), "{stdout}");
+    assert!(
+        !stdout.contains('\u{1b}'),
+        "the smuggled data was taken out: {stdout}"
+    );
+    // The data file holds what was smuggled.
+    let events = LogReader::open(dir.join("mlp.D0.data")).unwrap().count();
+    assert_eq!(events as u64, mlp["events"].as_u64().unwrap());
+}

@@ -44,7 +44,9 @@ pub(crate) fn from_env() -> Vec<Result<Box<dyn Instrument>, InstrumentError>> {
 
 /// The log on `DATA_FD`. The descriptor is reopened through `/dev/fd/N` (a new handle on the
 /// same pipe), so no descriptor is taken over and no unsafe code is needed; each run of an
-/// Overseer in the process writes a header, its events and an end record.
+/// Overseer in the process writes a header, its events and an end record. `DATA_FD=1` is
+/// stdout, shared with the program's own output (a launcher such as ssh forwards nothing
+/// else): the records are smuggled into it as voir does, in escape sequences terminals ignore.
 fn data_log(fd: &str) -> Result<Box<dyn Instrument>, InstrumentError> {
     let n: u32 = fd.trim().parse().map_err(|_| {
         InstrumentError::other(format!(
@@ -55,6 +57,7 @@ fn data_log(fd: &str) -> Result<Box<dyn Instrument>, InstrumentError> {
     let file = OpenOptions::new().write(true).open(&path).map_err(|e| {
         InstrumentError::other(format!("{DATA_FD}={n}: cannot open the descriptor: {e}"))
     })?;
-    let log = MsgpackLog::to_open_file(PathBuf::from(format!("{DATA_FD} (fd {n})")), file)?;
+    let name = PathBuf::from(format!("{DATA_FD} (fd {n})"));
+    let log = MsgpackLog::to_open_file(name, file, n == 1)?;
     Ok(Box::new(log.header_field("data_fd", u64::from(n))))
 }

@@ -208,12 +208,14 @@ pub fn from_json(value: serde_json::Value) -> Value {
 
 /// voir's smuggled form: data written into stdout as `ESC [ <hex digits 0-9:;<=>?> z`
 /// sequences, which terminals ignore. Splits a stdout stream into its plain output and the
-/// smuggled data (JSON lines).
+/// smuggled data: voir's JSON lines, or a giving log's bytes (a giving child whose `DATA_FD`
+/// is 1), read as [`DataDecoder`] reads a pipe.
 #[derive(Default)]
 pub struct Unsmuggler {
     code: Vec<u8>,
     coding: bool,
-    data: JsonLines,
+    /// The decoded payloads, one stream: voir's JSON lines or a giving log's bytes.
+    data: DataDecoder,
 }
 
 impl Unsmuggler {
@@ -251,7 +253,7 @@ impl Unsmuggler {
         let smuggled = code.len() >= 3 && code.ends_with(b"z") && code.starts_with(b"\x1b[");
         let decoded = smuggled.then(|| unhex(&code[2..code.len() - 1])).flatten();
         match decoded {
-            Some(data) => self.data.push(&data, out),
+            Some(data) => out.extend(self.data.push(&data)),
             None => plain.extend_from_slice(&code),
         }
     }
@@ -278,13 +280,49 @@ mod tests {
 
     /// voir's encoding, for the tests.
     fn smuggle(text: &str) -> Vec<u8> {
+        smuggle_bytes(text.as_bytes())
+    }
+
+    fn smuggle_bytes(bytes: &[u8]) -> Vec<u8> {
         let mut out = b"\x1b[".to_vec();
-        for b in text.bytes() {
+        for b in bytes {
             out.push(0x30 + (b >> 4));
             out.push(0x30 + (b & 15));
         }
         out.push(b'z');
         out
+    }
+
+    #[test]
+    fn a_smuggled_giving_log_is_decoded_across_sequences() {
+        use giving_instruments::log::{LogHeader, LogWriter};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("l");
+        let mut log = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+        log.write(&giving::event!(rate = 9.5)).unwrap();
+        log.close(0).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        // Smuggled in two sequences cut mid-record, with plain output between them.
+        let (a, b) = bytes.split_at(bytes.len() / 2);
+        let mut stdout = smuggle_bytes(a);
+        stdout.extend(b"plain\n");
+        stdout.extend(smuggle_bytes(b));
+        let (mut plain, mut out) = (Vec::new(), Vec::new());
+        let mut u = Unsmuggler::new();
+        for chunk in stdout.chunks(7) {
+            u.push(chunk, &mut plain, &mut out);
+        }
+        assert_eq!(plain, b"plain\n");
+        let kinds: Vec<&str> = out
+            .iter()
+            .map(|i| match i {
+                Incoming::Header(_) => "header",
+                Incoming::Event(_) => "event",
+                Incoming::End => "end",
+                Incoming::Garbage(_) => "garbage",
+            })
+            .collect();
+        assert_eq!(kinds, ["header", "event", "end"]);
     }
 
     #[test]

@@ -88,8 +88,16 @@ impl MsgpackLog {
 
     /// A log written to a file or pipe the caller opened (the child-process protocol's
     /// `DATA_FD`); `name` names it in errors. Such a writer never removes what it writes to.
-    pub(crate) fn to_open_file(name: PathBuf, file: std::fs::File) -> Result<Self, LogError> {
-        let writer = LogWriter::to_open_file(name, file)?.flush_every(FLUSH_EVERY);
+    /// With `smuggled`, the bytes go out as voir's escape sequences (the descriptor is stdout).
+    pub(crate) fn to_open_file(
+        name: PathBuf,
+        file: std::fs::File,
+        smuggled: bool,
+    ) -> Result<Self, LogError> {
+        let mut writer = LogWriter::to_open_file(name, file)?.flush_every(FLUSH_EVERY);
+        if smuggled {
+            writer = writer.smuggled();
+        }
         Ok(Self {
             path: writer.path().to_path_buf(),
             writer: Some(writer),

@@ -73,6 +73,9 @@ pub struct LogWriter {
     first_buffered: Option<Instant>,
     /// Written to a descriptor the caller opened (a pipe): never synced, never removed.
     pipe: bool,
+    /// Written into a stream that carries other output (stdout): the bytes go out as voir's
+    /// smuggled escape sequences.
+    smuggle: bool,
 }
 
 impl LogWriter {
@@ -120,7 +123,17 @@ impl LogWriter {
             flush_every: None,
             first_buffered: Some(Instant::now()),
             pipe: false,
+            smuggle: false,
         })
+    }
+
+    /// Writes the log's bytes as voir's smuggled escape sequences (`ESC [`, the bytes in hex
+    /// with the digits `0-9:;<=>?`, `z`), for a stream that carries other output too: a
+    /// child's stdout when a launcher (ssh) forwards nothing else. Each sequence fits one
+    /// atomic pipe write, so lines the program prints meanwhile never cut one.
+    pub(crate) fn smuggled(mut self) -> Self {
+        self.smuggle = true;
+        self
     }
 
     /// Bounds how long bytes stay buffered: each write hands them to the operating system once
@@ -238,7 +251,12 @@ impl LogWriter {
             return Ok(());
         }
         self.first_buffered = None;
-        if let Err(error) = self.file.write_all(&self.buf) {
+        let written = if self.smuggle {
+            write_smuggled(&mut self.file, &self.buf)
+        } else {
+            self.file.write_all(&self.buf)
+        };
+        if let Err(error) = written {
             self.buf.clear();
             return Err(self.io_error(error));
         }
@@ -286,6 +304,26 @@ impl std::fmt::Debug for LogWriter {
             .field("events", &self.events)
             .finish_non_exhaustive()
     }
+}
+
+/// Bytes of payload per smuggled sequence: `ESC [`, two digits per byte and `z` stay within
+/// `PIPE_BUF` (4096), the size of a write that other writers to the pipe cannot cut.
+const SMUGGLED_CHUNK: usize = 2046;
+
+/// Writes `bytes` to `out` as smuggled escape sequences, one write each.
+fn write_smuggled(out: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
+    let mut sequence = Vec::with_capacity(2 * SMUGGLED_CHUNK + 3);
+    for chunk in bytes.chunks(SMUGGLED_CHUNK) {
+        sequence.clear();
+        sequence.extend_from_slice(b"\x1b[");
+        for b in chunk {
+            sequence.push(0x30 + (b >> 4));
+            sequence.push(0x30 + (b & 15));
+        }
+        sequence.push(b'z');
+        out.write_all(&sequence)?;
+    }
+    Ok(())
 }
 
 /// The error for a record that is not written.
