@@ -12,6 +12,11 @@
 //! giving trace LOG... -o FILE [--format perfetto|json]
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR]
 //! giving suite report RUNDIR
+//! giving tune [vgg] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
+//!             [--take-best-n N] [--cost-model linear] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
+//!             [--dash] [--log DIR] [--trace FILE]
+//! giving tune --list-knobs
+//! giving tune apply CONFIGS [--index N]
 //! ```
 
 mod bench;
@@ -22,6 +27,7 @@ mod probes;
 mod suite;
 mod trace;
 mod train;
+mod tune;
 
 use std::process::ExitCode;
 
@@ -33,6 +39,7 @@ use probes::ProbesArgs;
 use suite::SuiteCommand;
 use trace::TraceArgs;
 use train::TrainArgs;
+use tune::TuneArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
 #[derive(Debug, Parser)]
@@ -59,6 +66,9 @@ enum Command {
     /// Run benchmark suites described in milabench's YAML (docs/suite.md).
     #[command(subcommand)]
     Suite(SuiteCommand),
+    /// Tune the bundled VGG's convolutions for speed under a QoS threshold (PredTuner), or
+    /// apply a configuration found (docs/tuner.md).
+    Tune(TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -69,6 +79,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
         Command::Suite(command) => suite::suite(command),
+        Command::Tune(args) => tune::tune(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),

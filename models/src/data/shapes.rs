@@ -88,7 +88,7 @@ pub fn render_shape(class: usize, rng: &mut Rng, out: &mut [f32]) {
         bg0 = colour(rng);
     }
     let bg1 = bg0.map(|c| (c + rng.range(-0.25, 0.25)).clamp(0.0, 1.0));
-    let noise = rng.range(0.05, 0.2);
+    let noise = rng.range(0.03, 0.12);
     for y in 0..side {
         for x in 0..side {
             let (dx, dy) = (x as f64 + 0.5 - cx, y as f64 + 0.5 - cy);

@@ -3,14 +3,14 @@
 
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
+use burn::tensor::Tensor;
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::{ConvOptions, PadMode};
-use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::Error;
 use crate::knob::Axis;
 
-/// A perforated convolution, prepared for one input size.
+/// A perforated convolution.
 #[derive(Debug, Clone)]
 pub struct Perforated<B: Backend> {
     weight: Tensor<B, 4>,
@@ -19,41 +19,6 @@ pub struct Perforated<B: Backend> {
     axis: Axis,
     stride: usize,
     offset: usize,
-    /// For every output row (column): the computed row below or at it, the one above or at
-    /// it, and their interpolation weights.
-    lower: Tensor<B, 1, Int>,
-    upper: Tensor<B, 1, Int>,
-    lower_weight: Tensor<B, 4>,
-    upper_weight: Tensor<B, 4>,
-}
-
-/// For output positions `0..size`, with positions `offset + stride·j` computed: the index `j`
-/// of the computed neighbour below, above, and the weight of each. A computed position has
-/// itself as both neighbours with weights `(1, 0)`, so it is copied exactly; positions before
-/// the first or after the last computed one copy their nearest.
-pub(crate) fn interpolation(
-    size: usize,
-    stride: usize,
-    offset: usize,
-) -> (Vec<i64>, Vec<i64>, Vec<f32>, Vec<f32>) {
-    let computed = (size - 1 - offset) / stride + 1;
-    let (mut lo, mut hi, mut wlo, mut whi) = (vec![], vec![], vec![], vec![]);
-    for r in 0..size {
-        let (j, t) = if r <= offset {
-            (0, 0.0)
-        } else {
-            let j = ((r - offset) / stride).min(computed - 1);
-            let t = (r - offset - j * stride) as f32 / stride as f32;
-            (j, t)
-        };
-        let upper = if t > 0.0 && j + 1 < computed { j + 1 } else { j };
-        let t = if upper == j { 0.0 } else { t };
-        lo.push(j as i64);
-        hi.push(upper as i64);
-        wlo.push(1.0 - t);
-        whi.push(t);
-    }
-    (lo, hi, wlo, whi)
 }
 
 impl<B: Backend> Perforated<B> {
@@ -70,30 +35,20 @@ impl<B: Backend> Perforated<B> {
                 "perforation stride {stride} offset {offset} on {side} pixels"
             )));
         }
-        let weight = conv.weight.val();
-        let device = weight.device();
-        let (lo, hi, wlo, whi) = interpolation(side, stride, offset);
-        let shape = match axis {
-            Axis::Rows => [1, 1, side, 1],
-            Axis::Cols => [1, 1, 1, side],
-        };
         Ok(Self {
+            weight: conv.weight.val(),
             bias: conv.bias.as_ref().map(|b| b.val()),
-            weight,
             padding,
             axis,
             stride,
             offset,
-            lower: Tensor::from_data(TensorData::new(lo, [side]), &device),
-            upper: Tensor::from_data(TensorData::new(hi, [side]), &device),
-            lower_weight: Tensor::from_data(TensorData::new(wlo, shape), &device),
-            upper_weight: Tensor::from_data(TensorData::new(whi, shape), &device),
         })
     }
 
     /// The layer's output: the computed rows (columns) exactly, the others interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         let [ph, pw] = self.padding;
+        let size = x.dims()[2 + matches!(self.axis, Axis::Cols) as usize];
         // Pad the perforated axis by hand and start at the offset, so that a convolution with
         // `stride` along it lands exactly on rows `offset, offset + stride, …` of the full one.
         let (dim, computed) = match self.axis {
@@ -112,8 +67,50 @@ impl<B: Backend> Perforated<B> {
                 (3, conv2d(x, self.weight.clone(), self.bias.clone(), options))
             }
         };
-        let lower = computed.clone().select(dim, self.lower.clone());
-        let upper = computed.select(dim, self.upper.clone());
-        lower * self.lower_weight.clone() + upper * self.upper_weight.clone()
+        interpolate(computed, dim, self.stride, self.offset, size)
     }
+}
+
+/// Fills `size` positions along `dim` from `computed`, which holds positions `offset,
+/// offset + stride, …`: position `offset + stride·j + t` (`0 ≤ t < stride`) is
+/// `(1 - t/stride)·c[j] + (t/stride)·c[j+1]`, so a computed position (`t = 0`) is copied
+/// exactly; positions before the first computed one copy it, and past the last one
+/// `c[j+1]` is `c[j]` itself. Built from whole-tensor slices and products (no gather), which
+/// run at memory speed on every backend.
+pub(crate) fn interpolate<B: Backend>(
+    computed: Tensor<B, 4>,
+    dim: usize,
+    stride: usize,
+    offset: usize,
+    size: usize,
+) -> Tensor<B, 4> {
+    let n = computed.dims()[dim];
+    let last = computed.clone().narrow(dim, n - 1, 1);
+    let next = if n > 1 {
+        Tensor::cat(vec![computed.clone().narrow(dim, 1, n - 1), last], dim)
+    } else {
+        last
+    };
+    // Phase t of every interval, then the phases interleaved: [.., n, stride, ..] → [.., n·stride, ..].
+    let phases: Vec<Tensor<B, 4>> = (0..stride)
+        .map(|t| {
+            let w = t as f32 / stride as f32;
+            if t == 0 {
+                computed.clone()
+            } else {
+                computed.clone() * (1.0 - w) + next.clone() * w
+            }
+        })
+        .collect();
+    let stacked: Tensor<B, 5> = Tensor::stack(phases, dim + 1);
+    let mut dims = computed.dims();
+    dims[dim] = n * stride;
+    let mut full: Tensor<B, 4> = stacked.reshape(dims);
+    if offset > 0 {
+        let first = computed.narrow(dim, 0, 1);
+        let mut before = vec![first; offset];
+        before.push(full);
+        full = Tensor::cat(before, dim);
+    }
+    full.narrow(dim, 0, size)
 }

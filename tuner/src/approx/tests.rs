@@ -6,7 +6,6 @@ use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Distribution, Tensor};
 
 use super::ApproxConv;
-use super::perforate::interpolation;
 use crate::knob::{Axis, Knob};
 
 type B = Flex;
@@ -63,18 +62,6 @@ fn reference(conv: &Conv2d<B>, x: Tensor<B, 4>, skip: impl Fn(usize) -> bool, sc
 
 fn close(a: f32, b: f32, tol: f32) -> bool {
     (a - b).abs() <= tol * (1.0 + b.abs())
-}
-
-#[test]
-fn interpolation_copies_computed_rows_and_blends_the_others() {
-    let (lo, hi, wlo, whi) = interpolation(7, 3, 1);
-    // Computed rows 1 and 4 (j = 0, 1); row 7 would be past the end.
-    assert_eq!(lo, [0, 0, 0, 0, 1, 1, 1]);
-    assert_eq!(hi, [0, 0, 1, 1, 1, 1, 1]);
-    assert_eq!(wlo[1], 1.0);
-    assert_eq!(whi[1], 0.0);
-    assert!((whi[2] - 1.0 / 3.0).abs() < 1e-6 && (wlo[3] - 1.0 / 3.0).abs() < 1e-6);
-    assert_eq!((wlo[0], wlo[6]), (1.0, 1.0));
 }
 
 #[test]
