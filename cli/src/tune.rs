@@ -152,7 +152,12 @@ pub(crate) fn tune(args: TuneArgs) -> Result<()> {
     if args.list_knobs {
         say!("{:<16} {:>6}  what", "knob", "cost");
         for knob in Knob::all() {
-            say!("{:<16} {:>6.3}  {}", knob.id(), knob.cost_factor(), knob.describe());
+            say!(
+                "{:<16} {:>6.3}  {}",
+                knob.id(),
+                knob.cost_factor(),
+                knob.describe()
+            );
         }
         return Ok(());
     }
@@ -312,12 +317,19 @@ fn summary(outcome: &TuneOutcome) {
         t.validation,
         t.measurement
     );
-    say!("[tune] kept {} configurations, {pareto} on the Pareto front, {best} best", file.configs.len());
+    say!(
+        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best",
+        file.configs.len()
+    );
     if let Some(top) = file
         .configs
         .iter()
         .filter(|c| c.measured_speedup.is_some())
-        .max_by(|a, b| a.measured_speedup.unwrap_or(0.0).total_cmp(&b.measured_speedup.unwrap_or(0.0)))
+        .max_by(|a, b| {
+            a.measured_speedup
+                .unwrap_or(0.0)
+                .total_cmp(&b.measured_speedup.unwrap_or(0.0))
+        })
     {
         say!(
             "[tune] fastest measured: {:.2}x (predicted {:.2}x), qos {:.2}% (loss {:.2}), test qos {:.2}%: {}",
@@ -346,7 +358,11 @@ fn apply(args: ApplyArgs) -> Result<()> {
     job.load()?;
     let outcome = args.device.run(job)??;
     let record = &outcome.record;
-    say!("[apply] configuration {}: {}", args.index, record.knobs.join(","));
+    say!(
+        "[apply] configuration {}: {}",
+        args.index,
+        record.knobs.join(",")
+    );
     say!(
         "[apply] tuning qos {:.2}% (recorded {:.2}%)",
         outcome.qos,
@@ -362,7 +378,10 @@ fn apply(args: ApplyArgs) -> Result<()> {
     );
     let same = outcome.qos == record.qos && record.test_qos.is_none_or(|q| q == outcome.test_qos);
     if !same {
-        bail!("the configuration's QoS differs from the one recorded in {}", args.configs.display());
+        bail!(
+            "the configuration's QoS differs from the one recorded in {}",
+            args.configs.display()
+        );
     }
     say!("[apply] reproduces the recorded QoS exactly");
     Ok(())

@@ -12,10 +12,34 @@ use support::{giving, giving_in};
 /// images, a few iterations.
 fn tiny(dir: &Path, out: &str, extra: &[&str]) -> (bool, String) {
     let mut args = vec![
-        "tune", "vgg", "--channels", "4,4,8,8", "--hidden", "16", "--epochs", "1",
-        "--train-size", "512", "--tune-size", "120", "--test-size", "120", "--max-iter", "24",
-        "--population", "6", "--take-best-n", "3", "--repeats", "1", "--every", "8",
-        "--cache", "cache", "--out", out,
+        "tune",
+        "vgg",
+        "--channels",
+        "4,4,8,8",
+        "--hidden",
+        "16",
+        "--epochs",
+        "1",
+        "--train-size",
+        "512",
+        "--tune-size",
+        "120",
+        "--test-size",
+        "120",
+        "--max-iter",
+        "24",
+        "--population",
+        "6",
+        "--take-best-n",
+        "3",
+        "--repeats",
+        "1",
+        "--every",
+        "8",
+        "--cache",
+        "cache",
+        "--out",
+        out,
     ];
     args.extend_from_slice(extra);
     giving_in(&args, dir)
@@ -26,7 +50,10 @@ fn tunes_writes_results_and_applies_them_back() {
     let dir = tempfile::tempdir().unwrap();
     let (ok, text) = tiny(dir.path(), "out", &[]);
     assert!(ok, "{text}");
-    assert!(text.contains("not cached: training the network first"), "{text}");
+    assert!(
+        text.contains("not cached: training the network first"),
+        "{text}"
+    );
     assert!(text.contains("[tune] iteration     8"), "{text}");
     let configs = dir.path().join("out/configs.json");
     let png = std::fs::read(dir.path().join("out/configs.png")).unwrap();
@@ -42,16 +69,28 @@ fn tunes_writes_results_and_applies_them_back() {
         assert!(loss <= 3.0 + 1e-9, "kept beyond the threshold: {c}");
         assert!((baseline - c["qos"].as_f64().unwrap() - loss).abs() < 1e-9);
     }
-    assert!(kept.iter().any(|c| c["pareto"] == true && c["best"] == true));
+    assert!(
+        kept.iter()
+            .any(|c| c["pareto"] == true && c["best"] == true)
+    );
     let best = kept.iter().position(|c| c["best"] == true).unwrap();
 
     // Applying a best configuration runs it again and reproduces both recorded QoS.
     let index = best.to_string();
-    let (ok, text) = giving_in(&["tune", "apply", "out/configs.json", "--index", &index], dir.path());
+    let (ok, text) = giving_in(
+        &["tune", "apply", "out/configs.json", "--index", &index],
+        dir.path(),
+    );
     assert!(ok, "{text}");
-    assert!(text.contains("reproduces the recorded QoS exactly"), "{text}");
+    assert!(
+        text.contains("reproduces the recorded QoS exactly"),
+        "{text}"
+    );
     let recorded = kept[best]["qos"].as_f64().unwrap();
-    assert!(text.contains(&format!("tuning qos {recorded:.2}%")), "{text}");
+    assert!(
+        text.contains(&format!("tuning qos {recorded:.2}%")),
+        "{text}"
+    );
 
     // A second session reuses the cached weights, and predicts QoS with the p1 model: what
     // it keeps after validation was measured within the threshold.
@@ -76,8 +115,15 @@ fn bad_configs_are_refused_clearly() {
     std::fs::write(&path, "{\"format\": 1}").unwrap();
     let (ok, text) = giving(&["tune", "apply", path.to_str().unwrap()]);
     assert!(!ok);
-    assert!(text.contains("configs.json") && text.contains("missing field"), "{text}");
-    let (ok, text) = giving(&["tune", "apply", dir.path().join("nope.json").to_str().unwrap()]);
+    assert!(
+        text.contains("configs.json") && text.contains("missing field"),
+        "{text}"
+    );
+    let (ok, text) = giving(&[
+        "tune",
+        "apply",
+        dir.path().join("nope.json").to_str().unwrap(),
+    ]);
     assert!(!ok);
     assert!(text.contains("nope.json"), "{text}");
 }
@@ -86,7 +132,13 @@ fn bad_configs_are_refused_clearly() {
 fn lists_the_knobs_with_their_cost() {
     let (ok, text) = giving(&["tune", "--list-knobs"]);
     assert!(ok, "{text}");
-    for line in ["baseline", "perf_row_k2_o0", "perf_col_k4_o1", "samp_k3_o0", "fp16"] {
+    for line in [
+        "baseline",
+        "perf_row_k2_o0",
+        "perf_col_k4_o1",
+        "samp_k3_o0",
+        "fp16",
+    ] {
         assert!(text.contains(line), "{line}: {text}");
     }
     assert!(text.contains("perf_row_k4_o0    0.250"), "{text}");

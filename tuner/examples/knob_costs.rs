@@ -14,7 +14,9 @@ use giving_tuner::{Knob, weights};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let cache = args.get(1).map_or_else(weights::default_cache_dir, Into::into);
+    let cache = args
+        .get(1)
+        .map_or_else(weights::default_cache_dir, Into::into);
     let mut train = default_training();
     if let Some(e) = args.get(2) {
         train.epochs = e.parse()?;
@@ -43,7 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let layers = net.layer_count();
     let start = std::time::Instant::now();
     let base = net.qos(&vec![0; layers], &data)?;
-    println!("baseline qos {base:.2}% ({:.3}s per pass of 500)", start.elapsed().as_secs_f64());
+    println!(
+        "baseline qos {base:.2}% ({:.3}s per pass of 500)",
+        start.elapsed().as_secs_f64()
+    );
     for (k, knob) in net.knobs().iter().enumerate().skip(1) {
         for layer in [0, layers - 1] {
             let mut config = vec![0; layers];
@@ -54,7 +59,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let all = vec![k; layers];
         let qos = net.qos(&all, &data)?;
         let speedup = measure_speedup(&net, &all, &data, 2)?;
-        println!("{knob:<16} all layers: qos {qos:6.2}  measured speedup {speedup:.2}x  (cost factor {:.2})", knob.cost_factor());
+        println!(
+            "{knob:<16} all layers: qos {qos:6.2}  measured speedup {speedup:.2}x  (cost factor {:.2})",
+            knob.cost_factor()
+        );
     }
     Ok(())
 }

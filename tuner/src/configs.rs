@@ -223,12 +223,21 @@ mod tests {
         let check = |text: &str, expected: &str| {
             std::fs::write(&path, text).unwrap();
             let err = ConfigsFile::load(&path).unwrap_err().to_string();
-            assert!(err.contains("configs.json") && err.contains(expected), "{err}");
+            assert!(
+                err.contains("configs.json") && err.contains(expected),
+                "{err}"
+            );
         };
         check("{ not json", "not a configs.json");
         let json = serde_json::to_string(&sample()).unwrap();
-        check(&json.replace("perf_row_k2_o1", "perf_row_k9_o1"), "unknown knob `perf_row_k9_o1`");
-        check(&json.replace("\"baseline\",", ""), "configs[0] has 1 knobs for a 2-layer network");
+        check(
+            &json.replace("perf_row_k2_o1", "perf_row_k9_o1"),
+            "unknown knob `perf_row_k9_o1`",
+        );
+        check(
+            &json.replace("\"baseline\",", ""),
+            "configs[0] has 1 knobs for a 2-layer network",
+        );
         check(&json.replace("\"format\":1", "\"format\":7"), "format 7");
         let err = ConfigsFile::load(&dir.path().join("missing.json")).unwrap_err();
         assert!(err.to_string().contains("missing.json"), "{err}");

@@ -43,7 +43,13 @@ mod tests {
 
     #[test]
     fn speedup_weighs_layers_by_their_flops() {
-        let knobs = [Knob::Baseline, Knob::Sample { stride: 2, offset: 0 }];
+        let knobs = [
+            Knob::Baseline,
+            Knob::Sample {
+                stride: 2,
+                offset: 0,
+            },
+        ];
         let model = LinearCost::new(vec![100.0, 300.0], 0.0);
         assert_eq!(model.speedup(&knobs, &[0, 0]), 1.0);
         // Halving the big layer: 100 + 150 = 250 → 400 / 250.

@@ -129,8 +129,16 @@ impl TuneJob {
             (model, Some(report))
         };
         let seed = self.train.seed;
-        let tune_set = Dataset::new(&shapes(seed, Split::Tune, self.tune_size), SHAPE_SIDE, &inner_device);
-        let test_set = Dataset::new(&shapes(seed, Split::Test, self.test_size), SHAPE_SIDE, &inner_device);
+        let tune_set = Dataset::new(
+            &shapes(seed, Split::Tune, self.tune_size),
+            SHAPE_SIDE,
+            &inner_device,
+        );
+        let test_set = Dataset::new(
+            &shapes(seed, Split::Test, self.test_size),
+            SHAPE_SIDE,
+            &inner_device,
+        );
         let net = Network::new(model, Knob::all())?;
         let tuning = tune(&net, &tune_set, &test_set, &self.settings)?;
         let file = ConfigsFile {
@@ -205,14 +213,18 @@ impl ApplyJob {
     /// Loads the file and the configuration, or says clearly what is wrong with them.
     pub fn load(&self) -> Result<(ConfigsFile, ConfigRecord), Error> {
         let file = ConfigsFile::load(&self.path)?;
-        let record = file.configs.get(self.index).cloned().ok_or_else(|| Error::BadConfigs {
-            path: self.path.clone(),
-            what: format!(
-                "no configuration at index {} (the file has {})",
-                self.index,
-                file.configs.len()
-            ),
-        })?;
+        let record = file
+            .configs
+            .get(self.index)
+            .cloned()
+            .ok_or_else(|| Error::BadConfigs {
+                path: self.path.clone(),
+                what: format!(
+                    "no configuration at index {} (the file has {})",
+                    self.index,
+                    file.configs.len()
+                ),
+            })?;
         Ok((file, record))
     }
 
@@ -229,7 +241,13 @@ impl ApplyJob {
             .map(|k| knobs.iter().position(|x| x == k).unwrap_or(0))
             .collect();
         let net = Network::new(vgg, knobs)?;
-        let data = |split, len| Dataset::new(&shapes(file.data.seed, split, len), file.network.side, &device);
+        let data = |split, len| {
+            Dataset::new(
+                &shapes(file.data.seed, split, len),
+                file.network.side,
+                &device,
+            )
+        };
         let qos = net.qos(&config, &data(Split::Tune, file.data.tune_size))?;
         let test_qos = net.qos(&config, &data(Split::Test, file.data.test_size))?;
         Ok(ApplyOutcome {

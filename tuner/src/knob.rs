@@ -119,9 +119,9 @@ impl Knob {
                     "compute output {what} {offset}, {offset}+{stride}, … and interpolate the rest"
                 )
             }
-            Knob::Sample { stride, offset } => format!(
-                "skip filter elements {offset}, {offset}+{stride}, … and rescale the rest"
-            ),
+            Knob::Sample { stride, offset } => {
+                format!("skip filter elements {offset}, {offset}+{stride}, … and rescale the rest")
+            }
             Knob::Fp16 => "half-precision convolution (f16)".into(),
         }
     }

@@ -129,9 +129,16 @@ impl Nsga2 {
         let forced = self.rng.below(self.genes.max(1));
         for (i, gene) in genome.iter_mut().enumerate() {
             if i == forced || self.rng.uniform() < 1.0 / self.genes as f64 {
-                let other = self.rng.below(self.alleles - 1);
-                // Another allele than the current one, uniformly.
-                *gene = if other >= *gene { other + 1 } else { other };
+                // An approximated layer goes back to exact half the time: most knobs on most
+                // layers break the QoS threshold, and undoing one is how an infeasible
+                // configuration's offspring become feasible again. Otherwise another allele
+                // than the current one, uniformly.
+                *gene = if *gene != 0 && self.rng.uniform() < 0.5 {
+                    0
+                } else {
+                    let other = self.rng.below(self.alleles - 1);
+                    if other >= *gene { other + 1 } else { other }
+                };
             }
         }
         genome
@@ -215,7 +222,12 @@ mod tests {
                 .map(|(o, _)| -o[1])
                 .fold(0.0, f64::max)
         };
-        assert!(best(&asked) > best(&asked[..12]), "{} vs {}", best(&asked), best(&asked[..12]));
+        assert!(
+            best(&asked) > best(&asked[..12]),
+            "{} vs {}",
+            best(&asked),
+            best(&asked[..12])
+        );
     }
 
     #[test]

@@ -105,7 +105,13 @@ mod tests {
     #[test]
     fn front_keeps_the_non_dominated_configurations() {
         // (qos, speedup): 0 and 2 trade off, 1 is dominated by 0, 3 equals 2's qos but slower.
-        let points = [(90.0, 1.5), (89.0, 1.4), (85.0, 3.0), (85.0, 2.0), (91.0, 1.0)];
+        let points = [
+            (90.0, 1.5),
+            (89.0, 1.4),
+            (85.0, 3.0),
+            (85.0, 2.0),
+            (91.0, 1.0),
+        ];
         assert_eq!(pareto_front(&points), vec![0, 2, 4]);
         assert_eq!(take_best(&points, 3), vec![0, 2, 4]);
         assert_eq!(take_best(&points, 4), vec![0, 1, 2, 3, 4]);
@@ -115,7 +121,12 @@ mod tests {
 
     #[test]
     fn fronts_partition_the_points() {
-        let points: Vec<Vec<f64>> = vec![vec![1.0, 4.0], vec![2.0, 2.0], vec![3.0, 3.0], vec![4.0, 4.0]];
+        let points: Vec<Vec<f64>> = vec![
+            vec![1.0, 4.0],
+            vec![2.0, 2.0],
+            vec![3.0, 3.0],
+            vec![4.0, 4.0],
+        ];
         assert_eq!(fronts(&points), vec![vec![0, 1], vec![2], vec![3]]);
         let line: Vec<Vec<f64>> = vec![vec![1.0, 3.0], vec![2.0, 2.0], vec![3.0, 1.0]];
         let d = crowding(&line, &[0, 1, 2]);

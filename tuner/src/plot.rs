@@ -22,7 +22,9 @@ const GRID: RGBColor = RGBColor(225, 225, 225);
 
 /// A range covering `values` with a margin, never empty.
 fn span(values: impl Iterator<Item = f64>, floor: Range<f64>) -> Range<f64> {
-    let (lo, hi) = values.fold((floor.start, floor.end), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let (lo, hi) = values.fold((floor.start, floor.end), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
     let pad = ((hi - lo) * 0.05).max(1e-3);
     (lo - pad)..(hi + pad)
 }
@@ -31,7 +33,9 @@ fn span(values: impl Iterator<Item = f64>, floor: Range<f64>) -> Range<f64> {
 fn ticks(range: &Range<f64>, step: f64) -> Vec<f64> {
     let first = (range.start / step).ceil() as i64;
     let last = (range.end / step).floor() as i64;
-    (first..=last.max(first - 1)).map(|i| i as f64 * step).collect()
+    (first..=last.max(first - 1))
+        .map(|i| i as f64 * step)
+        .collect()
 }
 
 type Panel<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
@@ -62,8 +66,11 @@ fn panel(
     if diagonal {
         let lo = x.start.max(y.start);
         let hi = x.end.min(y.end);
-        plot.draw(&PathElement::new(vec![(lo, lo), (hi, hi)], RGBColor(150, 150, 150)))
-            .map_err(e)?;
+        plot.draw(&PathElement::new(
+            vec![(lo, lo), (hi, hi)],
+            RGBColor(150, 150, 150),
+        ))
+        .map_err(e)?;
     }
     plot.draw(&Rectangle::new([(x.start, y.start), (x.end, y.end)], BLACK))
         .map_err(e)?;
@@ -76,7 +83,11 @@ fn panel(
 }
 
 fn step(range: &Range<f64>, small: f64, limit: f64) -> f64 {
-    if range.end - range.start > limit { small * 2.0 } else { small }
+    if range.end - range.start > limit {
+        small * 2.0
+    } else {
+        small
+    }
 }
 
 /// Draws `file`'s configurations into the PNG `path`.

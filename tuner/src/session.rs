@@ -235,7 +235,8 @@ pub fn tune<B: Backend>(
     }
     timing.search = search_start.elapsed().as_secs_f64();
 
-    let points = |kept: &[Kept]| -> Vec<(f64, f64)> { kept.iter().map(|k| (k.qos, k.speedup)).collect() };
+    let points =
+        |kept: &[Kept]| -> Vec<(f64, f64)> { kept.iter().map(|k| (k.qos, k.speedup)).collect() };
     if model.is_some() {
         // Validation: only the best predicted configurations are run; those whose measured
         // QoS misses the keep threshold are dropped, and the measured QoS replaces the

@@ -13,7 +13,11 @@ use crate::error::Error;
 /// The cache directory: `$XDG_CACHE_HOME/giving`, else `$HOME/.cache/giving`, else
 /// `.giving-cache` in the working directory.
 pub fn default_cache_dir() -> PathBuf {
-    let env = |name| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let env = |name| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     env("XDG_CACHE_HOME")
         .map(|d| d.join("giving"))
         .or_else(|| env("HOME").map(|h| h.join(".cache").join("giving")))
@@ -24,8 +28,8 @@ pub fn default_cache_dir() -> PathBuf {
 /// the name spells out everything the weights depend on.
 pub fn weights_path(cache: &Path, model: &VggConfig, train: &TrainConfig) -> PathBuf {
     let channels: Vec<String> = model.channels.iter().map(usize::to_string).collect();
-    cache.join(format!(
-        "vgg_c{}_h{}_seed{}_n{}_e{}_b{}_lr{}.mpk",
+    let stem = format!(
+        "vgg_c{}_h{}_seed{}_n{}_e{}_b{}_lr{:e}",
         channels.join("-"),
         model.hidden,
         train.seed,
@@ -33,7 +37,28 @@ pub fn weights_path(cache: &Path, model: &VggConfig, train: &TrainConfig) -> Pat
         train.epochs,
         train.batch_size,
         train.lr,
-    ))
+    );
+    // No dot in the stem: burn's recorder sets the extension itself, and would replace
+    // whatever follows a dot (`lr2.5e-3` would lose `5e-3`).
+    cache.join(stem.replace('.', "p") + ".mpk")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stem_has_no_dot() {
+        let mut train = giving_models::ModelKind::Cnn.default_config();
+        train.lr = 0.0025;
+        let path = weights_path(Path::new("/c"), &VggConfig::new(32, 10), &train);
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(name.matches('.').count(), 1, "{name}");
+        assert!(
+            name.ends_with(".mpk") && name.contains("lr2p5e-3"),
+            "{name}"
+        );
+    }
 }
 
 fn recorder() -> NamedMpkFileRecorder<FullPrecisionSettings> {
@@ -58,7 +83,11 @@ pub fn save<B: Backend>(model: &Vgg<B>, path: &Path) -> Result<(), Error> {
 }
 
 /// Loads weights saved by [`save`] into a network of architecture `model`.
-pub fn load<B: Backend>(model: &VggConfig, path: &Path, device: &B::Device) -> Result<Vgg<B>, Error> {
+pub fn load<B: Backend>(
+    model: &VggConfig,
+    path: &Path,
+    device: &B::Device,
+) -> Result<Vgg<B>, Error> {
     if !path.is_file() {
         return Err(Error::Weights {
             path: path.to_path_buf(),

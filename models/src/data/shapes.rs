@@ -151,7 +151,10 @@ mod tests {
             // hollow ones, whose ring is off-centre; count changed pixels instead.
             let inside = (0..SHAPE_SIDE * SHAPE_SIDE)
                 .filter(|&p| {
-                    let (x, y) = ((p % SHAPE_SIDE) as f64 - 15.5, (p / SHAPE_SIDE) as f64 - 15.5);
+                    let (x, y) = (
+                        (p % SHAPE_SIDE) as f64 - 15.5,
+                        (p / SHAPE_SIDE) as f64 - 15.5,
+                    );
                     distance(class, x / 8.0, y / 8.0) < 0.0
                 })
                 .count();

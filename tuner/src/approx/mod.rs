@@ -50,9 +50,7 @@ impl<B: Backend> ApproxConv<B> {
                 axis,
                 stride,
                 offset,
-            } => ApproxConv::Perforate(Perforated::new(
-                conv, padding, axis, stride, offset, side,
-            )?),
+            } => ApproxConv::Perforate(Perforated::new(conv, padding, axis, stride, offset, side)?),
             Knob::Sample { stride, offset } => {
                 ApproxConv::Sample(Sampled::new(conv, padding, stride, offset)?)
             }
@@ -75,7 +73,11 @@ impl<B: Backend> ApproxConv<B> {
 /// layer cannot be approximated.
 fn same_padding<B: Backend>(conv: &Conv2d<B>) -> Result<[usize; 2], Error> {
     let [kh, kw] = conv.kernel_size;
-    let unsupported = |why: &str| Err(Error::InvalidSetting(format!("cannot approximate a convolution {why}")));
+    let unsupported = |why: &str| {
+        Err(Error::InvalidSetting(format!(
+            "cannot approximate a convolution {why}"
+        )))
+    };
     if conv.stride != [1, 1] || conv.dilation != [1, 1] || conv.groups != 1 {
         return unsupported("with a stride, dilation or groups (only plain 3×3-like layers are)");
     }

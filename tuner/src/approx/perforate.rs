@@ -57,14 +57,20 @@ impl<B: Backend> Perforated<B> {
                 let len = x.dims()[2] - self.offset;
                 let x = x.narrow(2, self.offset, len);
                 let options = ConvOptions::new([self.stride, 1], [0, pw], [1, 1], 1);
-                (2, conv2d(x, self.weight.clone(), self.bias.clone(), options))
+                (
+                    2,
+                    conv2d(x, self.weight.clone(), self.bias.clone(), options),
+                )
             }
             Axis::Cols => {
                 let x = x.pad((pw, pw, 0, 0), PadMode::Constant(0.0));
                 let len = x.dims()[3] - self.offset;
                 let x = x.narrow(3, self.offset, len);
                 let options = ConvOptions::new([1, self.stride], [ph, 0], [1, 1], 1);
-                (3, conv2d(x, self.weight.clone(), self.bias.clone(), options))
+                (
+                    3,
+                    conv2d(x, self.weight.clone(), self.bias.clone(), options),
+                )
             }
         };
         interpolate(computed, dim, self.stride, self.offset, size)

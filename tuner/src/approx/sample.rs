@@ -110,7 +110,8 @@ impl<B: Backend> Sampled<B> {
                     .select(1, channels.clone())
             })
             .collect();
-        let columns: Tensor<B, 3> = Tensor::cat(columns, 1).reshape([batch as i64, -1, (h * w) as i64]);
+        let columns: Tensor<B, 3> =
+            Tensor::cat(columns, 1).reshape([batch as i64, -1, (h * w) as i64]);
         let mut y = self.weight.clone().matmul(columns);
         if let Some(bias) = &self.bias {
             y = y + bias.clone();

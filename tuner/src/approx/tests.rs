@@ -19,7 +19,11 @@ fn layer(c_in: usize, c_out: usize) -> Conv2d<B> {
 }
 
 fn input(c: usize, side: usize) -> Tensor<B, 4> {
-    Tensor::random([2, c, side, side], Distribution::Normal(0.0, 1.0), &Default::default())
+    Tensor::random(
+        [2, c, side, side],
+        Distribution::Normal(0.0, 1.0),
+        &Default::default(),
+    )
 }
 
 fn values(t: Tensor<B, 4>) -> (Vec<f32>, [usize; 4]) {
@@ -29,9 +33,21 @@ fn values(t: Tensor<B, 4>) -> (Vec<f32>, [usize; 4]) {
 
 /// The 3×3 same-padded convolution in loops, with filter elements `skip(flat index)` left out
 /// and the others multiplied by `scale`.
-fn reference(conv: &Conv2d<B>, x: Tensor<B, 4>, skip: impl Fn(usize) -> bool, scale: f32) -> Vec<f32> {
+fn reference(
+    conv: &Conv2d<B>,
+    x: Tensor<B, 4>,
+    skip: impl Fn(usize) -> bool,
+    scale: f32,
+) -> Vec<f32> {
     let (w, [co, ci, kh, kw]) = values(conv.weight.val());
-    let bias = conv.bias.as_ref().unwrap().val().into_data().to_vec::<f32>().unwrap();
+    let bias = conv
+        .bias
+        .as_ref()
+        .unwrap()
+        .val()
+        .into_data()
+        .to_vec::<f32>()
+        .unwrap();
     let (x, [n, _, h, wd]) = values(x);
     let mut out = vec![0.0f32; n * co * h * wd];
     for b in 0..n {
@@ -43,11 +59,18 @@ fn reference(conv: &Conv2d<B>, x: Tensor<B, 4>, skip: impl Fn(usize) -> bool, sc
                         for ky in 0..kh {
                             for kx in 0..kw {
                                 let flat = c * kh * kw + ky * kw + kx;
-                                let (iy, ix) = (y as isize + ky as isize - 1, xx as isize + kx as isize - 1);
-                                if skip(flat) || iy < 0 || ix < 0 || iy >= h as isize || ix >= wd as isize {
+                                let (iy, ix) =
+                                    (y as isize + ky as isize - 1, xx as isize + kx as isize - 1);
+                                if skip(flat)
+                                    || iy < 0
+                                    || ix < 0
+                                    || iy >= h as isize
+                                    || ix >= wd as isize
+                                {
                                     continue;
                                 }
-                                acc += w[o * ci * kh * kw + flat] * scale
+                                acc += w[o * ci * kh * kw + flat]
+                                    * scale
                                     * x[((b * ci + c) * h + iy as usize) * wd + ix as usize];
                             }
                         }
@@ -73,7 +96,11 @@ fn perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
     for axis in [Axis::Rows, Axis::Cols] {
         for stride in 2..=4 {
             for offset in 0..2 {
-                let knob = Knob::Perforate { axis, stride, offset };
+                let knob = Knob::Perforate {
+                    axis,
+                    stride,
+                    offset,
+                };
                 let approx = ApproxConv::new(&conv, knob, side).unwrap();
                 let (got, dims) = values(approx.forward(x.clone()));
                 assert_eq!(dims, [2, 4, side, side]);
@@ -89,14 +116,20 @@ fn perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
                             let expected = match computed.binary_search(&r) {
                                 Ok(_) => at(&exact, plane, r, c),
                                 Err(0) => at(&exact, plane, computed[0], c),
-                                Err(i) if i == computed.len() => at(&exact, plane, computed[i - 1], c),
+                                Err(i) if i == computed.len() => {
+                                    at(&exact, plane, computed[i - 1], c)
+                                }
                                 Err(i) => {
                                     let (a, b) = (computed[i - 1], computed[i]);
                                     let t = (r - a) as f32 / (b - a) as f32;
-                                    (1.0 - t) * at(&exact, plane, a, c) + t * at(&exact, plane, b, c)
+                                    (1.0 - t) * at(&exact, plane, a, c)
+                                        + t * at(&exact, plane, b, c)
                                 }
                             };
-                            assert!(close(g, expected, 1e-5), "{knob} plane {plane} ({r},{c}): {g} vs {expected}");
+                            assert!(
+                                close(g, expected, 1e-5),
+                                "{knob} plane {plane} ({r},{c}): {g} vs {expected}"
+                            );
                         }
                     }
                 }
@@ -110,7 +143,11 @@ fn perforation_differs_from_the_exact_layer() {
     let conv = layer(3, 4);
     let x = input(3, 8);
     let (exact, _) = values(conv.forward(x.clone()));
-    let knob = Knob::Perforate { axis: Axis::Rows, stride: 2, offset: 0 };
+    let knob = Knob::Perforate {
+        axis: Axis::Rows,
+        stride: 2,
+        offset: 0,
+    };
     let (got, _) = values(ApproxConv::new(&conv, knob, 8).unwrap().forward(x));
     assert!(exact.iter().zip(&got).any(|(a, b)| !close(*a, *b, 1e-3)));
 }
@@ -144,7 +181,10 @@ fn sampling_rescales_a_constant_response() {
     conv.weight = conv.weight.map(|w| w.ones_like());
     conv.bias = conv.bias.map(|b| b.map(|b| b.zeros_like()));
     let x = Tensor::<B, 4>::ones([1, 4, 5, 5], &device);
-    let knob = Knob::Sample { stride: 2, offset: 0 };
+    let knob = Knob::Sample {
+        stride: 2,
+        offset: 0,
+    };
     let (got, _) = values(ApproxConv::new(&conv, knob, 5).unwrap().forward(x));
     assert!(close(got[2 * 5 + 2], 36.0, 1e-6), "{}", got[12]);
 }
@@ -165,6 +205,10 @@ fn baseline_is_the_layer_itself() {
     let conv = layer(3, 4);
     let x = input(3, 8);
     let (exact, _) = values(conv.forward(x.clone()));
-    let (got, _) = values(ApproxConv::new(&conv, Knob::Baseline, 8).unwrap().forward(x));
+    let (got, _) = values(
+        ApproxConv::new(&conv, Knob::Baseline, 8)
+            .unwrap()
+            .forward(x),
+    );
     assert_eq!(exact, got);
 }
