@@ -148,7 +148,7 @@ impl ConfigsFile {
             )));
         }
         let layers = file.network.channels.len();
-        if layers == 0 || layers % 2 != 0 {
+        if layers == 0 || !layers.is_multiple_of(2) {
             return Err(bad(format!(
                 "network.channels has {layers} layers, expected an even number above 0"
             )));

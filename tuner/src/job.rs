@@ -97,7 +97,7 @@ impl TuneJob {
         self.settings.validate()?;
         self.train.validate()?;
         let convs = self.model.channels.len();
-        if convs == 0 || convs % 2 != 0 || self.model.channels.contains(&0) {
+        if convs == 0 || !convs.is_multiple_of(2) || self.model.channels.contains(&0) {
             return Err(Error::InvalidSetting(format!(
                 "the network needs an even number of convolutions with at least one channel each, not {:?}",
                 self.model.channels

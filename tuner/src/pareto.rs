@@ -72,6 +72,8 @@ pub fn crowding(points: &[Vec<f64>], front: &[usize]) -> Vec<f64> {
         return vec![f64::INFINITY; front.len()];
     }
     let objectives = points[front[0]].len();
+    // `m` is an objective: it indexes every point's objectives, not one sequence.
+    #[allow(clippy::needless_range_loop)]
     for m in 0..objectives {
         let mut order: Vec<usize> = (0..front.len()).collect();
         order.sort_by(|&a, &b| points[front[a]][m].total_cmp(&points[front[b]][m]));

@@ -43,24 +43,6 @@ pub fn weights_path(cache: &Path, model: &VggConfig, train: &TrainConfig) -> Pat
     cache.join(stem.replace('.', "p") + ".mpk")
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_stem_has_no_dot() {
-        let mut train = giving_models::ModelKind::Cnn.default_config();
-        train.lr = 0.0025;
-        let path = weights_path(Path::new("/c"), &VggConfig::new(32, 10), &train);
-        let name = path.file_name().unwrap().to_str().unwrap();
-        assert_eq!(name.matches('.').count(), 1, "{name}");
-        assert!(
-            name.ends_with(".mpk") && name.contains("lr2p5e-3"),
-            "{name}"
-        );
-    }
-}
-
 fn recorder() -> NamedMpkFileRecorder<FullPrecisionSettings> {
     NamedMpkFileRecorder::new()
 }
@@ -101,4 +83,22 @@ pub fn load<B: Backend>(
             path: path.to_path_buf(),
             what: format!("cannot load (not weights of this architecture?): {e}"),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stem_has_no_dot() {
+        let mut train = giving_models::ModelKind::Cnn.default_config();
+        train.lr = 0.0025;
+        let path = weights_path(Path::new("/c"), &VggConfig::new(32, 10), &train);
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert_eq!(name.matches('.').count(), 1, "{name}");
+        assert!(
+            name.ends_with(".mpk") && name.contains("lr2p5e-3"),
+            "{name}"
+        );
+    }
 }

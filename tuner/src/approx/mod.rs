@@ -24,8 +24,8 @@ pub use sample::Sampled;
 /// One convolution layer computed with a knob.
 #[derive(Debug, Clone)]
 pub enum ApproxConv<B: Backend> {
-    /// The exact layer.
-    Exact(Conv2d<B>),
+    /// The exact layer (boxed: a `Conv2d` is several times the size of the other variants).
+    Exact(Box<Conv2d<B>>),
     /// A perforated convolution.
     Perforate(Perforated<B>),
     /// A convolution with sampled filters.
@@ -41,11 +41,11 @@ impl<B: Backend> ApproxConv<B> {
     /// `Same` (or symmetric explicit) padding, as the bundled VGG's are.
     pub fn new(conv: &Conv2d<B>, knob: Knob, side: usize) -> Result<Self, Error> {
         if knob == Knob::Baseline {
-            return Ok(ApproxConv::Exact(conv.clone()));
+            return Ok(ApproxConv::Exact(Box::new(conv.clone())));
         }
         let padding = same_padding(conv)?;
         Ok(match knob {
-            Knob::Baseline => ApproxConv::Exact(conv.clone()),
+            Knob::Baseline => ApproxConv::Exact(Box::new(conv.clone())),
             Knob::Perforate {
                 axis,
                 stride,
