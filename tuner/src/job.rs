@@ -113,6 +113,13 @@ impl TuneJob {
                 "the tuning and test sets need at least one image".into(),
             ));
         }
+        // The sets are generated in memory (12 KiB an image).
+        if self.tune_size > TrainConfig::MAX_ITEMS || self.test_size > TrainConfig::MAX_ITEMS {
+            return Err(Error::InvalidSetting(format!(
+                "the tuning and test sets hold at most {} images",
+                TrainConfig::MAX_ITEMS
+            )));
+        }
         Ok(())
     }
 
