@@ -112,6 +112,20 @@ pub mod keys {
     pub const WORLD_SIZE: &str = "world_size";
     /// `str`: the host name of the machine that gave the event.
     pub const HOST: &str = "host";
+    /// `u64`: the configuration a tuning session evaluates (from 0), given by `giving-tuner`
+    /// with `task = "tune"` and the keys below.
+    pub const ITERATION: &str = "iteration";
+    /// `f64`: a tuned configuration's QoS (accuracy in percent on the tuning set; predicted
+    /// when the session uses a QoS model).
+    pub const QOS: &str = "qos";
+    /// `f64`: the exact network's QoS minus [`QOS`].
+    pub const QOS_LOSS: &str = "qos_loss";
+    /// `f64`: a tuned configuration's speedup over the exact network (cost model).
+    pub const SPEEDUP: &str = "speedup";
+    /// `u64`: configurations kept so far by a tuning session (within the keep threshold).
+    pub const KEPT: &str = "kept";
+    /// `f64`: the best speedup among the configurations kept so far.
+    pub const BEST: &str = "best";
     /// `str`: the suite benchmark a child process runs (`{bench}.{tag}`, e.g. `mlp.D0`), added
     /// by the suite runner to the events it reads from the child.
     pub const BENCH: &str = "bench";

@@ -13,6 +13,11 @@
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash]
 //! giving suite report RUNDIR... [--compare BASE] [--html FILE]
 //! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
+//! giving tune [vgg] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
+//!             [--take-best-n N] [--cost-model linear] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
+//!             [--dash] [--log DIR] [--trace FILE]
+//! giving tune --list-knobs
+//! giving tune apply CONFIGS [--index N]
 //! ```
 
 mod bench;
@@ -24,6 +29,7 @@ mod publish;
 mod suite;
 mod trace;
 mod train;
+mod tune;
 mod watch;
 
 use std::process::ExitCode;
@@ -36,6 +42,7 @@ use probes::ProbesArgs;
 use suite::SuiteCommand;
 use trace::TraceArgs;
 use train::TrainArgs;
+use tune::TuneArgs;
 use watch::WatchArgs;
 
 /// Train the bundled burn models and watch what their training loops give.
@@ -65,6 +72,9 @@ enum Command {
     Suite(SuiteCommand),
     /// Watch every rank of a run published to NATS (`train --publish`), as one stream.
     Watch(WatchArgs),
+    /// Tune the bundled VGG's convolutions for speed under a QoS threshold (PredTuner), or
+    /// apply a configuration found (docs/tuner.md).
+    Tune(TuneArgs),
 }
 
 fn main() -> ExitCode {
@@ -76,6 +86,7 @@ fn main() -> ExitCode {
         Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
         Command::Suite(command) => suite::suite(command),
         Command::Watch(args) => watch::watch(args).map(|()| ExitCode::SUCCESS),
+        Command::Tune(args) => tune::tune(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
         Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),

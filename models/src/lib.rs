@@ -8,7 +8,8 @@
 //!
 //! - [`data`]: `digits` (procedural 28×28 glyphs), blobs, regression, and a bundled
 //!   public-domain text; all deterministic from a seed, nothing downloaded.
-//! - [`model`]: an [`Mlp`] and a small [`Cnn`] for `digits`, a tiny character-level
+//! - [`model`]: an [`Mlp`] and a small [`Cnn`] for `digits`, a VGG-style [`Vgg`] for
+//!   `shapes` (what `giving tune` approximates), a tiny character-level
 //!   transformer ([`CharLm`]) for the text.
 //! - [`train`](mod@train): the shared loop [`fit`], and [`train_mlp`], [`train_cnn`], [`train_charlm`].
 //! - the burn glue comes from [`giving_burn`]: a tensor given as a lazy [`giving::Value`]
@@ -45,8 +46,8 @@ use burn::tensor::backend::AutodiffBackend;
 
 pub use device::{BackendTask, DeviceSpec};
 pub use error::Error;
-pub use model::{CharLm, CharLmConfig, Classifier, Cnn, CnnConfig, Mlp, MlpConfig};
-pub use train::{TrainConfig, TrainReport, fit, train_charlm, train_cnn, train_mlp};
+pub use model::{CharLm, CharLmConfig, Classifier, Cnn, CnnConfig, Mlp, MlpConfig, Vgg, VggConfig};
+pub use train::{TrainConfig, TrainReport, fit, train_charlm, train_cnn, train_mlp, train_vgg};
 
 /// The bundled models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -34,7 +34,9 @@ use giving::{give, iterate, tracepoint};
 use crate::data::text::{self, TextData};
 use crate::data::{self, ClassificationData};
 use crate::error::Error;
-use crate::model::{CharLm, CharLmConfig, Classifier, CnnConfig, MlpConfig, init_seeded};
+use crate::model::{
+    CharLm, CharLmConfig, Classifier, CnnConfig, MlpConfig, VggConfig, init_seeded,
+};
 use crate::rng::Rng;
 use giving_burn::LazyTensor;
 
@@ -526,6 +528,21 @@ pub fn train_cnn<B: AutodiffBackend>(
     model: &CnnConfig,
 ) -> Result<TrainReport, Error> {
     train_digits::<B, _>(device, config, |d| model.init(d))
+}
+
+/// Trains a [`Vgg`](crate::model::Vgg) on the `shapes` training split and validates it on
+/// the tuning split, returning the trained model (the tuner caches and approximates it).
+pub fn train_vgg<B: AutodiffBackend>(
+    device: &B::Device,
+    config: &TrainConfig,
+    model: &VggConfig,
+) -> Result<(crate::model::Vgg<B>, TrainReport), Error> {
+    config.validate()?;
+    let train = data::shapes(config.seed, data::Split::Train, config.train_size);
+    let valid = data::shapes(config.seed, data::Split::Tune, config.valid_size);
+    let vgg = init_seeded::<B, _>(device, config.seed, |d| model.init(d));
+    let workload = Classification::new(train, valid, config.batch_size, config.seed);
+    fit(&workload, vgg, config, device)
 }
 
 /// Trains the classifier that `init` makes on the digit sets of a run.

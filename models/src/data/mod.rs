@@ -3,16 +3,20 @@
 //!
 //! - [`digits`]: 28×28 images of ten procedurally drawn digit-like glyphs, with stroke jitter,
 //!   random affine distortion, small shifts and pixel noise;
+//! - [`shapes`]: 32×32 RGB images of ten procedurally drawn shapes (CIFAR-shaped), split
+//!   into train, tune and test sets;
 //! - [`blobs`]: Gaussian clusters for classification;
 //! - [`regression`]: noisy linear regression;
 //! - [`text`]: a small public-domain corpus and a character vocabulary for language models.
 
 mod blobs;
 mod digits;
+mod shapes;
 pub mod text;
 
 pub use blobs::{RegressionData, blobs, regression};
 pub use digits::{DIGIT_CLASSES, DIGIT_SIDE, digits, render_digit};
+pub use shapes::{SHAPE_CLASSES, SHAPE_SIDE, Split, render_shape, shapes};
 
 use crate::rng::Rng;
 

@@ -1,13 +1,16 @@
-//! The bundled burn models: an [`Mlp`] and a small [`Cnn`] for image classification, and a
-//! tiny character-level transformer ([`CharLm`]).
+//! The bundled burn models: an [`Mlp`] and a small [`Cnn`] for image classification, a
+//! VGG-style [`Vgg`] for 32×32 RGB images (the network the tuner approximates), and a tiny
+//! character-level transformer ([`CharLm`]).
 
 mod charlm;
 mod cnn;
 mod mlp;
+mod vgg;
 
 pub use charlm::{CharLm, CharLmConfig};
 pub use cnn::{Cnn, CnnConfig};
 pub use mlp::{Mlp, MlpConfig};
+pub use vgg::{Vgg, VggConfig};
 
 use std::sync::Mutex;
 

@@ -1,0 +1,388 @@
+//! `giving tune`: PredTuner-style tuning of the bundled VGG's convolutions under the Overseer
+//! (so `--dash`, `--log` and `--trace` work as for training), `giving tune --list-knobs`, and
+//! `giving tune apply CONFIGS` to run one configuration found again.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, anyhow, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use giving::Event;
+use giving::prelude::*;
+use giving::vocab::keys;
+use giving_instruments::{InstrumentArgs, Overseer};
+use giving_models::DeviceSpec;
+use giving_tuner::job::{ApplyJob, TuneJob, configs_file, default_training, default_vgg};
+use giving_tuner::session::{CostModel, QosModel};
+use giving_tuner::weights::default_cache_dir;
+use giving_tuner::{Knob, job::TuneOutcome};
+
+use crate::common::check_device;
+use crate::out::say;
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct TuneArgs {
+    #[command(subcommand)]
+    action: Option<TuneAction>,
+    /// The network to tune (the bundled VGG on 32×32 shapes).
+    #[arg(default_value = "vgg", value_parser = ["vgg"])]
+    model: String,
+    /// List the knobs (id, cost factor, what it does) and exit.
+    #[arg(long)]
+    list_knobs: bool,
+    /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N (among the backends compiled in).
+    #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
+    device: DeviceSpec,
+    /// Configurations to evaluate.
+    #[arg(long, default_value_t = 1000)]
+    max_iter: usize,
+    /// QoS threshold that guides the search (a loss in points, or an absolute QoS with --absolute).
+    #[arg(long, default_value_t = 2.0)]
+    qos_tuner_threshold: f64,
+    /// QoS threshold of the configurations kept.
+    #[arg(long, default_value_t = 3.0)]
+    qos_keep_threshold: f64,
+    /// Thresholds are absolute QoS values (accuracy in percent), not losses relative to the
+    /// exact network.
+    #[arg(long)]
+    absolute: bool,
+    /// Close-to-optimal configurations taken besides the Pareto front.
+    #[arg(long, default_value_t = 20)]
+    take_best_n: usize,
+    /// Cost model of the speedup.
+    #[arg(long, value_enum, default_value_t = CostArg::Linear)]
+    cost_model: CostArg,
+    /// QoS model: empirical (run every configuration) or p1 (predict, then validate the best).
+    #[arg(long, value_enum, default_value_t = QosArg::Empirical)]
+    qos_model: QosArg,
+    /// Knobs the search may use, by id, comma-separated [default: every knob but fp16].
+    #[arg(long, value_delimiter = ',')]
+    knobs: Vec<String>,
+    /// Seed of the search.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Seed of the data and of the network's training.
+    #[arg(long, default_value_t = 0)]
+    data_seed: u64,
+    /// Individuals per NSGA-II generation.
+    #[arg(long, default_value_t = 24)]
+    population: usize,
+    /// Interleaved timing rounds per best configuration.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Folder of configs.json and configs.png.
+    #[arg(long, default_value = "tune-out")]
+    out: PathBuf,
+    /// Cache of trained weights [default: $XDG_CACHE_HOME/giving or ~/.cache/giving].
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+    /// Train the network again even if weights are cached.
+    #[arg(long)]
+    retrain: bool,
+    /// Channels of the convolutions, comma-separated (an even count) [default: 16,16,32,32,48,48].
+    #[arg(long, value_delimiter = ',')]
+    channels: Vec<usize>,
+    /// Width of the hidden linear layer.
+    #[arg(long)]
+    hidden: Option<usize>,
+    /// Training epochs when no weights are cached.
+    #[arg(long)]
+    epochs: Option<usize>,
+    /// Training images when no weights are cached.
+    #[arg(long)]
+    train_size: Option<usize>,
+    /// Images of the tuning set.
+    #[arg(long, default_value_t = 500)]
+    tune_size: usize,
+    /// Images of the test set.
+    #[arg(long, default_value_t = 1000)]
+    test_size: usize,
+    /// Print a progress line every N iterations (0: only the summary).
+    #[arg(long, default_value_t = 100)]
+    every: u64,
+    /// Instruments: rate (always), log, early stop, monitors, dashboard, trace.
+    #[command(flatten)]
+    instruments: InstrumentArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum TuneAction {
+    /// Run one configuration of a configs.json on the tuning and test sets and check that it
+    /// reproduces its recorded QoS.
+    Apply(ApplyArgs),
+}
+
+#[derive(Debug, Args)]
+struct ApplyArgs {
+    /// configs.json (or the folder holding it).
+    configs: PathBuf,
+    /// Index of the configuration in the file.
+    #[arg(long, default_value_t = 0)]
+    index: usize,
+    /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N.
+    #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
+    device: DeviceSpec,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum CostArg {
+    /// Per-layer FLOPs × the knob's cost factor.
+    #[value(alias = "cost_linear")]
+    Linear,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum QosArg {
+    /// Run every configuration on the tuning set.
+    #[value(alias = "none")]
+    Empirical,
+    /// Predict QoS from per-layer, per-knob profiles; validate the best empirically.
+    #[value(alias = "qos_p1")]
+    P1,
+}
+
+fn parse_device(s: &str) -> Result<DeviceSpec, String> {
+    s.parse().map_err(|e: giving_models::Error| e.to_string())
+}
+
+pub(crate) fn tune(args: TuneArgs) -> Result<()> {
+    if let Some(TuneAction::Apply(apply_args)) = args.action {
+        return apply(apply_args);
+    }
+    if args.list_knobs {
+        say!("{:<16} {:>6}  what", "knob", "cost");
+        for knob in Knob::all() {
+            say!(
+                "{:<16} {:>6.3}  {}",
+                knob.id(),
+                knob.cost_factor(),
+                knob.describe()
+            );
+        }
+        return Ok(());
+    }
+    check_device(&args.device)?;
+    let job = job(&args)?;
+    job.validate()?;
+    let instruments = args.instruments.instruments()?;
+    let weights = job.weights_path();
+    say!(
+        "[tune] weights cache: {} ({})",
+        job.cache.display(),
+        if weights.is_file() && !job.retrain {
+            "cached, reused"
+        } else {
+            "not cached: training the network first"
+        }
+    );
+    let s = &job.settings;
+    say!(
+        "[tune] vgg {:?} on {}: {} iterations, keep {}{}, tune {}{}, best {}, qos model {:?}, seed {}",
+        job.model.channels,
+        args.device,
+        s.max_iter,
+        s.qos_keep_threshold,
+        if s.relative { " loss" } else { " qos" },
+        s.qos_tuner_threshold,
+        if s.relative { " loss" } else { " qos" },
+        s.take_best_n,
+        s.qos_model,
+        s.seed,
+    );
+
+    let every = args.every;
+    let mut overseer = Overseer::new().with_all(instruments);
+    if !args.instruments.dash.dash {
+        overseer = overseer.instrument_fn("progress", move |start| {
+            let lines = start
+                .given()
+                .stream()
+                .where_any([keys::ITERATION, keys::ACCURACY])
+                .filter_map(move |event| progress_line(every, &event))
+                .for_each(|line| say!("{line}"));
+            start.spawn(lines);
+            Ok(())
+        });
+    }
+    let device = args.device;
+    let run = overseer.run(move || device.run(job));
+    let code = run.exit_code();
+    let outcome = run
+        .output
+        .map_err(|panic| anyhow!("tuning panicked: {panic}"))???;
+    summary(&outcome);
+    if code != 0 {
+        std::process::exit(code);
+    }
+    Ok(())
+}
+
+fn job(args: &TuneArgs) -> Result<TuneJob> {
+    let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
+    let mut job = TuneJob::new(cache, args.out.clone());
+    job.model = default_vgg();
+    if !args.channels.is_empty() {
+        job.model.channels = args.channels.clone();
+    }
+    if let Some(hidden) = args.hidden {
+        job.model.hidden = hidden;
+    }
+    job.train = default_training();
+    job.train.seed = args.data_seed;
+    if let Some(epochs) = args.epochs {
+        job.train.epochs = epochs;
+    }
+    if let Some(n) = args.train_size {
+        job.train.train_size = n;
+    }
+    job.train.valid_size = args.tune_size;
+    job.tune_size = args.tune_size;
+    job.test_size = args.test_size;
+    job.retrain = args.retrain;
+    let s = &mut job.settings;
+    s.max_iter = args.max_iter;
+    s.qos_tuner_threshold = args.qos_tuner_threshold;
+    s.qos_keep_threshold = args.qos_keep_threshold;
+    s.relative = !args.absolute;
+    s.take_best_n = args.take_best_n;
+    s.cost_model = match args.cost_model {
+        CostArg::Linear => CostModel::Linear,
+    };
+    s.qos_model = match args.qos_model {
+        QosArg::Empirical => QosModel::Empirical,
+        QosArg::P1 => QosModel::P1,
+    };
+    s.seed = args.seed;
+    s.population = args.population;
+    s.repeats = args.repeats;
+    if !args.knobs.is_empty() {
+        for id in &args.knobs {
+            id.parse::<Knob>()?;
+        }
+        s.knobs = args.knobs.clone();
+    }
+    if s.population < 4 {
+        bail!("--population must be at least 4");
+    }
+    Ok(job)
+}
+
+/// A line per `every` iterations, and one per training epoch's validation.
+fn progress_line(every: u64, event: &Event) -> Option<String> {
+    if event.has(keys::ACCURACY) {
+        let epoch = event.get_as::<u64>(keys::EPOCH).ok()?;
+        let accuracy = event.get_as::<f64>(keys::ACCURACY).ok()?;
+        return Some(format!(
+            "[tune] training epoch {epoch}: accuracy {:.2}%",
+            100.0 * accuracy
+        ));
+    }
+    let iteration = event.get_as::<u64>(keys::ITERATION).ok()?;
+    if every == 0 || (iteration + 1) % every != 0 {
+        return None;
+    }
+    let qos = event.get_as::<f64>(keys::QOS).ok()?;
+    let loss = event.get_as::<f64>(keys::QOS_LOSS).ok()?;
+    let speedup = event.get_as::<f64>(keys::SPEEDUP).ok()?;
+    let kept = event.get_as::<u64>(keys::KEPT).ok()?;
+    let best = event.get_as::<f64>(keys::BEST).ok()?;
+    Some(format!(
+        "[tune] iteration {:>5}  qos {qos:6.2} (loss {loss:5.2})  speedup {speedup:4.2}x  kept {kept:>4}  best {best:4.2}x",
+        iteration + 1
+    ))
+}
+
+fn summary(outcome: &TuneOutcome) {
+    let file = &outcome.file;
+    if let Some(report) = &outcome.trained {
+        say!(
+            "[tune] trained the network: accuracy {:.2}% after {} steps ({:.1}s); weights saved to {}",
+            100.0 * report.accuracy.unwrap_or(0.0),
+            report.steps,
+            report.train_time.as_secs_f64(),
+            outcome.weights.display()
+        );
+    }
+    let t = &file.timing;
+    let pareto = file.configs.iter().filter(|c| c.pareto).count();
+    let best = file.configs.iter().filter(|c| c.best).count();
+    say!(
+        "[tune] baseline qos {:.2}% (test {:.2}%); {} iterations in {:.1}s (init {:.1}s, search {:.1}s, validation {:.1}s); measurement {:.1}s",
+        file.baseline.qos,
+        file.baseline.test_qos,
+        t.iterations,
+        t.tuning,
+        t.init,
+        t.search,
+        t.validation,
+        t.measurement
+    );
+    say!(
+        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best",
+        file.configs.len()
+    );
+    if let Some(top) = file
+        .configs
+        .iter()
+        .filter(|c| c.measured_speedup.is_some())
+        .max_by(|a, b| {
+            a.measured_speedup
+                .unwrap_or(0.0)
+                .total_cmp(&b.measured_speedup.unwrap_or(0.0))
+        })
+    {
+        say!(
+            "[tune] fastest measured: {:.2}x (predicted {:.2}x), qos {:.2}% (loss {:.2}), test qos {:.2}%: {}",
+            top.measured_speedup.unwrap_or(0.0),
+            top.predicted_speedup,
+            top.qos,
+            top.qos_loss,
+            top.test_qos.unwrap_or(f64::NAN),
+            top.knobs.join(",")
+        );
+    }
+    say!(
+        "[tune] wrote {} and {}",
+        outcome.configs_path.display(),
+        outcome.plot_path.display()
+    );
+}
+
+fn apply(args: ApplyArgs) -> Result<()> {
+    check_device(&args.device)?;
+    let job = ApplyJob {
+        path: configs_file(&args.configs),
+        index: args.index,
+    };
+    // Check the file before the network is built.
+    job.load()?;
+    let outcome = args.device.run(job)??;
+    let record = &outcome.record;
+    say!(
+        "[apply] configuration {}: {}",
+        args.index,
+        record.knobs.join(",")
+    );
+    say!(
+        "[apply] tuning qos {:.2}% (recorded {:.2}%)",
+        outcome.qos,
+        record.qos
+    );
+    say!(
+        "[apply] test qos {:.2}%{}",
+        outcome.test_qos,
+        record
+            .test_qos
+            .map(|q| format!(" (recorded {q:.2}%)"))
+            .unwrap_or_default()
+    );
+    let same = outcome.qos == record.qos && record.test_qos.is_none_or(|q| q == outcome.test_qos);
+    if !same {
+        bail!(
+            "the configuration's QoS differs from the one recorded in {}",
+            args.configs.display()
+        );
+    }
+    say!("[apply] reproduces the recorded QoS exactly");
+    Ok(())
+}

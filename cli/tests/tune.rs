@@ -1,0 +1,131 @@
+//! `giving tune` end to end on a tiny network: tune, write configs.json and the plot, apply a
+//! configuration back and reproduce its QoS; bad files are refused with a clear error.
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::{giving, giving_in};
+
+/// A tiny tune: 4 convolutions of 4–8 channels, 256 training images, 60 tuning and test
+/// images, 16 iterations.
+fn tiny(dir: &Path, out: &str, extra: &[&str]) -> (bool, String) {
+    #[rustfmt::skip]
+    let mut args = vec![
+        "tune", "vgg", "--channels", "4,4,8,8", "--hidden", "16", "--epochs", "1",
+        "--train-size", "256", "--tune-size", "60", "--test-size", "60", "--max-iter", "16",
+        "--population", "6", "--take-best-n", "3", "--repeats", "1", "--every", "8",
+        "--cache", "cache", "--out", out,
+    ];
+    args.extend_from_slice(extra);
+    giving_in(&args, dir)
+}
+
+#[test]
+fn tunes_writes_results_and_applies_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, text) = tiny(dir.path(), "out", &[]);
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("not cached: training the network first"),
+        "{text}"
+    );
+    assert!(text.contains("[tune] iteration     8"), "{text}");
+    let configs = dir.path().join("out/configs.json");
+    let png = std::fs::read(dir.path().join("out/configs.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(&configs).unwrap()).unwrap();
+    let kept = file["configs"].as_array().unwrap();
+    assert!(!kept.is_empty(), "the exact configuration is always kept");
+    assert_eq!(file["timing"]["iterations"], 16);
+    let baseline = file["baseline"]["qos"].as_f64().unwrap();
+    for c in kept {
+        assert_eq!(c["knobs"].as_array().unwrap().len(), 4);
+        let loss = c["qos_loss"].as_f64().unwrap();
+        assert!(loss <= 3.0 + 1e-9, "kept beyond the threshold: {c}");
+        assert!((baseline - c["qos"].as_f64().unwrap() - loss).abs() < 1e-9);
+    }
+    assert!(
+        kept.iter()
+            .any(|c| c["pareto"] == true && c["best"] == true)
+    );
+    let best = kept.iter().position(|c| c["best"] == true).unwrap();
+
+    // Applying a best configuration runs it again and reproduces both recorded QoS.
+    let index = best.to_string();
+    let (ok, text) = giving_in(
+        &["tune", "apply", "out/configs.json", "--index", &index],
+        dir.path(),
+    );
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("reproduces the recorded QoS exactly"),
+        "{text}"
+    );
+    let recorded = kept[best]["qos"].as_f64().unwrap();
+    assert!(
+        text.contains(&format!("tuning qos {recorded:.2}%")),
+        "{text}"
+    );
+
+    // A second session reuses the cached weights, and predicts QoS with the p1 model: what
+    // it keeps after validation was measured within the threshold.
+    let (ok, text) = tiny(
+        dir.path(),
+        "out-p1",
+        &[
+            "--qos-model",
+            "p1",
+            "--knobs",
+            "perf_row_k2_o0,perf_col_k3_o1,samp_k2_o0",
+        ],
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("cached, reused"), "{text}");
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out-p1/configs.json")).unwrap(),
+    )
+    .unwrap();
+    for c in file["configs"].as_array().unwrap() {
+        assert!(c["predicted_qos"].is_number(), "{c}");
+        assert!(c["qos_loss"].as_f64().unwrap() <= 3.0 + 1e-9, "{c}");
+    }
+    assert!(dir.path().join("out-p1/configs.png").is_file());
+}
+
+#[test]
+fn bad_configs_are_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("configs.json");
+    std::fs::write(&path, "{\"format\": 1}").unwrap();
+    let (ok, text) = giving(&["tune", "apply", path.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(
+        text.contains("configs.json") && text.contains("missing field"),
+        "{text}"
+    );
+    let (ok, text) = giving(&[
+        "tune",
+        "apply",
+        dir.path().join("nope.json").to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    assert!(text.contains("nope.json"), "{text}");
+}
+
+#[test]
+fn lists_the_knobs_with_their_cost() {
+    let (ok, text) = giving(&["tune", "--list-knobs"]);
+    assert!(ok, "{text}");
+    for line in [
+        "baseline",
+        "perf_row_k2_o0",
+        "perf_col_k4_o1",
+        "samp_k3_o0",
+        "fp16",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    assert!(text.contains("perf_row_k4_o0    0.250"), "{text}");
+}

@@ -1,0 +1,96 @@
+//! Approximate convolutions: each [`Knob`] turned into a cheaper computation of one layer.
+//!
+//! An [`ApproxConv`] is prepared once per layer and knob (its weights resliced, its index
+//! tensors built) and then run on any batch of the layer's input size.
+
+mod perforate;
+mod precision;
+mod sample;
+#[cfg(test)]
+mod tests;
+
+use burn::nn::PaddingConfig2d;
+use burn::nn::conv::Conv2d;
+use burn::prelude::Backend;
+use burn::tensor::Tensor;
+
+use crate::error::Error;
+use crate::knob::Knob;
+
+pub use perforate::Perforated;
+pub use precision::HalfPrecision;
+pub use sample::Sampled;
+
+/// One convolution layer computed with a knob.
+#[derive(Debug, Clone)]
+pub enum ApproxConv<B: Backend> {
+    /// The exact layer (boxed: a `Conv2d` is several times the size of the other variants).
+    Exact(Box<Conv2d<B>>),
+    /// A perforated convolution.
+    Perforate(Perforated<B>),
+    /// A convolution with sampled filters.
+    Sample(Sampled<B>),
+    /// A half-precision convolution.
+    Fp16(HalfPrecision<B>),
+}
+
+impl<B: Backend> ApproxConv<B> {
+    /// Prepares `conv` computed with `knob`, for inputs of `side × side` pixels.
+    ///
+    /// The layer must be a stride-1, undilated, ungrouped convolution with an odd kernel and
+    /// `Same` (or symmetric explicit) padding, as the bundled VGG's are.
+    pub fn new(conv: &Conv2d<B>, knob: Knob, side: usize) -> Result<Self, Error> {
+        if knob == Knob::Baseline {
+            return Ok(ApproxConv::Exact(Box::new(conv.clone())));
+        }
+        let padding = same_padding(conv)?;
+        Ok(match knob {
+            Knob::Baseline => ApproxConv::Exact(Box::new(conv.clone())),
+            Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            } => ApproxConv::Perforate(Perforated::new(conv, padding, axis, stride, offset, side)?),
+            Knob::Sample { stride, offset } => {
+                ApproxConv::Sample(Sampled::new(conv, padding, stride, offset)?)
+            }
+            Knob::Fp16 => ApproxConv::Fp16(HalfPrecision::new(conv, padding)),
+        })
+    }
+
+    /// The layer's output for `x` `[batch, channels, side, side]`.
+    pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        match self {
+            ApproxConv::Exact(conv) => conv.forward(x),
+            ApproxConv::Perforate(p) => p.forward(x),
+            ApproxConv::Sample(s) => s.forward(x),
+            ApproxConv::Fp16(h) => h.forward(x),
+        }
+    }
+}
+
+/// The `[rows, cols]` padding of a stride-1 convolution that keeps the input size, or why the
+/// layer cannot be approximated.
+fn same_padding<B: Backend>(conv: &Conv2d<B>) -> Result<[usize; 2], Error> {
+    let [kh, kw] = conv.kernel_size;
+    let unsupported = |why: &str| {
+        Err(Error::InvalidSetting(format!(
+            "cannot approximate a convolution {why}"
+        )))
+    };
+    if conv.stride != [1, 1] || conv.dilation != [1, 1] || conv.groups != 1 {
+        return unsupported("with a stride, dilation or groups (only plain 3×3-like layers are)");
+    }
+    if kh % 2 == 0 || kw % 2 == 0 {
+        return unsupported("with an even kernel");
+    }
+    match conv.padding {
+        PaddingConfig2d::Same => Ok([kh / 2, kw / 2]),
+        PaddingConfig2d::Explicit(top, left, bottom, right)
+            if top == bottom && left == right && top == kh / 2 && left == kw / 2 =>
+        {
+            Ok([top, left])
+        }
+        _ => unsupported("whose padding does not keep the input size"),
+    }
+}

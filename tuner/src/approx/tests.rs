@@ -1,0 +1,214 @@
+//! Each knob against a reference computation written out in loops, on small tensors.
+
+use burn::backend::Flex;
+use burn::nn::PaddingConfig2d;
+use burn::nn::conv::{Conv2d, Conv2dConfig};
+use burn::tensor::{Distribution, Tensor};
+
+use super::ApproxConv;
+use crate::knob::{Axis, Knob};
+
+type B = Flex;
+
+fn layer(c_in: usize, c_out: usize) -> Conv2d<B> {
+    let device = Default::default();
+    <B as burn::prelude::Backend>::seed(&device, 7);
+    Conv2dConfig::new([c_in, c_out], [3, 3])
+        .with_padding(PaddingConfig2d::Same)
+        .init(&device)
+}
+
+fn input(c: usize, side: usize) -> Tensor<B, 4> {
+    Tensor::random(
+        [2, c, side, side],
+        Distribution::Normal(0.0, 1.0),
+        &Default::default(),
+    )
+}
+
+fn values(t: Tensor<B, 4>) -> (Vec<f32>, [usize; 4]) {
+    let dims = t.dims();
+    (t.into_data().to_vec::<f32>().unwrap(), dims)
+}
+
+/// The 3×3 same-padded convolution in loops, with filter elements `skip(flat index)` left out
+/// and the others multiplied by `scale`.
+fn reference(
+    conv: &Conv2d<B>,
+    x: Tensor<B, 4>,
+    skip: impl Fn(usize) -> bool,
+    scale: f32,
+) -> Vec<f32> {
+    let (w, [co, ci, kh, kw]) = values(conv.weight.val());
+    let bias = conv
+        .bias
+        .as_ref()
+        .unwrap()
+        .val()
+        .into_data()
+        .to_vec::<f32>()
+        .unwrap();
+    let (x, [n, _, h, wd]) = values(x);
+    let mut out = vec![0.0f32; n * co * h * wd];
+    for b in 0..n {
+        for o in 0..co {
+            for y in 0..h {
+                for xx in 0..wd {
+                    let mut acc = 0.0f32;
+                    for c in 0..ci {
+                        for ky in 0..kh {
+                            for kx in 0..kw {
+                                let flat = c * kh * kw + ky * kw + kx;
+                                let (iy, ix) =
+                                    (y as isize + ky as isize - 1, xx as isize + kx as isize - 1);
+                                if skip(flat)
+                                    || iy < 0
+                                    || ix < 0
+                                    || iy >= h as isize
+                                    || ix >= wd as isize
+                                {
+                                    continue;
+                                }
+                                acc += w[o * ci * kh * kw + flat]
+                                    * scale
+                                    * x[((b * ci + c) * h + iy as usize) * wd + ix as usize];
+                            }
+                        }
+                    }
+                    out[((b * co + o) * h + y) * wd + xx] = acc + bias[o];
+                }
+            }
+        }
+    }
+    out
+}
+
+fn close(a: f32, b: f32, tol: f32) -> bool {
+    (a - b).abs() <= tol * (1.0 + b.abs())
+}
+
+#[test]
+fn perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
+    let conv = layer(3, 4);
+    let side = 9;
+    let x = input(3, side);
+    let exact = reference(&conv, x.clone(), |_| false, 1.0);
+    for axis in [Axis::Rows, Axis::Cols] {
+        for stride in 2..=4 {
+            for offset in 0..2 {
+                let knob = Knob::Perforate {
+                    axis,
+                    stride,
+                    offset,
+                };
+                let approx = ApproxConv::new(&conv, knob, side).unwrap();
+                let (got, dims) = values(approx.forward(x.clone()));
+                assert_eq!(dims, [2, 4, side, side]);
+                let at = |v: &[f32], plane: usize, r: usize, c: usize| {
+                    let (y, xx) = if axis == Axis::Rows { (r, c) } else { (c, r) };
+                    v[plane * side * side + y * side + xx]
+                };
+                let computed: Vec<usize> = (offset..side).step_by(stride).collect();
+                for plane in 0..8 {
+                    for r in 0..side {
+                        for c in 0..side {
+                            let g = at(&got, plane, r, c);
+                            let expected = match computed.binary_search(&r) {
+                                Ok(_) => at(&exact, plane, r, c),
+                                Err(0) => at(&exact, plane, computed[0], c),
+                                Err(i) if i == computed.len() => {
+                                    at(&exact, plane, computed[i - 1], c)
+                                }
+                                Err(i) => {
+                                    let (a, b) = (computed[i - 1], computed[i]);
+                                    let t = (r - a) as f32 / (b - a) as f32;
+                                    (1.0 - t) * at(&exact, plane, a, c)
+                                        + t * at(&exact, plane, b, c)
+                                }
+                            };
+                            assert!(
+                                close(g, expected, 1e-5),
+                                "{knob} plane {plane} ({r},{c}): {g} vs {expected}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn perforation_differs_from_the_exact_layer() {
+    let conv = layer(3, 4);
+    let x = input(3, 8);
+    let (exact, _) = values(conv.forward(x.clone()));
+    let knob = Knob::Perforate {
+        axis: Axis::Rows,
+        stride: 2,
+        offset: 0,
+    };
+    let (got, _) = values(ApproxConv::new(&conv, knob, 8).unwrap().forward(x));
+    assert!(exact.iter().zip(&got).any(|(a, b)| !close(*a, *b, 1e-3)));
+}
+
+#[test]
+fn sampling_skips_every_kth_element_and_rescales() {
+    let conv = layer(5, 3);
+    let x = input(5, 6);
+    let total = 5 * 9;
+    for stride in 2..=4 {
+        for offset in 0..2 {
+            let skip = |i: usize| i % stride == offset;
+            let kept = (0..total).filter(|&i| !skip(i)).count();
+            let expected = reference(&conv, x.clone(), skip, total as f32 / kept as f32);
+            let knob = Knob::Sample { stride, offset };
+            let (got, dims) = values(ApproxConv::new(&conv, knob, 6).unwrap().forward(x.clone()));
+            assert_eq!(dims, [2, 3, 6, 6]);
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(close(*g, *e, 1e-4), "{knob} [{i}]: {g} vs {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sampling_rescales_a_constant_response() {
+    // A filter of ones on an input of ones (away from the border) sums 9·c elements; with
+    // every second one skipped and the rest scaled by total/kept the sum is unchanged.
+    let device = Default::default();
+    let mut conv = layer(4, 1);
+    conv.weight = conv.weight.map(|w| w.ones_like());
+    conv.bias = conv.bias.map(|b| b.map(|b| b.zeros_like()));
+    let x = Tensor::<B, 4>::ones([1, 4, 5, 5], &device);
+    let knob = Knob::Sample {
+        stride: 2,
+        offset: 0,
+    };
+    let (got, _) = values(ApproxConv::new(&conv, knob, 5).unwrap().forward(x));
+    assert!(close(got[2 * 5 + 2], 36.0, 1e-6), "{}", got[12]);
+}
+
+#[test]
+fn half_precision_is_close_but_rounded() {
+    let conv = layer(3, 4);
+    let x = input(3, 8);
+    let (exact, _) = values(conv.forward(x.clone()));
+    let (got, _) = values(ApproxConv::new(&conv, Knob::Fp16, 8).unwrap().forward(x));
+    for (g, e) in got.iter().zip(&exact) {
+        assert!(close(*g, *e, 2e-2), "{g} vs {e}");
+    }
+}
+
+#[test]
+fn baseline_is_the_layer_itself() {
+    let conv = layer(3, 4);
+    let x = input(3, 8);
+    let (exact, _) = values(conv.forward(x.clone()));
+    let (got, _) = values(
+        ApproxConv::new(&conv, Knob::Baseline, 8)
+            .unwrap()
+            .forward(x),
+    );
+    assert_eq!(exact, got);
+}

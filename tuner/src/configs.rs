@@ -1,0 +1,245 @@
+//! `configs.json`: every kept configuration of a tuning session, and what `giving tune apply`
+//! needs to run one again (the network, its weights file, the data sets).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::knob::Knob;
+use crate::session::TuneSettings;
+
+/// The format version written in `configs.json`.
+pub const FORMAT: u32 = 1;
+
+/// The tuned network: its architecture and trained weights.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetworkInfo {
+    /// Output channels of each convolution.
+    pub channels: Vec<usize>,
+    /// Width of the hidden linear layer.
+    pub hidden: usize,
+    /// Side of the input images.
+    pub side: usize,
+    /// Number of classes.
+    pub classes: usize,
+    /// The weights file (burn's named MessagePack record).
+    pub weights: PathBuf,
+}
+
+/// The data sets: the `shapes` tuning and test splits of one seed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DataInfo {
+    /// Seed of the data.
+    pub seed: u64,
+    /// Images in the tuning set (QoS during tuning).
+    pub tune_size: usize,
+    /// Images in the test set (QoS and speed of the best configurations).
+    pub test_size: usize,
+}
+
+/// The exact network's QoS.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Baseline {
+    /// Accuracy in percent on the tuning set.
+    pub qos: f64,
+    /// Accuracy in percent on the test set.
+    pub test_qos: f64,
+}
+
+/// Wall times of the session's stages, in seconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Timing {
+    /// The QoS model's initialisation (0 without a model).
+    pub init: f64,
+    /// The search: `iterations` configurations evaluated.
+    pub search: f64,
+    /// The validation of the best predicted configurations (0 without a model).
+    pub validation: f64,
+    /// Initialisation, search and validation: what `--qos-model` is meant to shorten.
+    pub tuning: f64,
+    /// Test-set QoS and interleaved speed measurements of the best configurations.
+    pub measurement: f64,
+    /// Configurations the search evaluated.
+    pub iterations: usize,
+}
+
+/// One kept configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigRecord {
+    /// The knob of each convolution layer, by id.
+    pub knobs: Vec<String>,
+    /// Accuracy in percent on the tuning set, measured by running the configuration.
+    pub qos: f64,
+    /// The exact network's tuning QoS minus `qos`.
+    pub qos_loss: f64,
+    /// The QoS model's prediction, when the session used one.
+    pub predicted_qos: Option<f64>,
+    /// Accuracy in percent on the test set (measured for the best configurations).
+    pub test_qos: Option<f64>,
+    /// Speedup predicted by the cost model.
+    pub predicted_speedup: f64,
+    /// End-to-end speedup on the test set, timed interleaved with the exact network (best
+    /// configurations only).
+    pub measured_speedup: Option<f64>,
+    /// Whether the configuration is on the Pareto front of (QoS, predicted speedup).
+    pub pareto: bool,
+    /// Whether it is among the best (the front, then close-to-optimal ones up to
+    /// `take_best_n`).
+    pub best: bool,
+}
+
+impl ConfigRecord {
+    /// The knobs of the configuration.
+    pub fn parsed_knobs(&self) -> Result<Vec<Knob>, Error> {
+        self.knobs.iter().map(|k| k.parse()).collect()
+    }
+}
+
+/// Everything `giving tune` writes to `configs.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConfigsFile {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// The tuned network.
+    pub network: NetworkInfo,
+    /// The data sets.
+    pub data: DataInfo,
+    /// The session's settings.
+    pub settings: TuneSettings,
+    /// The exact network's QoS.
+    pub baseline: Baseline,
+    /// How long the stages took.
+    pub timing: Timing,
+    /// The kept configurations, best predicted speedup first.
+    pub configs: Vec<ConfigRecord>,
+}
+
+impl ConfigsFile {
+    /// Writes the file as pretty JSON.
+    pub fn save(&self, path: &Path) -> Result<(), Error> {
+        let json = serde_json::to_string_pretty(self).map_err(|e| Error::BadConfigs {
+            path: path.to_path_buf(),
+            what: format!("cannot encode: {e}"),
+        })?;
+        std::fs::write(path, json + "\n").map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Reads and checks a file written by [`ConfigsFile::save`]: a clear error names the file
+    /// and what is wrong (not JSON, a missing field, an unknown knob, a wrong layer count).
+    pub fn load(path: &Path) -> Result<Self, Error> {
+        let bad = |what: String| Error::BadConfigs {
+            path: path.to_path_buf(),
+            what,
+        };
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let file: ConfigsFile = serde_json::from_str(&text)
+            .map_err(|e| bad(format!("not a configs.json written by `giving tune`: {e}")))?;
+        if file.format != FORMAT {
+            return Err(bad(format!(
+                "format {} is not the supported {FORMAT}",
+                file.format
+            )));
+        }
+        let layers = file.network.channels.len();
+        if layers == 0 || !layers.is_multiple_of(2) {
+            return Err(bad(format!(
+                "network.channels has {layers} layers, expected an even number above 0"
+            )));
+        }
+        for (i, config) in file.configs.iter().enumerate() {
+            if config.knobs.len() != layers {
+                return Err(bad(format!(
+                    "configs[{i}] has {} knobs for a {layers}-layer network",
+                    config.knobs.len()
+                )));
+            }
+            config
+                .parsed_knobs()
+                .map_err(|e| bad(format!("configs[{i}]: {e}")))?;
+        }
+        Ok(file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> ConfigsFile {
+        ConfigsFile {
+            format: FORMAT,
+            network: NetworkInfo {
+                channels: vec![4, 4],
+                hidden: 8,
+                side: 32,
+                classes: 10,
+                weights: PathBuf::from("/tmp/w.mpk"),
+            },
+            data: DataInfo {
+                seed: 1,
+                tune_size: 10,
+                test_size: 20,
+            },
+            settings: TuneSettings::new(),
+            baseline: Baseline {
+                qos: 90.0,
+                test_qos: 89.5,
+            },
+            timing: Timing::default(),
+            configs: vec![ConfigRecord {
+                knobs: vec!["baseline".into(), "perf_row_k2_o1".into()],
+                qos: 88.1,
+                qos_loss: 1.9,
+                predicted_qos: Some(88.4),
+                test_qos: Some(87.0),
+                predicted_speedup: 1.7,
+                measured_speedup: Some(1.4),
+                pareto: true,
+                best: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("configs.json");
+        let file = sample();
+        file.save(&path).unwrap();
+        assert_eq!(ConfigsFile::load(&path).unwrap(), file);
+    }
+
+    #[test]
+    fn bad_files_name_the_file_and_the_problem() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("configs.json");
+        let check = |text: &str, expected: &str| {
+            std::fs::write(&path, text).unwrap();
+            let err = ConfigsFile::load(&path).unwrap_err().to_string();
+            assert!(
+                err.contains("configs.json") && err.contains(expected),
+                "{err}"
+            );
+        };
+        check("{ not json", "not a configs.json");
+        let json = serde_json::to_string(&sample()).unwrap();
+        check(
+            &json.replace("perf_row_k2_o1", "perf_row_k9_o1"),
+            "unknown knob `perf_row_k9_o1`",
+        );
+        check(
+            &json.replace("\"baseline\",", ""),
+            "configs[0] has 1 knobs for a 2-layer network",
+        );
+        check(&json.replace("\"format\":1", "\"format\":7"), "format 7");
+        let err = ConfigsFile::load(&dir.path().join("missing.json")).unwrap_err();
+        assert!(err.to_string().contains("missing.json"), "{err}");
+    }
+}

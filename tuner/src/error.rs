@@ -1,0 +1,52 @@
+//! Errors of the tuner.
+
+use std::path::PathBuf;
+
+/// What can go wrong when tuning, saving or applying configurations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A knob identifier that no knob has.
+    #[error("unknown knob `{0}` (see `giving tune --list-knobs`)")]
+    UnknownKnob(String),
+    /// A tuning setting is out of range.
+    #[error("invalid tuning setting: {0}")]
+    InvalidSetting(String),
+    /// A configurations file could not be read or is not what `giving tune` writes.
+    #[error("{}: {what}", path.display())]
+    BadConfigs {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        what: String,
+    },
+    /// A file or folder could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or folder.
+        path: PathBuf,
+        /// The system's error.
+        source: std::io::Error,
+    },
+    /// Trained weights could not be saved or loaded.
+    #[error("weights {}: {what}", path.display())]
+    Weights {
+        /// The weights file.
+        path: PathBuf,
+        /// What failed.
+        what: String,
+    },
+    /// The plot could not be drawn or written.
+    #[error("plot {}: {what}", path.display())]
+    Plot {
+        /// The PNG file.
+        path: PathBuf,
+        /// What failed.
+        what: String,
+    },
+    /// Training the network failed.
+    #[error(transparent)]
+    Model(#[from] giving_models::Error),
+    /// The device failed while running the network.
+    #[error("device error: {0}")]
+    Device(String),
+}

@@ -1,0 +1,283 @@
+//! The whole of `giving tune` and `giving tune apply` for the bundled VGG, run on a device
+//! chosen at run time ([`giving_models::DeviceSpec`]): train or load the network, build the
+//! data sets, tune, write `configs.json` and the plot; or load one configuration and run it.
+
+use std::path::{Path, PathBuf};
+
+use burn::module::AutodiffModule;
+use burn::prelude::Backend;
+use burn::tensor::backend::AutodiffBackend;
+use giving_models::data::{SHAPE_CLASSES, SHAPE_SIDE, Split, shapes};
+use giving_models::{BackendTask, TrainConfig, TrainReport, Vgg, VggConfig};
+
+use crate::configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, FORMAT, NetworkInfo};
+use crate::error::Error;
+use crate::knob::Knob;
+use crate::network::{Dataset, Network};
+use crate::session::{TuneSettings, tune};
+use crate::{plot, weights};
+
+/// The bundled network's architecture: six convolutions (16, 16, 32, 32, 48, 48 channels).
+pub fn default_vgg() -> VggConfig {
+    VggConfig::new(SHAPE_SIDE, SHAPE_CLASSES)
+}
+
+/// How the bundled network is trained when no weights are cached: 3 epochs of 8000 images.
+pub fn default_training() -> TrainConfig {
+    TrainConfig {
+        epochs: 3,
+        steps: None,
+        batch_size: 64,
+        lr: 2e-3,
+        seed: 0,
+        train_size: 8000,
+        valid_size: 1000,
+        window: 10,
+    }
+}
+
+/// A tuning job: the network, its training, the data sets, the session and where to write.
+#[derive(Debug, Clone)]
+pub struct TuneJob {
+    /// The architecture.
+    pub model: VggConfig,
+    /// How it is trained if its weights are not cached (its seed is also the data's).
+    pub train: TrainConfig,
+    /// Images in the tuning set.
+    pub tune_size: usize,
+    /// Images in the test set.
+    pub test_size: usize,
+    /// Where trained weights are cached.
+    pub cache: PathBuf,
+    /// Train again even if weights are cached.
+    pub retrain: bool,
+    /// The session.
+    pub settings: TuneSettings,
+    /// The folder `configs.json` and `configs.png` are written to.
+    pub out: PathBuf,
+}
+
+/// What a tuning job did.
+#[derive(Debug, Clone)]
+pub struct TuneOutcome {
+    /// The weights file used.
+    pub weights: PathBuf,
+    /// The training report, if the network was trained by this job.
+    pub trained: Option<TrainReport>,
+    /// What was written to `configs.json`.
+    pub file: ConfigsFile,
+    /// `configs.json`.
+    pub configs_path: PathBuf,
+    /// The PNG plot.
+    pub plot_path: PathBuf,
+}
+
+impl TuneJob {
+    /// The job with the bundled defaults, caching weights in `cache` and writing to `out`.
+    pub fn new(cache: PathBuf, out: PathBuf) -> Self {
+        Self {
+            model: default_vgg(),
+            train: default_training(),
+            tune_size: 500,
+            test_size: 1000,
+            cache,
+            retrain: false,
+            settings: TuneSettings::new(),
+            out,
+        }
+    }
+
+    /// The weights file this job uses (trained on the first run).
+    pub fn weights_path(&self) -> PathBuf {
+        weights::weights_path(&self.cache, &self.model, &self.train)
+    }
+
+    /// Checks the settings before anything runs.
+    pub fn validate(&self) -> Result<(), Error> {
+        self.settings.validate()?;
+        self.train.validate()?;
+        let convs = self.model.channels.len();
+        if convs == 0 || !convs.is_multiple_of(2) || self.model.channels.contains(&0) {
+            return Err(Error::InvalidSetting(format!(
+                "the network needs an even number of convolutions with at least one channel each, not {:?}",
+                self.model.channels
+            )));
+        }
+        if SHAPE_SIDE >> (convs / 2) < 2 {
+            return Err(Error::InvalidSetting(format!(
+                "{convs} convolutions pool {SHAPE_SIDE}-pixel images below 2 pixels"
+            )));
+        }
+        if self.tune_size == 0 || self.test_size == 0 {
+            return Err(Error::InvalidSetting(
+                "the tuning and test sets need at least one image".into(),
+            ));
+        }
+        // The sets are generated in memory (12 KiB an image).
+        if self.tune_size > TrainConfig::MAX_ITEMS || self.test_size > TrainConfig::MAX_ITEMS {
+            return Err(Error::InvalidSetting(format!(
+                "the tuning and test sets hold at most {} images",
+                TrainConfig::MAX_ITEMS
+            )));
+        }
+        Ok(())
+    }
+
+    fn run_on<B: AutodiffBackend>(self, device: B::Device) -> Result<TuneOutcome, Error> {
+        self.validate()?;
+        let weights = self.weights_path();
+        let inner_device = device.clone();
+        let (model, trained): (Vgg<B::InnerBackend>, _) = if weights.is_file() && !self.retrain {
+            (weights::load(&self.model, &weights, &inner_device)?, None)
+        } else {
+            let (model, report) = giving_models::train_vgg::<B>(&device, &self.train, &self.model)?;
+            let model = model.valid();
+            weights::save(&model, &weights)?;
+            (model, Some(report))
+        };
+        let seed = self.train.seed;
+        let tune_set = Dataset::new(
+            &shapes(seed, Split::Tune, self.tune_size),
+            SHAPE_SIDE,
+            &inner_device,
+        );
+        let test_set = Dataset::new(
+            &shapes(seed, Split::Test, self.test_size),
+            SHAPE_SIDE,
+            &inner_device,
+        );
+        let net = Network::new(model, Knob::all())?;
+        let tuning = tune(&net, &tune_set, &test_set, &self.settings)?;
+        let file = ConfigsFile {
+            format: FORMAT,
+            network: NetworkInfo {
+                channels: self.model.channels.clone(),
+                hidden: self.model.hidden,
+                side: SHAPE_SIDE,
+                classes: SHAPE_CLASSES,
+                weights: std::path::absolute(&weights).unwrap_or(weights.clone()),
+            },
+            data: DataInfo {
+                seed,
+                tune_size: self.tune_size,
+                test_size: self.test_size,
+            },
+            settings: self.settings.clone(),
+            baseline: Baseline {
+                qos: tuning.baseline_qos,
+                test_qos: tuning.baseline_test_qos,
+            },
+            timing: tuning.timing,
+            configs: tuning.configs,
+        };
+        std::fs::create_dir_all(&self.out).map_err(|source| Error::Io {
+            path: self.out.clone(),
+            source,
+        })?;
+        let configs_path = self.out.join("configs.json");
+        let plot_path = self.out.join("configs.png");
+        file.save(&configs_path)?;
+        plot::plot(&file, &plot_path)?;
+        Ok(TuneOutcome {
+            weights,
+            trained,
+            file,
+            configs_path,
+            plot_path,
+        })
+    }
+}
+
+impl BackendTask for TuneJob {
+    type Output = Result<TuneOutcome, Error>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        self.run_on::<B>(device)
+    }
+}
+
+/// `giving tune apply`: one configuration of a `configs.json` run again.
+#[derive(Debug, Clone)]
+pub struct ApplyJob {
+    /// The `configs.json` file.
+    pub path: PathBuf,
+    /// The configuration's index in the file's `configs`.
+    pub index: usize,
+}
+
+/// What applying a configuration measured.
+#[derive(Debug, Clone)]
+pub struct ApplyOutcome {
+    /// The configuration as recorded.
+    pub record: ConfigRecord,
+    /// Its QoS on the tuning set, measured now.
+    pub qos: f64,
+    /// Its QoS on the test set, measured now.
+    pub test_qos: f64,
+}
+
+impl ApplyJob {
+    /// Loads the file and the configuration, or says clearly what is wrong with them.
+    pub fn load(&self) -> Result<(ConfigsFile, ConfigRecord), Error> {
+        let file = ConfigsFile::load(&self.path)?;
+        let record = file
+            .configs
+            .get(self.index)
+            .cloned()
+            .ok_or_else(|| Error::BadConfigs {
+                path: self.path.clone(),
+                what: format!(
+                    "no configuration at index {} (the file has {})",
+                    self.index,
+                    file.configs.len()
+                ),
+            })?;
+        Ok((file, record))
+    }
+
+    fn run_on<B: Backend>(self, device: B::Device) -> Result<ApplyOutcome, Error> {
+        let (file, record) = self.load()?;
+        let model = VggConfig::new(file.network.side, file.network.classes)
+            .with_channels(file.network.channels.clone())
+            .with_hidden(file.network.hidden);
+        let vgg = weights::load::<B>(&model, &file.network.weights, &device)?;
+        let knobs = Knob::all();
+        let config: Vec<usize> = record
+            .parsed_knobs()?
+            .iter()
+            .map(|k| knobs.iter().position(|x| x == k).unwrap_or(0))
+            .collect();
+        let net = Network::new(vgg, knobs)?;
+        let data = |split, len| {
+            Dataset::new(
+                &shapes(file.data.seed, split, len),
+                file.network.side,
+                &device,
+            )
+        };
+        let qos = net.qos(&config, &data(Split::Tune, file.data.tune_size))?;
+        let test_qos = net.qos(&config, &data(Split::Test, file.data.test_size))?;
+        Ok(ApplyOutcome {
+            record,
+            qos,
+            test_qos,
+        })
+    }
+}
+
+impl BackendTask for ApplyJob {
+    type Output = Result<ApplyOutcome, Error>;
+
+    fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
+        self.run_on::<B::InnerBackend>(device)
+    }
+}
+
+/// The path of `configs.json` inside a folder, or the file itself.
+pub fn configs_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("configs.json")
+    } else {
+        path.to_path_buf()
+    }
+}

@@ -1,0 +1,220 @@
+//! The network under tuning: the trained VGG with every knob prepared for every layer, and the
+//! data sets it is measured on, loaded on the device once.
+
+use std::time::{Duration, Instant};
+
+use burn::prelude::Backend;
+use burn::tensor::{Tensor, TensorData};
+use giving_models::Vgg;
+use giving_models::data::ClassificationData;
+
+use crate::approx::ApproxConv;
+use crate::error::Error;
+use crate::knob::Knob;
+
+/// Images per batch when the tuner runs the network.
+const EVAL_BATCH: usize = 250;
+
+/// A data set on the device, in fixed batches (the same order every time, so that results
+/// are deterministic).
+#[derive(Debug, Clone)]
+pub struct Dataset<B: Backend> {
+    batches: Vec<Tensor<B, 4>>,
+    labels: Vec<u32>,
+    classes: usize,
+}
+
+impl<B: Backend> Dataset<B> {
+    /// Loads `data` (rows of `3 × side × side` pixels) onto `device`.
+    pub fn new(data: &ClassificationData, side: usize, device: &B::Device) -> Self {
+        let batches = data
+            .batches(EVAL_BATCH, None)
+            .iter()
+            .map(|rows| {
+                let (features, _) = data.gather(rows);
+                Tensor::from_data(
+                    TensorData::new(features, [rows.len(), 3, side, side]),
+                    device,
+                )
+            })
+            .collect();
+        Self {
+            batches,
+            labels: data.labels.clone(),
+            classes: data.classes,
+        }
+    }
+
+    /// Number of images.
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// Whether the set has no image.
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+
+    /// The class of each image.
+    pub fn labels(&self) -> &[u32] {
+        &self.labels
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.classes
+    }
+}
+
+/// Classification accuracy in percent (PredTuner's QoS) of row-major `logits` against
+/// `labels`: the first maximal logit is the prediction.
+pub fn accuracy(logits: &[f32], labels: &[u32], classes: usize) -> f64 {
+    if labels.is_empty() {
+        return 0.0;
+    }
+    let correct = logits
+        .chunks_exact(classes)
+        .zip(labels)
+        .filter(|(row, label)| {
+            let mut best = 0;
+            for (i, &v) in row.iter().enumerate() {
+                if v > row[best] {
+                    best = i;
+                }
+            }
+            best == **label as usize
+        })
+        .count();
+    100.0 * correct as f64 / labels.len() as f64
+}
+
+/// The trained network with every layer prepared under every knob.
+#[derive(Debug)]
+pub struct Network<B: Backend> {
+    model: Vgg<B>,
+    knobs: Vec<Knob>,
+    /// `layers[i][k]`: layer `i` under `knobs[k]`.
+    layers: Vec<Vec<ApproxConv<B>>>,
+    /// Multiply-adds of each exact convolution for one image.
+    conv_macs: Vec<f64>,
+    /// Multiply-adds of the rest of the network (the linear layers) for one image.
+    other_macs: f64,
+}
+
+impl<B: Backend> Network<B> {
+    /// Prepares `model` under each of `knobs` (`knobs[0]` must be the baseline).
+    pub fn new(model: Vgg<B>, knobs: Vec<Knob>) -> Result<Self, Error> {
+        if knobs.first() != Some(&Knob::Baseline) {
+            return Err(Error::InvalidSetting(
+                "the first knob must be the baseline".into(),
+            ));
+        }
+        let mut layers = vec![];
+        let mut conv_macs = vec![];
+        let mut side = model.side();
+        for i in 0..model.conv_count() {
+            let conv = model.conv(i);
+            let [out, c_in, kh, kw] = conv.weight.dims();
+            conv_macs.push((side * side * out * c_in * kh * kw) as f64);
+            layers.push(
+                knobs
+                    .iter()
+                    .map(|&k| ApproxConv::new(conv, k, side))
+                    .collect::<Result<Vec<_>, _>>()?,
+            );
+            if i % 2 == 1 {
+                side /= 2;
+            }
+        }
+        // The linear layers are not approximated: a fixed cost.
+        let other_macs = model.head_macs() as f64;
+        Ok(Self {
+            model,
+            knobs,
+            layers,
+            conv_macs,
+            other_macs,
+        })
+    }
+
+    /// Number of convolution layers (the genes of a configuration).
+    pub fn layer_count(&self) -> usize {
+        self.layers.len()
+    }
+
+    /// The knobs, in the order configurations index them.
+    pub fn knobs(&self) -> &[Knob] {
+        &self.knobs
+    }
+
+    /// Multiply-adds of each exact convolution for one image.
+    pub fn conv_macs(&self) -> &[f64] {
+        &self.conv_macs
+    }
+
+    /// Multiply-adds of the layers that are never approximated, for one image.
+    pub fn other_macs(&self) -> f64 {
+        self.other_macs
+    }
+
+    /// Runs the network from the input of layer `from` (an activation `x`) to the logits,
+    /// layer `i` computed with knob `config[i]` (indices into [`Network::knobs`]).
+    pub fn forward_from(&self, from: usize, x: Tensor<B, 4>, config: &[usize]) -> Tensor<B, 2> {
+        let mut x = x;
+        for (i, layer) in self.layers.iter().enumerate().skip(from) {
+            x = self.model.after_conv(i, layer[config[i]].forward(x));
+        }
+        self.model.head(x)
+    }
+
+    /// The exact network's inputs to layer `layer`, one tensor per batch of `data`.
+    pub fn inputs_at(&self, layer: usize, data: &Dataset<B>) -> Vec<Tensor<B, 4>> {
+        data.batches
+            .iter()
+            .map(|images| {
+                let mut x = images.clone();
+                for i in 0..layer {
+                    x = self.model.after_conv(i, self.layers[i][0].forward(x));
+                }
+                x
+            })
+            .collect()
+    }
+
+    /// Row-major logits `[images, classes]` of `inputs` (activations entering layer `from`).
+    pub fn logits_from(
+        &self,
+        from: usize,
+        inputs: &[Tensor<B, 4>],
+        config: &[usize],
+    ) -> Result<Vec<f32>, Error> {
+        let mut out = vec![];
+        for x in inputs {
+            let logits = self.forward_from(from, x.clone(), config);
+            let values = logits
+                .into_data()
+                .into_vec::<f32>()
+                .map_err(|e| Error::Device(format!("{e:?}")))?;
+            out.extend(values);
+        }
+        Ok(out)
+    }
+
+    /// Row-major logits `[images, classes]` of `data` under `config`.
+    pub fn logits(&self, config: &[usize], data: &Dataset<B>) -> Result<Vec<f32>, Error> {
+        self.logits_from(0, &data.batches, config)
+    }
+
+    /// The QoS (accuracy in percent) of `config` on `data`, measured by running it.
+    pub fn qos(&self, config: &[usize], data: &Dataset<B>) -> Result<f64, Error> {
+        let logits = self.logits(config, data)?;
+        Ok(accuracy(&logits, &data.labels, data.classes))
+    }
+
+    /// Wall time of one pass of `config` over `data`, results read back to the host.
+    pub fn time(&self, config: &[usize], data: &Dataset<B>) -> Result<Duration, Error> {
+        let start = Instant::now();
+        self.logits(config, data)?;
+        Ok(start.elapsed())
+    }
+}

@@ -1,0 +1,327 @@
+//! A tuning session, as PredTuner's `tune`: search knob configurations with NSGA-II, keep
+//! those within the QoS threshold, mark the best, validate predicted QoS, time the best.
+//!
+//! Every iteration gives `{task: "tune", iteration, qos, qos_loss, speedup, kept, best}`
+//! (`speedup`: the configuration's predicted speedup; `best`: the best predicted speedup kept
+//! so far) and [`giving::iterate`] gives the session's progress, so any instrument (the
+//! dashboard, the log, the timeline) follows a tuning session like a training run. The QoS
+//! model's initialisation, the validation and the measurements are spans on the timeline.
+
+use std::time::{Duration, Instant};
+
+use burn::prelude::Backend;
+use giving::timeline::Channel;
+use giving::{give, iterate, tracepoint};
+use serde::{Deserialize, Serialize};
+
+use crate::configs::{ConfigRecord, Timing};
+use crate::cost::LinearCost;
+use crate::error::Error;
+use crate::knob::Knob;
+use crate::network::{Dataset, Network};
+use crate::nsga::Nsga2;
+use crate::pareto::{pareto_front, take_best};
+use crate::qos_model::P1;
+
+/// How a configuration's speedup is predicted during the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CostModel {
+    /// Per-layer multiply-adds × the knob's cost factor ([`LinearCost`]).
+    Linear,
+}
+
+/// How a configuration's QoS is obtained during the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum QosModel {
+    /// Measured: the configuration runs on the tuning set.
+    Empirical,
+    /// Predicted by [`P1`], then validated empirically for the best configurations.
+    P1,
+}
+
+/// The settings of a session (PredTuner's `tune` arguments, and this tuner's own).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TuneSettings {
+    /// Configurations to evaluate.
+    pub max_iter: usize,
+    /// The QoS threshold that guides the search: configurations below it are infeasible.
+    pub qos_tuner_threshold: f64,
+    /// The QoS threshold of what is kept.
+    pub qos_keep_threshold: f64,
+    /// Whether thresholds are QoS losses relative to the exact network (PredTuner's
+    /// `is_threshold_relative`) rather than absolute QoS values.
+    pub relative: bool,
+    /// Close-to-optimal configurations to take besides the Pareto front.
+    pub take_best_n: usize,
+    /// The cost model.
+    pub cost_model: CostModel,
+    /// The QoS model.
+    pub qos_model: QosModel,
+    /// Seed of the search.
+    pub seed: u64,
+    /// Individuals per NSGA-II generation.
+    pub population: usize,
+    /// Interleaved timing rounds per best configuration.
+    pub repeats: usize,
+    /// The knobs the search may use, by id (the baseline is always among them).
+    pub knobs: Vec<String>,
+}
+
+impl TuneSettings {
+    /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
+    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16 (on a
+    /// CPU without f16 arithmetic it is slower, not faster: see docs/tuner.md).
+    pub fn new() -> Self {
+        Self {
+            max_iter: 1000,
+            qos_tuner_threshold: 2.0,
+            qos_keep_threshold: 3.0,
+            relative: true,
+            take_best_n: 20,
+            cost_model: CostModel::Linear,
+            qos_model: QosModel::Empirical,
+            seed: 0,
+            population: 24,
+            repeats: 3,
+            knobs: Knob::all()
+                .into_iter()
+                .filter(|k| *k != Knob::Fp16)
+                .map(|k| k.id())
+                .collect(),
+        }
+    }
+
+    /// Checks the settings.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |what: String| Err(Error::InvalidSetting(what));
+        if self.max_iter == 0 {
+            return bad("max-iter must be at least 1".into());
+        }
+        for (name, t) in [
+            ("qos-tuner-threshold", self.qos_tuner_threshold),
+            ("qos-keep-threshold", self.qos_keep_threshold),
+        ] {
+            if !(t.is_finite() && (0.0..=100.0).contains(&t)) {
+                return bad(format!("{name} must be a QoS between 0 and 100, not {t}"));
+            }
+        }
+        if self.repeats == 0 {
+            return bad("repeats must be at least 1".into());
+        }
+        for id in &self.knobs {
+            id.parse::<Knob>()?;
+        }
+        Ok(())
+    }
+
+    /// The largest QoS loss kept, given the exact network's QoS.
+    fn keep_loss(&self, baseline: f64) -> f64 {
+        self.loss_threshold(self.qos_keep_threshold, baseline)
+    }
+
+    /// The largest QoS loss the search aims for.
+    fn tuner_loss(&self, baseline: f64) -> f64 {
+        self.loss_threshold(self.qos_tuner_threshold, baseline)
+    }
+
+    fn loss_threshold(&self, threshold: f64, baseline: f64) -> f64 {
+        if self.relative {
+            threshold
+        } else {
+            baseline - threshold
+        }
+    }
+}
+
+impl Default for TuneSettings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a session found.
+#[derive(Debug, Clone)]
+pub struct Tuning {
+    /// The exact network's QoS on the tuning set.
+    pub baseline_qos: f64,
+    /// The exact network's QoS on the test set.
+    pub baseline_test_qos: f64,
+    /// The kept configurations, best predicted speedup first.
+    pub configs: Vec<ConfigRecord>,
+    /// How long the stages took.
+    pub timing: Timing,
+}
+
+/// A configuration the search kept, before it is written out.
+#[derive(Debug, Clone)]
+struct Kept {
+    config: Vec<usize>,
+    qos: f64,
+    predicted_qos: Option<f64>,
+    speedup: f64,
+}
+
+/// Runs a tuning session of `net` on `tune`, checking the best configurations on `test`.
+pub fn tune<B: Backend>(
+    net: &Network<B>,
+    tune: &Dataset<B>,
+    test: &Dataset<B>,
+    settings: &TuneSettings,
+) -> Result<Tuning, Error> {
+    settings.validate()?;
+    let knobs = net.knobs();
+    // Alleles of the search: indices into the network's knobs, the baseline first.
+    let mut alleles = vec![0];
+    for id in &settings.knobs {
+        let knob: Knob = id.parse()?;
+        if let Some(i) = knobs.iter().position(|k| *k == knob)
+            && !alleles.contains(&i)
+        {
+            alleles.push(i);
+        }
+    }
+    let layers = net.layer_count();
+    let baseline = vec![0; layers];
+    let baseline_qos = net.qos(&baseline, tune)?;
+    let keep_loss = settings.keep_loss(baseline_qos);
+    let tuner_loss = settings.tuner_loss(baseline_qos);
+    let cost = match settings.cost_model {
+        CostModel::Linear => LinearCost::new(net.conv_macs().to_vec(), net.other_macs()),
+    };
+    let mut timing = Timing::default();
+
+    let started = Instant::now();
+    let model = match settings.qos_model {
+        QosModel::Empirical => None,
+        QosModel::P1 => {
+            let span = tracepoint!(Channel::thread(), "qos_model_init");
+            let model = P1::init(net, tune)?;
+            span.end();
+            Some(model)
+        }
+    };
+    timing.init = started.elapsed().as_secs_f64();
+
+    let search_start = Instant::now();
+    let mut optimiser = Nsga2::new(layers, alleles.len(), settings.population, settings.seed);
+    let mut kept: Vec<Kept> = vec![];
+    let mut best = 1.0f64;
+    for iteration in iterate("tune", 0..settings.max_iter).batch_size(1) {
+        let Some(genome) = optimiser.ask() else {
+            break;
+        };
+        let config: Vec<usize> = genome.iter().map(|&a| alleles[a]).collect();
+        let qos = match &model {
+            Some(model) => model.predict(&config),
+            None => net.qos(&config, tune)?,
+        };
+        let qos_loss = baseline_qos - qos;
+        let speedup = cost.speedup(knobs, &config);
+        optimiser.tell(genome, vec![qos_loss, -speedup], qos_loss - tuner_loss);
+        if qos_loss <= keep_loss {
+            best = best.max(speedup);
+            kept.push(Kept {
+                config,
+                qos,
+                predicted_qos: model.as_ref().map(|_| qos),
+                speedup,
+            });
+        }
+        let kept = kept.len();
+        give!(task = "tune", iteration, qos, qos_loss, speedup, kept, best);
+        timing.iterations += 1;
+    }
+    timing.search = search_start.elapsed().as_secs_f64();
+
+    let points =
+        |kept: &[Kept]| -> Vec<(f64, f64)> { kept.iter().map(|k| (k.qos, k.speedup)).collect() };
+    if model.is_some() {
+        // Validation: only the best predicted configurations are run; those whose measured
+        // QoS misses the keep threshold are dropped, and the measured QoS replaces the
+        // prediction for the rest.
+        let span = tracepoint!(Channel::thread(), "validation");
+        let validation_start = Instant::now();
+        let mut validated = vec![];
+        for i in take_best(&points(&kept), settings.take_best_n) {
+            let mut k = kept[i].clone();
+            k.qos = net.qos(&k.config, tune)?;
+            if baseline_qos - k.qos <= keep_loss {
+                validated.push(k);
+            }
+        }
+        kept = validated;
+        timing.validation = validation_start.elapsed().as_secs_f64();
+        span.end();
+    }
+    timing.tuning = started.elapsed().as_secs_f64();
+
+    // The best configurations, checked on the test set and timed against the exact network.
+    let measure_start = Instant::now();
+    let span = tracepoint!(Channel::thread(), "measurement");
+    let front = pareto_front(&points(&kept));
+    let best_set = take_best(&points(&kept), settings.take_best_n);
+    let baseline_test_qos = net.qos(&baseline, test)?;
+    net.time(&baseline, test)?; // warm-up: allocations and caches
+    let mut configs = vec![];
+    for (i, k) in kept.iter().enumerate() {
+        let is_best = best_set.binary_search(&i).is_ok();
+        let (test_qos, measured) = if is_best {
+            (
+                Some(net.qos(&k.config, test)?),
+                Some(measure_speedup(net, &k.config, test, settings.repeats)?),
+            )
+        } else {
+            (None, None)
+        };
+        configs.push(ConfigRecord {
+            knobs: k.config.iter().map(|&i| knobs[i].id()).collect(),
+            qos: k.qos,
+            qos_loss: baseline_qos - k.qos,
+            predicted_qos: k.predicted_qos,
+            test_qos,
+            predicted_speedup: k.speedup,
+            measured_speedup: measured,
+            pareto: front.binary_search(&i).is_ok(),
+            best: is_best,
+        });
+    }
+    span.end();
+    timing.measurement = measure_start.elapsed().as_secs_f64();
+    configs.sort_by(|a, b| {
+        b.predicted_speedup
+            .total_cmp(&a.predicted_speedup)
+            .then(b.qos.total_cmp(&a.qos))
+    });
+    Ok(Tuning {
+        baseline_qos,
+        baseline_test_qos,
+        configs,
+        timing,
+    })
+}
+
+/// End-to-end speedup of `config` over the exact network on `data`: `repeats` rounds, each
+/// timing the exact network then the configuration, so that both see the same machine load;
+/// the ratio of the median times.
+pub fn measure_speedup<B: Backend>(
+    net: &Network<B>,
+    config: &[usize],
+    data: &Dataset<B>,
+    repeats: usize,
+) -> Result<f64, Error> {
+    let baseline = vec![0; config.len()];
+    let mut exact = vec![];
+    let mut approx = vec![];
+    for _ in 0..repeats.max(1) {
+        exact.push(net.time(&baseline, data)?);
+        approx.push(net.time(config, data)?);
+    }
+    Ok(median(exact).as_secs_f64() / median(approx).as_secs_f64().max(1e-9))
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
