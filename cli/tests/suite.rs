@@ -7,7 +7,7 @@ use std::process::Command;
 use giving_instruments::log::LogReader;
 
 mod support;
-use support::giving_in as giving;
+use support::{giving_in as giving, outcome};
 
 /// The one run folder under `runs`.
 fn run_dir(runs: &Path) -> PathBuf {
@@ -17,11 +17,6 @@ fn run_dir(runs: &Path) -> PathBuf {
         .collect();
     assert_eq!(dirs.len(), 1, "{dirs:?}");
     dirs.into_iter().next().unwrap()
-}
-
-fn outcome(dir: &Path, stem: &str) -> serde_json::Value {
-    let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
-    serde_json::from_str(&text).unwrap()
 }
 
 #[test]

@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod support;
-use support::giving_in as giving;
+use support::{giving_in as giving, outcome};
 
 const BENCH_PY: &str = r#"
 import platform
@@ -101,9 +101,7 @@ fn a_voir_benchmark_runs_next_to_a_rust_one() {
     assert!(ok, "{report}");
     // voir read the options: it stopped after `stop` rates (voir's early_stop stops on the one
     // after the n-th), long before its 400 steps.
-    let python: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("python.D0.json")).unwrap())
-            .unwrap();
+    let python = outcome(&dir, "python.D0");
     let rates = python["rates"].as_array().unwrap().len();
     assert!((3..=4).contains(&rates), "{python}");
     assert!(python["events"].as_u64().unwrap() < 200, "{python}");
@@ -112,8 +110,7 @@ fn a_voir_benchmark_runs_next_to_a_rust_one() {
         Some(false)
     );
     assert!(dir.join("python.D0.voirconf.json").is_file());
-    let rust: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("rust.D0.json")).unwrap()).unwrap();
+    let rust = outcome(&dir, "rust.D0");
     assert!(rust["rates"].as_array().unwrap().len() >= 3, "{rust}");
     assert_eq!(
         rust["meta"]["versions"]["giving"],

@@ -51,3 +51,9 @@ pub fn vulkan_available() -> bool {
         .iter()
         .any(|dir| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
 }
+
+/// `{stem}.json` of a suite run folder: how a benchmark process ended, as the runner wrote it.
+pub fn outcome(dir: &Path, stem: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}

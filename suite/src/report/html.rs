@@ -10,16 +10,6 @@ use plotters::prelude::*;
 use super::load::{BenchData, RunData, tail};
 use super::table::Report;
 
-/// The colours of the processes' lines, in turn.
-const PALETTE: [RGBColor; 6] = [
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(44, 160, 44),
-    RGBColor(214, 39, 40),
-    RGBColor(148, 103, 189),
-    RGBColor(140, 86, 75),
-];
-
 /// The page for `report`, computed from `run`.
 pub fn html(report: &Report, run: &RunData) -> String {
     let mut page = String::new();
@@ -112,7 +102,7 @@ fn draw<DB: DrawingBackend>(
         .y_desc("rate")
         .draw()?;
     for (i, p) in bench.processes.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
+        let color = Palette99::pick(i).to_rgba();
         chart
             .draw_series(LineSeries::new(
                 p.rate_times.iter().copied(),

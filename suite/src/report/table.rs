@@ -73,10 +73,7 @@ impl Report {
                 // A device is a process slot of the plan (`D0`, `1`): its repetitions share it.
                 let mut devices: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
                 for p in &b.processes {
-                    let slot = p
-                        .tag
-                        .split_once(".R")
-                        .map_or(p.tag.as_str(), |(slot, _)| slot);
+                    let slot = repetition_slot(&p.tag);
                     devices.entry(slot).or_default().extend(&p.rates);
                 }
                 let per_device: f64 = devices
@@ -86,6 +83,7 @@ impl Report {
                     .sum::<f64>()
                     // An empty f64 sum is -0.0, which would print as "-0.00".
                     + 0.0;
+                let perf = Metrics::of(&all);
                 let ngpu = b
                     .processes
                     .iter()
@@ -97,7 +95,7 @@ impl Report {
                     fail,
                     n,
                     ngpu,
-                    perf: Metrics::of(&all),
+                    perf,
                     peak_memory: b
                         .processes
                         .iter()
@@ -108,7 +106,7 @@ impl Report {
                     energy_kj: sum(b.processes.iter().filter_map(|p| p.energy_j))
                         .map(|j| j / 1000.0),
                     perf_watt: mean(b.processes.iter().filter_map(|p| p.mean_power_w))
-                        .zip(Metrics::of(&all))
+                        .zip(perf)
                         .filter(|(watts, _)| *watts > 0.0)
                         .map(|(watts, perf)| perf.mean / watts),
                     perf_base: None,
@@ -257,6 +255,17 @@ impl fmt::Display for Report {
     }
 }
 
+/// The plan slot of a process's tag: `D0` for `D0.R2` (a repetition), the tag itself
+/// otherwise. Only a trailing `.R<number>` is a repetition.
+fn repetition_slot(tag: &str) -> &str {
+    match tag.rsplit_once(".R") {
+        Some((slot, round)) if !round.is_empty() && round.bytes().all(|b| b.is_ascii_digit()) => {
+            slot
+        }
+        _ => tag,
+    }
+}
+
 /// `x` with `digits` decimals, or `-`.
 fn fixed(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
@@ -275,4 +284,16 @@ fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
 
 fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_a_trailing_round_number_is_a_repetition() {
+        use super::repetition_slot;
+        assert_eq!(repetition_slot("D0.R2"), "D0");
+        assert_eq!(repetition_slot("node.Rack.D0"), "node.Rack.D0");
+        assert_eq!(repetition_slot("D1"), "D1");
+        assert_eq!(repetition_slot("x.R"), "x.R");
+    }
 }
