@@ -158,6 +158,12 @@ impl<R: Send + 'static> SinkThread<R> {
         self.thread.is_some()
     }
 
+    /// Joins the thread in `slot`, if one was started, and drops its result: what an
+    /// instrument's `finish` does with the sink thread its `start` spawned.
+    pub fn join_started(slot: &mut Option<Self>) -> Result<(), InstrumentError> {
+        slot.take().map_or(Ok(()), |thread| thread.join().map(drop))
+    }
+
     /// Waits for the thread and returns what it returned; a panic becomes
     /// [`InstrumentError::Panicked`] with its payload.
     pub fn join(mut self) -> Result<R, InstrumentError> {

@@ -203,10 +203,7 @@ impl Instrument for NatsPublisher {
     }
 
     fn finish(&mut self) -> Result<(), InstrumentError> {
-        match self.thread.take() {
-            Some(thread) => thread.join().map(drop),
-            None => Ok(()),
-        }
+        SinkThread::join_started(&mut self.thread)
     }
 }
 

@@ -287,10 +287,7 @@ impl Instrument for MlflowRun {
     }
 
     fn finish(&mut self) -> Result<(), InstrumentError> {
-        match self.thread.take() {
-            Some(thread) => thread.join(),
-            None => Ok(()),
-        }
+        SinkThread::join_started(&mut self.thread)
     }
 }
 

@@ -183,10 +183,7 @@ impl Instrument for TensorBoard {
     }
 
     fn finish(&mut self) -> Result<(), InstrumentError> {
-        match self.thread.take() {
-            Some(thread) => thread.join(),
-            None => Ok(()),
-        }
+        SinkThread::join_started(&mut self.thread)
     }
 }
 

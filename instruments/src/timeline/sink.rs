@@ -161,10 +161,7 @@ impl Instrument for Trace {
 
     /// Waits for the writer (the scope has ended) and reports a write error.
     fn finish(&mut self) -> Result<(), InstrumentError> {
-        match self.thread.take() {
-            Some(thread) => thread.join().map(drop),
-            None => Ok(()),
-        }
+        SinkThread::join_started(&mut self.thread)
     }
 }
 
