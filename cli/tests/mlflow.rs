@@ -7,9 +7,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use giving::vocab::keys;
-use giving_instruments::log::LogReader;
-use servers::{Lines, giving_command, mlflow_in, only_file};
+use servers::{Lines, assert_same_losses, giving_command, logged_losses, mlflow_in};
 
 const READ_BACK: &str = r#"
 import json, sys
@@ -116,31 +114,9 @@ fn mlflow_reads_the_params_the_losses_at_their_steps_and_the_final_status() {
     assert_eq!(finished["params"]["batch_size"], "16");
     assert_eq!(finished["params"]["model"], "mlp");
     assert_eq!(finished["params"]["steps"], "12");
-    let read: Vec<(i64, f64)> = finished["loss"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_i64().unwrap(), p[1].as_f64().unwrap()))
-        .collect();
-    let logged: Vec<(i64, f64)> = LogReader::open(only_file(&log, "msgpack"))
-        .unwrap()
-        .map(Result::unwrap)
-        .filter(|e| e.has(keys::LOSS) && e.has(keys::GLOBAL_STEP))
-        .map(|e| {
-            let step = e.get_as::<u64>(keys::GLOBAL_STEP).unwrap() as i64;
-            (step, e.get_as::<f64>(keys::LOSS).unwrap())
-        })
-        .collect();
+    let logged = logged_losses(&log);
     assert_eq!(logged.len(), 12);
-    assert_eq!(read.len(), logged.len(), "{read:?}");
-    for ((read_step, read_loss), (step, loss)) in read.iter().zip(&logged) {
-        assert_eq!(read_step, step);
-        let expected = f64::from(*loss as f32);
-        assert!(
-            (read_loss - expected).abs() <= 1e-6 * expected.abs(),
-            "step {step}"
-        );
-    }
+    assert_same_losses(&finished["loss"], &logged);
     assert_eq!(run("killed")["status"], "KILLED");
 }
 

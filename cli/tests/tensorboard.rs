@@ -5,9 +5,7 @@ mod servers;
 
 use std::process::Command;
 
-use giving::vocab::keys;
-use giving_instruments::log::LogReader;
-use servers::{giving_command, only_file, python_has};
+use servers::{assert_same_losses, giving_command, logged_losses, python_has};
 
 const READ_BACK: &str = r#"
 import json, sys
@@ -77,31 +75,7 @@ fn tensorboard_reads_the_logged_losses_at_their_steps() {
         .map(|t| t.as_str().unwrap())
         .collect();
     assert!(tags.contains(&"loss") && tags.contains(&"rate"), "{tags:?}");
-    let read_losses: Vec<(i64, f64)> = read["loss"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_i64().unwrap(), p[1].as_f64().unwrap()))
-        .collect();
-
-    let logged: Vec<(i64, f64)> = LogReader::open(only_file(&log, "msgpack"))
-        .unwrap()
-        .map(Result::unwrap)
-        .filter(|e| e.has(keys::LOSS) && e.has(keys::GLOBAL_STEP))
-        .map(|e| {
-            let step = e.get_as::<u64>(keys::GLOBAL_STEP).unwrap() as i64;
-            (step, e.get_as::<f64>(keys::LOSS).unwrap())
-        })
-        .collect();
+    let logged = logged_losses(&log);
     assert_eq!(logged.len(), 12);
-    assert_eq!(read_losses.len(), logged.len(), "{read_losses:?}");
-    for ((read_step, read_loss), (step, loss)) in read_losses.iter().zip(&logged) {
-        assert_eq!(read_step, step);
-        // TensorBoard keeps scalars as 32-bit floats.
-        let expected = f64::from(*loss as f32);
-        assert!(
-            (read_loss - expected).abs() <= 1e-6 * expected.abs(),
-            "step {step}: read {read_loss}, logged {loss}"
-        );
-    }
+    assert_same_losses(&read["loss"], &logged);
 }

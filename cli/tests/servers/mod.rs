@@ -232,3 +232,37 @@ pub fn only_file(dir: &Path, ext: &str) -> PathBuf {
     );
     files[0].clone()
 }
+
+/// `(global_step, loss)` of every loss event in the one log under `dir`, in order.
+pub fn logged_losses(dir: &Path) -> Vec<(i64, f64)> {
+    use giving::vocab::keys;
+    giving_instruments::log::LogReader::open(only_file(dir, "msgpack"))
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|e| e.has(keys::LOSS) && e.has(keys::GLOBAL_STEP))
+        .map(|e| {
+            let step = e.get_as::<u64>(keys::GLOBAL_STEP).unwrap() as i64;
+            (step, e.get_as::<f64>(keys::LOSS).unwrap())
+        })
+        .collect()
+}
+
+/// Asserts that a tracker read back the `logged` losses: `read` is its `[[step, value], …]`,
+/// the same steps and, as trackers keep scalars as 32-bit floats, the same values as f32.
+pub fn assert_same_losses(read: &serde_json::Value, logged: &[(i64, f64)]) {
+    let read: Vec<(i64, f64)> = read
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_i64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    assert_eq!(read.len(), logged.len(), "{read:?}");
+    for ((read_step, read_loss), (step, loss)) in read.iter().zip(logged) {
+        assert_eq!(read_step, step);
+        let expected = f64::from(*loss as f32);
+        assert!(
+            (read_loss - expected).abs() <= 1e-6 * expected.abs(),
+            "step {step}: read {read_loss}, logged {loss}"
+        );
+    }
+}
