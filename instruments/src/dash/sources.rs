@@ -38,16 +38,16 @@ pub(crate) struct Sources {
 impl Sources {
     /// Counts `event` for its source, if it names one.
     pub(crate) fn observe(&mut self, event: &Event) {
-        let Some(name) = source_name(event) else {
+        // A rank's events carry its host, except the fan-in's own end marker: the row is the
+        // rank's either way. Nothing is allocated unless the source is new.
+        let Some(source) = Source::of(event) else {
             return;
         };
-        // A rank's events carry its host, except the fan-in's own end marker: the row is the
-        // rank's either way.
-        let index = match self.rows.iter().position(|s| s.name == name) {
+        let index = match self.rows.iter().position(|s| source.is(&s.name)) {
             Some(index) => index,
             None => {
                 self.rows.push(SourceStat {
-                    name,
+                    name: source.name(),
                     ..SourceStat::default()
                 });
                 self.rows.len() - 1
@@ -101,13 +101,37 @@ impl Sources {
     }
 }
 
-/// The source `event` names: its `bench`, else its `rank`.
-fn source_name(event: &Event) -> Option<String> {
-    if let Some(bench) = event.get(keys::BENCH).and_then(Value::as_str) {
-        return Some(bench.to_owned());
+/// The source an event names: its `bench`, else its `rank`.
+enum Source<'a> {
+    Bench(&'a str),
+    Rank(u64),
+}
+
+impl<'a> Source<'a> {
+    fn of(event: &'a Event) -> Option<Self> {
+        if let Some(bench) = event.get(keys::BENCH).and_then(Value::as_str) {
+            return Some(Source::Bench(bench));
+        }
+        Some(Source::Rank(event.get(keys::RANK)?.as_f64()? as u64))
     }
-    let rank = event.get(keys::RANK)?.as_f64()? as u64;
-    Some(format!("rank {rank}"))
+
+    /// Its row's name: `mlp.D0`, `rank 3`.
+    fn name(&self) -> String {
+        match self {
+            Source::Bench(bench) => (*bench).to_owned(),
+            Source::Rank(rank) => format!("rank {rank}"),
+        }
+    }
+
+    /// Whether the row named `name` is this source's.
+    fn is(&self, name: &str) -> bool {
+        match self {
+            Source::Bench(bench) => name == *bench,
+            Source::Rank(rank) => name
+                .strip_prefix("rank ")
+                .is_some_and(|n| n.parse() == Ok(*rank)),
+        }
+    }
 }
 
 #[cfg(test)]
