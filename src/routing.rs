@@ -143,11 +143,6 @@ fn any_scope(test: impl Fn(&Scope) -> bool) -> bool {
         .unwrap_or(false)
 }
 
-/// Whether an event given on this thread now would reach at least one open scope.
-pub(crate) fn has_receivers() -> bool {
-    any_scope(|s| !s.is_finished())
-}
-
 /// The give path, in one visit to this thread's routes: they are refreshed and checked for an
 /// open scope; only then is the event built — with the routes released, since a field
 /// expression may itself give — and delivered. Nothing is built when nobody on this thread
@@ -173,11 +168,6 @@ pub(crate) fn give(build: impl FnOnce() -> Event) {
 /// Delivers `event` to the scopes of this thread and to the global scopes: once to each
 /// scope's feed (its lossless subscribers, however many), once to each bounded subscriber.
 /// The event itself goes to the last of them (one reference-count round trip less).
-pub(crate) fn dispatch(event: Event) {
-    let _ = ROUTES.try_with(|routes| deliver(routes, event));
-}
-
-/// [`dispatch`] on this thread's routes, already reached.
 fn deliver(routes: &RefCell<Routes>, event: Event) {
     // Pushing runs no user code, so the routes cannot be borrowed here already.
     let Ok(mut routes) = routes.try_borrow_mut() else {
@@ -228,7 +218,7 @@ pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
         }
     };
     // This thread's copy of the global list (no lock unless the list changed); delivering runs
-    // no user code, so the routes are free unless this thread is inside `dispatch` itself.
+    // no user code, so the routes are free unless this thread is inside `deliver` itself.
     let delivered = ROUTES
         .try_with(|routes| {
             let Ok(mut routes) = routes.try_borrow_mut() else {

@@ -151,15 +151,12 @@ fn mark(name: &Key, step: WrapStep, id: u64) -> (Key, Value) {
     (Key::Borrowed(WRAP_KEY), Value::Map(map))
 }
 
-fn give_mark(active: &Active, step: WrapStep) {
+/// The block's `begin` or `end` event.
+fn mark_event(active: &Active, step: WrapStep) -> Event {
     let mut fields = Fields::with_capacity(active.fields.len() + 1);
     fields.push(mark(&active.name, step, active.id));
     fields.extend(active.fields.iter().cloned());
-    routing::dispatch(Event::from_parts(
-        fields,
-        Timestamp::now(),
-        Some(active.origin),
-    ));
+    Event::from_parts(fields, Timestamp::now(), Some(active.origin))
 }
 
 impl Wrap {
@@ -169,19 +166,24 @@ impl Wrap {
         name: impl Into<Key>,
         build: impl FnOnce() -> Fields,
     ) -> Wrap {
-        if !is_listening() || !routing::has_receivers() {
+        if !is_listening() {
             return Wrap { active: None };
         }
-        let active = Active {
-            name: name.into(),
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-            fields: build(),
-            origin,
-        };
-        give_mark(&active, WrapStep::Begin);
-        Wrap {
-            active: Some(active),
-        }
+        // The block is active only if its `begin` was given: built and delivered by the give
+        // path when this thread has a receiver, nothing built otherwise.
+        let mut active = None;
+        routing::give(|| {
+            let begun = Active {
+                name: name.into(),
+                id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+                fields: build(),
+                origin,
+            };
+            let event = mark_event(&begun, WrapStep::Begin);
+            active = Some(begun);
+            event
+        });
+        Wrap { active }
     }
 
     /// Whether the `begin` event was given (someone listened when the block started); if not,
@@ -217,9 +219,8 @@ impl Drop for Wrap {
     fn drop(&mut self) {
         if let Some(active) = self.active.take()
             && is_listening()
-            && routing::has_receivers()
         {
-            give_mark(&active, WrapStep::End);
+            routing::give(|| mark_event(&active, WrapStep::End));
         }
     }
 }
