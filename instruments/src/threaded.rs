@@ -12,6 +12,12 @@ use std::time::Duration;
 
 use crate::error::{InstrumentError, PanicPayload};
 
+/// How long a Ctrl-C waits for a file sink's thread (log, trace, TensorBoard) to bring what
+/// it received to its file.
+pub(crate) const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
+/// How long dropping an unfinished file sink waits for the same.
+pub(crate) const DROP_FLUSH: Duration = Duration::from_secs(1);
+
 /// What a sink thread and its owners share: flush requests and their completion, and the
 /// request to stop. The thread's body receives it and polls it (a blocking loop) or awaits
 /// [`flush_requested`](SinkControl::flush_requested) (an async one).

@@ -2,7 +2,7 @@
 //! own thread.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use giving::{Delivery, EventStream, Given, Value};
 
@@ -13,14 +13,10 @@ use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::select::KeySelection;
-use crate::threaded::{SinkControl, SinkThread};
+use crate::threaded::{DROP_FLUSH, INTERRUPT_FLUSH, SinkControl, SinkThread};
 
 /// How many names [`MsgpackLog::in_dir`] tries when logs of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
-/// How long a Ctrl-C waits for the log to reach the file.
-const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
-/// How long dropping an unfinished log waits for it to reach the file.
-const DROP_FLUSH: Duration = Duration::from_secs(1);
 
 /// Writes every event of a scope to an append-only MessagePack file (format in
 /// `docs/log-format.md`): a header record, one record per event with its timestamp, and an end

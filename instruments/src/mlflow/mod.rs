@@ -23,8 +23,9 @@ use crate::threaded::{SinkControl, SinkThread};
 
 /// How long metrics wait before they are sent (fewer, larger requests).
 const SEND_EVERY: Duration = Duration::from_secs(1);
-/// How long a Ctrl-C waits for pending metrics to be sent.
-const INTERRUPT_FLUSH: Duration = Duration::from_secs(5);
+/// How long a Ctrl-C waits for pending metrics to be sent: longer than a file sink's
+/// ([`INTERRUPT_FLUSH`](crate::threaded::INTERRUPT_FLUSH)), since it waits for a server.
+const SEND_ON_INTERRUPT: Duration = Duration::from_secs(5);
 
 /// Sends the run to an MLflow tracking server over its REST API: gets or creates the
 /// experiment, creates a run, logs the [`params`](MlflowRun::param) (the run's
@@ -277,7 +278,7 @@ impl Instrument for MlflowRun {
         let thread = SinkThread::spawn("giving-mlflow", move |control| {
             run_thread(sink, setup, stream, control)
         })?;
-        let flush = thread.flusher(INTERRUPT_FLUSH);
+        let flush = thread.flusher(SEND_ON_INTERRUPT);
         start.on_interrupt(move || {
             interrupted.store(true, Ordering::SeqCst);
             flush();

@@ -6,7 +6,7 @@ mod record;
 mod writer;
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use giving::vocab::keys;
 use giving::{Event, EventStream};
@@ -15,11 +15,8 @@ use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
 use crate::scalars::Scalars;
-use crate::threaded::{SinkControl, SinkThread};
+use crate::threaded::{INTERRUPT_FLUSH, SinkControl, SinkThread};
 use writer::EventFile;
-
-/// How long a Ctrl-C waits for the event file to be written.
-const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
 
 /// Writes one TensorBoard scalar series per numeric key of the run's events into an event file
 /// (`DIR/events.out.tfevents.<time>.<host>.<pid>`, TFRecords of TensorFlow `Event` messages

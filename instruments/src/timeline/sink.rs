@@ -1,7 +1,7 @@
 //! [`Trace`]: the instrument that writes a scope's timeline to a trace file, on its own thread.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use giving::timeline::ThreadInfo;
 use giving::{Delivery, EventStream, Given};
@@ -12,14 +12,10 @@ use super::writer::{TraceSummary, TraceWriter};
 use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};
-use crate::threaded::{SinkControl, SinkThread};
+use crate::threaded::{DROP_FLUSH, INTERRUPT_FLUSH, SinkControl, SinkThread};
 
 /// How many names [`Trace::in_dir`] tries when traces of the same second exist.
 const NAME_ATTEMPTS: u32 = 1000;
-/// How long a Ctrl-C waits for the trace to reach the file.
-const INTERRUPT_FLUSH: Duration = Duration::from_secs(2);
-/// How long dropping an unfinished trace waits for it to reach the file.
-const DROP_FLUSH: Duration = Duration::from_secs(1);
 
 /// Writes the timeline of a scope — spans, instants, counters, and the epochs, loops, sync
 /// windows and steps its loop implies — as a Perfetto trace (or Chrome JSON), on a thread of
