@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use giving::Giver;
 use giving_instruments::{Dash, Overseer};
-use giving_suite::config::{Placeholders, Selection, Suite};
+use giving_suite::config::{Placeholders, Selection, Suite, SystemConfig};
 use giving_suite::report::{Report, RunData, html, load_run, load_runs};
 use giving_suite::runner::{ProcessResult, RunOptions, RunSummary, SystemFacts, run_suite};
 use giving_suite::validation::{Layer, Severity, validate};
@@ -74,6 +74,11 @@ pub(crate) struct RunArgs {
     /// stdout is not a terminal. `q` stops the run as Ctrl-C does.
     #[arg(long)]
     dash: bool,
+    /// milabench's system configuration (`system: {sshkey, nodes: [{name, ip, port, user,
+    /// main, sshport}]}`): a benchmark runs on its `num_machines` first nodes, the main one
+    /// here and the others over ssh, each process's events smuggled into its stdout.
+    #[arg(long, value_name = "FILE")]
+    system: Option<PathBuf>,
     /// Seconds a benchmark may go on after SIGTERM (sent at its max_duration) before SIGKILL.
     #[arg(long, default_value_t = 5.0)]
     grace: f64,
@@ -150,6 +155,12 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         giving,
     };
     let suite = Suite::load(&args.config, &placeholders)?;
+    let system = args
+        .system
+        .as_ref()
+        .map(SystemConfig::load)
+        .transpose()
+        .context("--system")?;
     let selection = Selection::new(&args.select, &args.exclude);
     let chosen = suite.selected(&selection).count();
     if chosen == 0 {
@@ -175,6 +186,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         n_gpu: facts.n_gpu,
         repeat: args.repeat,
         forward: None,
+        system,
     };
     let times = match args.repeat {
         1 => String::new(),

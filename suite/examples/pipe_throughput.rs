@@ -41,6 +41,7 @@ fn main() {
             grace: Duration::from_secs(1),
             stem: dir.path().join(format!("bench.{round}")),
             interrupt: None,
+            remote: None,
             forward: None,
         };
         let start = Instant::now();

@@ -164,6 +164,7 @@ fn under_runner(giving: &Path, dir: &Path, round: usize) -> Measured {
         grace: Duration::from_secs(5),
         stem: dir.join(format!("runner.{round}")),
         interrupt: None,
+        remote: None,
         forward: None,
     };
     let (children, own) = (cpu(libc::RUSAGE_CHILDREN), cpu(libc::RUSAGE_SELF));

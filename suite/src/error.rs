@@ -31,6 +31,14 @@ pub enum RunError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// A benchmark cannot be planned on this system (more machines asked than it has).
+    #[error("{bench}: {message}")]
+    Plan {
+        /// The benchmark.
+        bench: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A run's log could not be created.
     #[error(transparent)]
     Log(#[from] giving_instruments::log::LogError),

@@ -53,6 +53,14 @@ pub struct Server {
 }
 
 impl Server {
+    /// A server started by the caller, listening on `port`.
+    pub fn adopt(child: Child, port: u16) -> Self {
+        Self {
+            child: Some(child),
+            port,
+        }
+    }
+
     /// Kills it now (SIGKILL) and waits for it.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

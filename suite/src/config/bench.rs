@@ -18,7 +18,6 @@ const ACCEPTED_UNUSED: &[&str] = &[
     "install_group",
     "install-variant",
     "url",
-    "num_machines",
     "requires_capabilities",
     "capabilities",
     "weight_hint",
@@ -50,6 +49,9 @@ pub struct Bench {
     pub usage: Option<UsageThresholds>,
     /// How many processes, and on which devices.
     pub plan: Plan,
+    /// On how many nodes of the system its processes run (milabench's `num_machines`,
+    /// default 1: the main node only); each node runs the whole plan.
+    pub num_machines: u32,
 }
 
 impl Bench {
@@ -111,6 +113,7 @@ pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Ben
         early_stop: EarlyStopOptions::default(),
         usage: None,
         plan: Plan::PerGpu,
+        num_machines: 1,
     };
     for (key, value) in map {
         let key = key.as_str().unwrap_or_default();
@@ -140,9 +143,12 @@ pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Ben
             "voir" => bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?,
             "validation" => bench.usage = usage(value).map_err(|(path, m)| err(&path, m))?,
             "plan" => bench.plan = plan(value).map_err(|(path, m)| err(&path, m))?,
+            "num_machines" => {
+                bench.num_machines = value.as_u64().filter(|n| (1..=4096).contains(n)).ok_or_else(|| err(&[key], format!("expected a number of nodes from 1, found {}", kind(value))))? as u32;
+            }
             "job" | "matrix" => {}
             _ if ACCEPTED_UNUSED.contains(&key) => {}
-            _ => return Err(err(&[key], "unknown option (known: command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, inherits)".to_owned())),
+            _ => return Err(err(&[key], "unknown option (known: command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits)".to_owned())),
         }
     }
     if bench.command.is_empty() {

@@ -6,11 +6,13 @@ mod placeholder;
 mod resolve;
 mod select;
 mod source;
+mod system;
 
 use std::path::{Path, PathBuf};
 
 pub use bench::{Bench, EarlyStopOptions, Plan, UsageThresholds};
 pub use select::Selection;
+pub use system::{Node, SystemConfig};
 
 use crate::error::ConfigError;
 

@@ -5,6 +5,7 @@
 mod launch;
 mod plan;
 mod process;
+mod ssh;
 mod system;
 
 use std::path::{Path, PathBuf};
@@ -16,11 +17,11 @@ use giving::Giver;
 use serde::Serialize;
 
 pub use plan::{ProcessPlan, plan};
-pub use process::{ProcessOutcome, ProcessSpec, run_process};
+pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
 pub use system::SystemFacts;
 
 use crate::RunError;
-use crate::config::{Bench, Selection, Suite};
+use crate::config::{Bench, Node, Selection, Suite, SystemConfig};
 
 /// How a suite runs.
 #[derive(Debug, Clone)]
@@ -40,6 +41,9 @@ pub struct RunOptions {
     /// Where every event read from a child is given again, with [`BENCH`](giving::vocab::keys::BENCH)
     /// `{bench}.{tag}` added: a live view of the run (`giving suite run --dash`).
     pub forward: Option<Giver>,
+    /// The nodes (`--system FILE`): a benchmark runs on its `num_machines` first nodes, the
+    /// main one locally and the others over ssh. `None`: this machine only.
+    pub system: Option<SystemConfig>,
     /// Set by the caller's signal handler (Ctrl-C): the running processes are stopped as at
     /// their `max_duration`, and no other benchmark starts. A library installs no handler.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -55,6 +59,8 @@ pub struct ProcessResult {
     pub tag: String,
     /// The GPU it was given, if any.
     pub device: Option<usize>,
+    /// The node it ran on, when the run has a system configuration.
+    pub node: Option<String>,
     /// Which repetition it belongs to, from 1.
     pub repeat: u32,
     /// How it went.
@@ -102,6 +108,9 @@ pub fn run_suite(
             .join(format!("{name}.{}", system::folder_time(now))),
     )?;
     let benches: Vec<&Bench> = suite.selected(selection).collect();
+    for bench in &benches {
+        nodes_of(bench, options.system.as_ref())?;
+    }
     write_json(
         &dir.join("config.json"),
         &serde_json::json!({ "file": suite.file, "benches": benches }),
@@ -127,7 +136,40 @@ pub fn run_suite(
     Ok(RunSummary { dir, processes })
 }
 
-/// Runs the processes of one repetition of `bench` together; their results in plan order.
+/// The nodes `bench` runs on: its `num_machines` first, the main one first; `None` in the
+/// list stands for this machine when the run has no system configuration.
+fn nodes_of<'s>(
+    bench: &Bench,
+    system: Option<&'s SystemConfig>,
+) -> Result<Vec<Option<&'s Node>>, RunError> {
+    let wanted = bench.num_machines as usize;
+    let available = system.map_or(1, |s| s.nodes.len());
+    if wanted > available {
+        let given = match system {
+            Some(s) => format!("{} lists {available}", s.file.display()),
+            None => "without --system, the run has this machine only".to_owned(),
+        };
+        return Err(RunError::Plan {
+            bench: bench.name.clone(),
+            message: format!("num_machines is {wanted}, but {given}"),
+        });
+    }
+    Ok(match system {
+        Some(s) => s.nodes[..wanted].iter().map(Some).collect(),
+        None => vec![None],
+    })
+}
+
+/// One process to start: its node, its plan slot and its tag.
+struct Placement<'a> {
+    node: Option<&'a Node>,
+    node_rank: usize,
+    plan: ProcessPlan,
+    tag: String,
+}
+
+/// Runs the processes of one repetition of `bench` together, on each of its nodes; their
+/// results in node then plan order.
 fn run_bench(
     bench: &Bench,
     round: u32,
@@ -135,18 +177,54 @@ fn run_bench(
     dir: &Path,
     options: &RunOptions,
 ) -> Result<Vec<ProcessResult>, RunError> {
-    let plans = plan(bench, options.n_gpu);
+    let nodes = nodes_of(bench, options.system.as_ref())?;
+    let several = nodes.len() > 1;
+    let mut placements = Vec::new();
+    for (node_rank, node) in nodes.into_iter().enumerate() {
+        for p in plan(bench, options.n_gpu) {
+            // With several nodes the node's name leads the tag: `n1.D0`, `n1.D0.R2`.
+            let mut tag = match node {
+                Some(node) if several => format!("{}.{}", node.name, p.tag),
+                _ => p.tag.clone(),
+            };
+            if repeat > 1 {
+                tag = format!("{tag}.R{round}");
+            }
+            placements.push(Placement {
+                node,
+                node_rank,
+                plan: p,
+                tag,
+            });
+        }
+    }
+    let cwd = std::env::current_dir().map_err(|source| RunError::Io {
+        action: "find",
+        path: PathBuf::from("."),
+        source,
+    })?;
     let results: Vec<Result<ProcessResult, RunError>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = plans
-            .iter()
-            .map(|p| {
-                let tag = if repeat > 1 {
-                    format!("{}.R{round}", p.tag)
-                } else {
-                    p.tag.clone()
-                };
+        let handles: Vec<_> = placements
+            .into_iter()
+            .map(|placement| {
+                let Placement {
+                    node,
+                    node_rank,
+                    plan: p,
+                    tag,
+                } = placement;
                 let stem = dir.join(format!("{}.{tag}", bench.name));
-                let launch = launch::launch(bench, p, &stem);
+                let mut launch = launch::launch(bench, &p, &stem);
+                let mut remote = None;
+                if let (Some(system), Some(node)) = (&options.system, node) {
+                    launch.env.extend(distributed_env(system, node_rank));
+                    if !node.main {
+                        remote = Some(Remote {
+                            ssh: ssh::ssh_argv(system, node),
+                            cwd: cwd.clone(),
+                        });
+                    }
+                }
                 let spec = ProcessSpec {
                     argv: launch.argv,
                     env: launch.env,
@@ -159,8 +237,10 @@ fn run_bench(
                         .map(|giver| (giver, format!("{}.{tag}", bench.name))),
                     stem,
                     interrupt: options.interrupt.clone(),
+                    remote,
                 };
                 let (bench, device) = (bench.name.clone(), p.device);
+                let node = node.map(|n| n.name.clone());
                 scope.spawn(move || {
                     if let Some((path, config)) = &launch.voir_config {
                         write_json(path, config)?;
@@ -170,6 +250,7 @@ fn run_bench(
                         bench,
                         tag,
                         device,
+                        node,
                         repeat: round,
                         outcome,
                     };
@@ -184,6 +265,20 @@ fn run_bench(
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// What a process on a system's node learns about the others, as torchrun's variables:
+/// `NODE_RANK`, `MASTER_ADDR` (the main node's address) and `MASTER_PORT` (its `port`).
+fn distributed_env(system: &SystemConfig, node_rank: usize) -> Vec<(String, String)> {
+    let main = system.main();
+    let mut env = vec![
+        ("NODE_RANK".to_owned(), node_rank.to_string()),
+        ("MASTER_ADDR".to_owned(), main.ip.clone()),
+    ];
+    if let Some(port) = main.port {
+        env.push(("MASTER_PORT".to_owned(), port.to_string()));
+    }
+    env
 }
 
 /// Creates `base`, or `base.2`, `base.3`, … when it exists.

@@ -45,6 +45,18 @@ pub struct ProcessSpec {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Where its events are given again, tagged [`BENCH`](keys::BENCH) with the name.
     pub forward: Option<(Giver, String)>,
+    /// When set, the process runs on another node, started over ssh.
+    pub remote: Option<Remote>,
+}
+
+/// How a process on another node is reached.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// `ssh` and its options, up to the node's address (the script follows).
+    pub ssh: Vec<String>,
+    /// The folder the process starts in there (the runner's: nodes share the layout, as
+    /// milabench assumes).
+    pub cwd: PathBuf,
 }
 
 /// How a process ended, written to `{bench}.{tag}.json`.
@@ -90,76 +102,27 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     );
     let log = LogWriter::create(&data_path, &header)?;
 
-    let (pipe_read, pipe_write) = std::io::pipe().map_err(io("create a pipe for", &data_path))?;
-    let Some((program, args)) = spec.argv.split_first() else {
-        return Err(RunError::Io {
-            action: "run",
-            path: spec.stem.clone(),
-            source: std::io::Error::other("empty command"),
-        });
+    let (mut command, pipe) = match command(spec) {
+        Ok(built) => built,
+        Err(message) => return Ok(not_started(spec, &stderr_path, log, message)),
     };
-    let mut command = Command::new(program);
-    command
-        .args(args)
-        .envs(spec.env.iter().cloned())
-        .env(DATA_FD, CHILD_FD.to_string());
-    command.env_remove(STOP_AFTER);
-    if let Some(stop) = spec.stop {
-        command.env(STOP_AFTER, stop.to_string());
-    }
-    // Its own process group: a timeout or an interrupt reaches what it started, too.
-    command.process_group(0);
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(stderr);
-    let fd = pipe_write.as_raw_fd();
-    // SAFETY: between fork and exec only async-signal-safe calls (dup2, fcntl) are made, on a
-    // descriptor that is open in the child (inherited from this process).
-    unsafe {
-        command.pre_exec(move || {
-            let ok = if fd == CHILD_FD {
-                libc::fcntl(fd, libc::F_SETFD, 0) != -1
-            } else {
-                libc::dup2(fd, CHILD_FD) != -1
-            };
-            if ok {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
+    command.stderr(stderr);
     let started = Instant::now();
     let spawned = command.spawn();
     // The write end must close here, or the pipe never ends.
-    drop(pipe_write);
+    let pipe_read = pipe.map(|(read, _write)| read);
     let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
-            let message = format!("cannot start {program}: {e}");
-            let _ = File::options()
-                .append(true)
-                .open(&stderr_path)
-                .and_then(|mut f| writeln!(f, "{message}"));
-            let _ = log.close(0);
-            return Ok(ProcessOutcome {
-                argv: spec.argv.clone(),
-                exit_code: None,
-                signal: None,
-                killed: None,
-                interrupted: false,
-                duration_s: 0.0,
-                events: 0,
-                rates: Vec::new(),
-                protocol_errors: vec![message],
-                meta: None,
-                success: false,
-            });
+            let message = format!("cannot start {}: {e}", command.get_program().display());
+            return Ok(not_started(spec, &stderr_path, log, message));
         }
     };
+    // A remote process is stopped when its connection closes (see `ssh.rs`): ssh's stdin
+    // stays open until the process has ended.
+    let ssh_stdin = child.stdin.take();
     let (tx, rx) = std::sync::mpsc::channel::<Incoming>();
-    let data_reader = reader_thread(pipe_read, tx.clone(), None);
+    let data_reader = pipe_read.map(|pipe| reader_thread(pipe, tx.clone(), None));
     let stdout = child
         .stdout
         .take()
@@ -175,7 +138,10 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     )
     .map_err(io("wait for", &spec.stem))?;
     let duration_s = started.elapsed().as_secs_f64();
-    let _ = data_reader.join();
+    drop(ssh_stdin);
+    if let Some(reader) = data_reader {
+        let _ = reader.join();
+    }
     if let Some(stdout) = stdout {
         let _ = stdout.join();
     }
@@ -201,6 +167,98 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         protocol_errors,
         meta,
     })
+}
+
+/// The command that starts `spec`'s process, and for a local one the `DATA_FD` pipe it writes
+/// to (the runner keeps the read end; the write end closes once the child has it).
+#[allow(clippy::type_complexity)]
+fn command(
+    spec: &ProcessSpec,
+) -> Result<(Command, Option<(std::io::PipeReader, std::io::PipeWriter)>), String> {
+    let Some((program, args)) = spec.argv.split_first() else {
+        return Err("empty command".to_owned());
+    };
+    let stop = spec
+        .stop
+        .map(|stop| (STOP_AFTER.to_owned(), stop.to_string()));
+    if let Some(remote) = &spec.remote {
+        // ssh forwards only stdout: the events come smuggled into it (`DATA_FD=1`).
+        let env: Vec<(String, String)> = spec
+            .env
+            .iter()
+            .cloned()
+            .chain([(DATA_FD.to_owned(), "1".to_owned())])
+            .chain(stop)
+            .collect();
+        let script = super::ssh::remote_script(&remote.cwd, &env, &spec.argv)?;
+        let (ssh, ssh_args) = remote.ssh.split_first().ok_or("empty ssh command")?;
+        let mut command = Command::new(ssh);
+        command.args(ssh_args).arg(script);
+        // Its own process group: a timeout or an interrupt reaches it and what it started.
+        command.process_group(0);
+        command.stdin(Stdio::piped()).stdout(Stdio::piped());
+        return Ok((command, None));
+    }
+    let (pipe_read, pipe_write) =
+        std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .envs(spec.env.iter().cloned())
+        .env(DATA_FD, CHILD_FD.to_string());
+    command.env_remove(STOP_AFTER);
+    if let Some((name, value)) = stop {
+        command.env(name, value);
+    }
+    // Its own process group: a timeout or an interrupt reaches what it started, too.
+    command.process_group(0);
+    command.stdin(Stdio::null()).stdout(Stdio::piped());
+    let fd = pipe_write.as_raw_fd();
+    // SAFETY: between fork and exec only async-signal-safe calls (dup2, fcntl) are made, on a
+    // descriptor that is open in the child (inherited from this process).
+    unsafe {
+        command.pre_exec(move || {
+            let ok = if fd == CHILD_FD {
+                libc::fcntl(fd, libc::F_SETFD, 0) != -1
+            } else {
+                libc::dup2(fd, CHILD_FD) != -1
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    Ok((command, Some((pipe_read, pipe_write))))
+}
+
+/// The outcome of a process that could not be started: `message` is appended to its stderr
+/// file and recorded as its protocol error.
+fn not_started(
+    spec: &ProcessSpec,
+    stderr_path: &Path,
+    log: LogWriter,
+    message: String,
+) -> ProcessOutcome {
+    let _ = File::options()
+        .append(true)
+        .open(stderr_path)
+        .and_then(|mut f| writeln!(f, "{message}"));
+    let _ = log.close(0);
+    ProcessOutcome {
+        argv: spec.argv.clone(),
+        exit_code: None,
+        signal: None,
+        killed: None,
+        interrupted: false,
+        duration_s: 0.0,
+        events: 0,
+        rates: Vec::new(),
+        protocol_errors: vec![message],
+        meta: None,
+        success: false,
+    }
 }
 
 /// `{stem}.{ext}` (`mlp.D0` + `data`: `with_extension` would replace the tag).
