@@ -10,10 +10,10 @@ pub(crate) struct PublishArgs {
     /// Publish every event to the NATS server at URL (`nats://HOST:PORT`) on
     /// `giving.<run>.<rank>`, fail-open: events are dropped and counted, never waited for,
     /// when the server is unreachable.
-    #[arg(long, value_name = "URL", requires = "run")]
+    #[arg(long, value_name = "URL", requires = "run", env = giving_nats::PUBLISH_ENV)]
     publish: Option<String>,
     /// The run's name, shared by its ranks (one subject token: no `.`, `*`, `>` or spaces).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", env = giving_nats::RUN_ENV)]
     run: Option<String>,
     /// This process's rank [default: `RANK`, else 0]; `LOCAL_RANK` and `WORLD_SIZE` are read
     /// from the environment.

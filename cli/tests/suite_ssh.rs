@@ -11,7 +11,7 @@ use giving_instruments::log::LogReader;
 
 mod servers;
 mod support;
-use servers::{Server, free_port, wait_for_port};
+use servers::{Server, free_port, nats_on, wait_for_port};
 use support::{giving_in as giving, outcome};
 
 /// A suite of two benchmarks that run on both nodes: the bundled MLP, and one that hangs until
@@ -201,5 +201,65 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(hanging_sleeps(), 0, "a remote benchmark outlived its stop");
+
+    // With a NATS server in the system, the remote giving program publishes its events there
+    // (it has no DATA_FD at all), and the runner receives them into the same files.
+    let Some(nats) = nats_on(free_port()) else {
+        eprintln!("SKIPPED (the NATS part): nats-server is not installed");
+        return;
+    };
+    let system = std::fs::read_to_string(tmp.path().join("system.yaml")).unwrap();
+    std::fs::write(
+        tmp.path().join("system-nats.yaml"),
+        system.replace(
+            "  nodes:",
+            &format!("  nats: nats://127.0.0.1:{}\n  nodes:", nats.port),
+        ),
+    )
+    .unwrap();
+    let (ok, out) = giving(
+        &[
+            "suite",
+            "run",
+            "suite.yaml",
+            "--system",
+            "system-nats.yaml",
+            "--select",
+            "mlp",
+            "--name",
+            "via-nats",
+        ],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    let dir = std::fs::read_dir(tmp.path().join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("via-nats")
+        })
+        .unwrap();
+    let far = outcome(&dir, "mlp.far.D0");
+    assert!(far["rates"].as_array().unwrap().len() >= 3, "{far}");
+    assert!(
+        far["protocol_errors"].as_array().unwrap().is_empty(),
+        "{far}"
+    );
+    assert_eq!(far["meta"]["versions"]["giving"], env!("CARGO_PKG_VERSION"));
+    let mut reader = LogReader::open(dir.join("mlp.far.D0.data")).unwrap();
+    let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
+    assert!(
+        events
+            .iter()
+            .filter(|e| e.has("rate"))
+            .all(|e| e.has("rank")),
+        "the publisher's tags show the way they came"
+    );
+    let here = std::fs::read_to_string(dir.join("mlp.here.D0.stdout")).unwrap();
+    assert!(here.contains("(stopped early)"), "{here}");
     drop(server);
 }

@@ -8,7 +8,7 @@ use async_nats::jetstream::consumer::push::Ordered;
 use futures::StreamExt;
 use giving::vocab::keys;
 use giving::{Event, Giver, StopToken, Value};
-use giving_instruments::log::{StreamDecoder, StreamItem};
+use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem};
 
 use crate::connect::options;
 use crate::error::NatsError;
@@ -33,6 +33,7 @@ pub struct FanIn {
     decoders: HashMap<String, StreamDecoder>,
     ready: VecDeque<Event>,
     ranks: Ranks,
+    headers: HashMap<u64, LogHeader>,
     garbage: u64,
     _client: async_nats::Client,
 }
@@ -116,6 +117,7 @@ impl FanIn {
             decoders: HashMap::new(),
             ready: VecDeque::new(),
             ranks: Ranks::default(),
+            headers: HashMap::new(),
             garbage: 0,
             _client: client,
         }
@@ -176,7 +178,11 @@ impl FanIn {
                     }
                     self.ready.push_back(end.build());
                 }
-                StreamItem::Header(_) => {}
+                StreamItem::Header(header) => {
+                    if let Some(rank) = rank {
+                        self.headers.insert(rank, *header);
+                    }
+                }
                 StreamItem::Garbage { .. } => self.garbage += 1,
             }
         }
@@ -194,6 +200,12 @@ impl FanIn {
             let event = fan_in.next().await?;
             Some((event, fan_in))
         })
+    }
+
+    /// What rank `rank` said about itself when it started publishing (its log header:
+    /// command line, host, pid, crate versions), once received.
+    pub fn header(&self, rank: u64) -> Option<&LogHeader> {
+        self.headers.get(&rank)
     }
 
     /// The ranks heard from so far.

@@ -13,6 +13,12 @@ pub const LOCAL_RANK_ENV: &str = "LOCAL_RANK";
 /// `WORLD_SIZE`: how many ranks the run has.
 pub const WORLD_SIZE_ENV: &str = "WORLD_SIZE";
 
+/// `GIVING_PUBLISH`: the NATS server a giving program publishes to when no `--publish` is
+/// given (`giving train` reads it; a suite runner sets it for a node that reports through NATS).
+pub const PUBLISH_ENV: &str = "GIVING_PUBLISH";
+/// `GIVING_RUN`: the run name a giving program publishes under when no `--run` is given.
+pub const RUN_ENV: &str = "GIVING_RUN";
+
 /// The identity a rank tags its events with: [`RUN`](keys::RUN), [`HOST`](keys::HOST),
 /// [`RANK`](keys::RANK), [`LOCAL_RANK`](keys::LOCAL_RANK), [`WORLD_SIZE`](keys::WORLD_SIZE).
 ///

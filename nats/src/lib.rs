@@ -35,7 +35,7 @@ mod subject;
 
 pub use error::NatsError;
 pub use fanin::{FanIn, Until};
-pub use identity::{Identity, LOCAL_RANK_ENV, RANK_ENV, WORLD_SIZE_ENV};
+pub use identity::{Identity, LOCAL_RANK_ENV, PUBLISH_ENV, RANK_ENV, RUN_ENV, WORLD_SIZE_ENV};
 pub use publish::{DEFAULT_CAPACITY, DEFAULT_FINISH_WITHIN, NatsPublisher};
 pub use pump::PublishSummary;
 pub use ranks::Ranks;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use giving::Event;
 use giving_instruments::LazyWindow;
-use giving_instruments::log::{encode_end, encode_event};
+use giving_instruments::log::{LogHeader, encode_end, encode_event, encode_header};
 
 use crate::buffer::DropOldest;
 use crate::identity::Identity;
@@ -49,7 +49,7 @@ async fn until(deadline: Option<std::time::Instant>) {
 pub struct PublishSummary {
     /// Events taken from the scope.
     pub events: u64,
-    /// Records handed to the connection (the end record included).
+    /// Records handed to the connection (the end record included, the header not).
     pub published: u64,
     /// Events dropped: the buffer was full while the server was down, the subscription lagged,
     /// an event could not be encoded, or the server was still down when the run ended.
@@ -116,6 +116,13 @@ pub(crate) async fn pump<L: Link>(
     };
 
     let published = Cell::new(0u64);
+    // The log's header goes first, once the server is up: who is speaking (command line,
+    // host, pid, crate versions), as a log file starts. It is not an event: neither counted
+    // nor dropped with them.
+    let mut header = Vec::new();
+    let mut header = encode_header(&LogHeader::for_this_process(), &mut header, &subject)
+        .ok()
+        .map(|()| header);
     let send = async {
         let mut deadline = None;
         loop {
@@ -129,6 +136,10 @@ pub(crate) async fn pump<L: Link>(
             }
             if !link.is_up() {
                 tokio::time::sleep(RETRY_EVERY).await;
+                continue;
+            }
+            if let Some(record) = header.take() {
+                let _ = link.send(record).await;
                 continue;
             }
             let next = buffer.borrow_mut().pop();
@@ -261,6 +272,11 @@ mod tests {
             }
         );
         let items = link.items();
+        assert!(
+            matches!(&items[0], StreamItem::Header(h) if h.pid == u64::from(std::process::id())),
+            "the header goes first: {items:?}"
+        );
+        let items = &items[1..];
         let kept: Vec<u64> = items.iter().filter_map(index).collect();
         assert_eq!(kept, [6, 7, 8, 9, 10], "the newest were kept, in order");
         let StreamItem::Event(first) = &items[0] else {
@@ -321,6 +337,7 @@ mod tests {
         let summary = pump(&link, rx, || 0, |_| {}, config(16)).await;
         assert_eq!((summary.published, summary.dropped), (5, 0));
         let items = link.items();
+        let items = &items[1..];
         let StreamItem::Event(loss) = &items[1] else {
             panic!("{items:?}")
         };

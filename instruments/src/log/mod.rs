@@ -26,7 +26,7 @@ pub use error::LogError;
 pub use header::{FORMAT_NAME, FORMAT_VERSION, LogHeader};
 pub use inspect::{DumpSummary, LogHealth, LogStats, NumericStats, dump, stats};
 pub use reader::{LogDamage, LogEnd, LogReader, LogStream, read};
-pub use record::{encode_end, encode_event};
+pub use record::{encode_end, encode_event, encode_header};
 pub use replay::{ReplaySummary, replay};
 pub use sink::MsgpackLog;
 pub use stream::{StreamDecoder, StreamItem};

@@ -1,6 +1,6 @@
 //! One record at a time, for transports that carry the log's records one per message (NATS):
-//! [`encode_event`] and [`encode_end`] write exactly the bytes a log file holds for an event
-//! and for its end record; [`StreamDecoder`](super::StreamDecoder) reads them back.
+//! [`encode_header`], [`encode_event`] and [`encode_end`] write exactly the bytes a log file
+//! holds for its header, an event and its end record; [`StreamDecoder`](super::StreamDecoder) reads them back.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
@@ -9,6 +9,35 @@ use giving::{Event, Timestamp};
 
 use super::encode::{Encoder, panic_message};
 use super::error::LogError;
+use super::header::LogHeader;
+
+/// Appends the log's header record (`header`: command line, host, pid, crate versions, extra
+/// fields) to `out`, read back as [`StreamItem::Header`](super::StreamItem::Header): what a
+/// transport sends first so that the receiver knows who is speaking. A header the reader
+/// would refuse leaves `out` as it was and is an error naming `name` and the field.
+///
+/// ```
+/// use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem, encode_header};
+///
+/// let mut bytes = Vec::new();
+/// encode_header(&LogHeader::for_this_process(), &mut bytes, "example").unwrap();
+/// let mut decoder = StreamDecoder::new();
+/// decoder.push(&bytes);
+/// let Some(StreamItem::Header(header)) = decoder.next_item() else { panic!() };
+/// assert_eq!(header.pid, std::process::id());
+/// ```
+pub fn encode_header(header: &LogHeader, out: &mut Vec<u8>, name: &str) -> Result<(), LogError> {
+    let start = out.len();
+    header.encode(out).map_err(|(key, reason)| {
+        out.truncate(start);
+        LogError::Refused {
+            path: PathBuf::from(name),
+            record: "the header".to_owned(),
+            key,
+            reason,
+        }
+    })
+}
 
 /// Appends the log record of `event` to `out` (lazy values are resolved here: call it off the
 /// training thread). A lazy value that panics is written as nil with an `$error` field, as the

@@ -36,6 +36,10 @@ pub struct SystemConfig {
     /// More ssh options, given before the destination (`ssh_options: [-o, ConnectTimeout=5]`;
     /// giving's addition to milabench's format).
     pub ssh_options: Vec<String>,
+    /// A NATS server (`nats: nats://HOST:PORT`; giving's addition): a giving program on a node
+    /// other than the main one publishes its events there (`GIVING_PUBLISH`, `GIVING_RUN`)
+    /// instead of smuggling them into its stdout. `None`: stdout.
+    pub nats: Option<String>,
     /// The nodes, the main one first.
     pub nodes: Vec<Node>,
 }
@@ -84,6 +88,8 @@ struct Section {
     sshkey: Option<String>,
     #[serde(default)]
     ssh_options: Vec<String>,
+    #[serde(default)]
+    nats: Option<String>,
     nodes: Vec<Node>,
     // Accepted as milabench writes them; the runner has no use for them.
     #[serde(default, rename = "arch")]
@@ -163,6 +169,7 @@ impl SystemConfig {
             file: file.to_path_buf(),
             sshkey: section.sshkey.map(|k| expand_home(&k)),
             ssh_options: section.ssh_options,
+            nats: section.nats,
             nodes,
         })
     }

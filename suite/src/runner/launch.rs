@@ -51,7 +51,7 @@ pub(crate) fn launch(bench: &Bench, plan: &ProcessPlan, stem: &Path) -> Launch {
 }
 
 /// Whether the program is voir's command line (`voir`, or a path to it).
-fn is_voir(argv: &[String]) -> bool {
+pub(crate) fn is_voir(argv: &[String]) -> bool {
     argv.first()
         .and_then(|p| Path::new(p).file_name())
         .is_some_and(|name| name == "voir")

@@ -3,6 +3,7 @@
 //! configuration and the machine's facts. See `docs/suite.md`.
 
 mod launch;
+mod nats;
 mod plan;
 mod process;
 mod ssh;
@@ -16,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use giving::Giver;
 use serde::Serialize;
 
+pub use nats::NatsRoute;
 pub use plan::{ProcessPlan, plan};
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
 pub use system::SystemFacts;
@@ -219,9 +221,23 @@ fn run_bench(
                 if let (Some(system), Some(node)) = (&options.system, node) {
                     launch.env.extend(distributed_env(system, node_rank));
                     if !node.main {
+                        // voir speaks only through DATA_FD: it keeps the smuggled stdout.
+                        let nats = system
+                            .nats
+                            .as_ref()
+                            .filter(|_| !launch::is_voir(&launch.argv))
+                            .map(|url| NatsRoute {
+                                url: url.clone(),
+                                run: subject_token(&format!(
+                                    "{}-{}-{tag}",
+                                    dir_name(dir),
+                                    bench.name
+                                )),
+                            });
                         remote = Some(Remote {
                             ssh: ssh::ssh_argv(system, node),
                             cwd: cwd.clone(),
+                            nats,
                         });
                     }
                 }
@@ -265,6 +281,25 @@ fn run_bench(
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// The run folder's name (`dev.2026-11-24_01-02-03`).
+fn dir_name(dir: &Path) -> String {
+    dir.file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+}
+
+/// `text` as one NATS subject token: what is not a letter, a digit, `-` or `_` becomes `_`.
+fn subject_token(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// What a process on a system's node learns about the others, as torchrun's variables:

@@ -20,6 +20,8 @@ use serde::Serialize;
 use crate::RunError;
 use crate::protocol::{DataDecoder, Incoming, Unsmuggler};
 
+use super::nats::{NatsRoute, NatsSource};
+
 /// The descriptor number a child finds its pipe at (`DATA_FD=3`), as voir's.
 const CHILD_FD: i32 = 3;
 
@@ -57,7 +59,14 @@ pub struct Remote {
     /// The folder the process starts in there (the runner's: nodes share the layout, as
     /// milabench assumes).
     pub cwd: PathBuf,
+    /// When set, the process publishes its events to NATS instead of smuggling them into its
+    /// stdout, and the runner receives them there.
+    pub nats: Option<NatsRoute>,
 }
+
+/// How long the runner waits, after a process published through NATS exited, for its last
+/// records to arrive.
+const NATS_DRAIN: Duration = Duration::from_secs(10);
 
 /// How a process ended, written to `{bench}.{tag}.json`.
 #[derive(Debug, Clone, Serialize)]
@@ -107,6 +116,15 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         Err(message) => return Ok(not_started(spec, &stderr_path, log, message)),
     };
     command.stderr(stderr);
+    let (tx, rx) = std::sync::mpsc::channel::<Incoming>();
+    // Subscribed before the process starts, so that nothing it publishes is missed.
+    let nats = match spec.remote.as_ref().and_then(|r| r.nats.as_ref()) {
+        Some(route) => match NatsSource::subscribe(route, tx.clone()) {
+            Ok(source) => Some(source),
+            Err(message) => return Ok(not_started(spec, &stderr_path, log, message)),
+        },
+        None => None,
+    };
     let started = Instant::now();
     let spawned = command.spawn();
     // The write end must close here, or the pipe never ends.
@@ -121,7 +139,6 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     // A remote process is stopped when its connection closes (see `ssh.rs`): ssh's stdin
     // stays open until the process has ended.
     let ssh_stdin = child.stdin.take();
-    let (tx, rx) = std::sync::mpsc::channel::<Incoming>();
     let data_reader = pipe_read.map(|pipe| reader_thread(pipe, tx.clone(), None));
     let stdout = child
         .stdout
@@ -139,6 +156,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     .map_err(io("wait for", &spec.stem))?;
     let duration_s = started.elapsed().as_secs_f64();
     drop(ssh_stdin);
+    let nats_ended = nats.map(|source| source.finish(NATS_DRAIN));
     if let Some(reader) = data_reader {
         let _ = reader.join();
     }
@@ -148,12 +166,18 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     let Received {
         events,
         rates,
-        errors: protocol_errors,
+        errors: mut protocol_errors,
         meta,
     } = writer.join().unwrap_or_else(|_| Received {
         errors: vec!["the log writer panicked".to_owned()],
         ..Received::default()
     });
+    if nats_ended == Some(false) {
+        protocol_errors.push(format!(
+            "no end record arrived through NATS within {} s of the exit: the run may be cut",
+            NATS_DRAIN.as_secs()
+        ));
+    }
     Ok(ProcessOutcome {
         argv: spec.argv.clone(),
         exit_code: status.code(),
@@ -182,12 +206,20 @@ fn command(
         .stop
         .map(|stop| (STOP_AFTER.to_owned(), stop.to_string()));
     if let Some(remote) = &spec.remote {
-        // ssh forwards only stdout: the events come smuggled into it (`DATA_FD=1`).
+        // ssh forwards only stdout: the events come smuggled into it (`DATA_FD=1`), or
+        // through NATS.
+        let channel = match &remote.nats {
+            None => vec![(DATA_FD.to_owned(), "1".to_owned())],
+            Some(route) => vec![
+                (giving_nats::PUBLISH_ENV.to_owned(), route.url.clone()),
+                (giving_nats::RUN_ENV.to_owned(), route.run.clone()),
+            ],
+        };
         let env: Vec<(String, String)> = spec
             .env
             .iter()
             .cloned()
-            .chain([(DATA_FD.to_owned(), "1".to_owned())])
+            .chain(channel)
             .chain(stop)
             .collect();
         let script = super::ssh::remote_script(&remote.cwd, &env, &spec.argv)?;

@@ -173,6 +173,7 @@ mod tests {
             file: PathBuf::from("system.yaml"),
             sshkey: Some(PathBuf::from("/k")),
             ssh_options: vec!["-o".to_owned(), "ConnectTimeout=5".to_owned()],
+            nats: None,
             nodes: vec![node.clone()],
         };
         let argv = ssh_argv(&system, &node);
