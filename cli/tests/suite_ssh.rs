@@ -3,6 +3,7 @@
 //! land in one run folder and one report. Skipped, saying so, where sshd is not installed
 //! (.ci/run installs openssh-server).
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -78,6 +79,7 @@ fn start_sshd(sshd: &Path, dir: &Path, client_key: &Path) -> Option<Server> {
     // connection, which is not a failure.
     let log = std::fs::File::create(dir.join("sshd.log")).unwrap();
     let child = Command::new(sshd)
+        .process_group(0)
         .args(["-D", "-e", "-f"])
         .arg(&config)
         .stdout(Stdio::null())

@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStderr, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
@@ -61,9 +62,19 @@ impl Server {
         }
     }
 
-    /// Kills it now (SIGKILL) and waits for it.
+    /// Kills it now (SIGKILL) and waits for it. A server started as the leader of its own
+    /// process group (every one here) is killed with its whole group: `mlflow server` runs
+    /// uvicorn and a job consumer as children, which would outlive it.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
+            let pid = child.id() as libc::pid_t;
+            // SAFETY: getpgid and kill take plain numbers; the child is not reaped yet, so
+            // its pid (and group id) is not reused.
+            unsafe {
+                if libc::getpgid(pid) == pid {
+                    libc::kill(-pid, libc::SIGKILL);
+                }
+            }
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -92,6 +103,7 @@ fn nats_with(port: u16, extra: &[&str]) -> Option<Server> {
         return None;
     }
     let child = Command::new("nats-server")
+        .process_group(0)
         .args(["-a", "127.0.0.1", "-p", &port.to_string()])
         .args(extra)
         .stdout(Stdio::null())
@@ -119,6 +131,7 @@ pub fn mlflow_in(dir: &Path) -> Option<Server> {
     let store = format!("sqlite:///{}", dir.join("mlflow.db").display());
     let artifacts = dir.join("artifacts");
     let child = Command::new("mlflow")
+        .process_group(0)
         .args(["server", "--backend-store-uri", &store])
         .arg("--default-artifact-root")
         .arg(&artifacts)
