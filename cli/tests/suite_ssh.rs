@@ -132,6 +132,27 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
     )
     .unwrap();
 
+    // A node that cannot be reached stops the run before anything starts, naming it.
+    let system = std::fs::read_to_string(tmp.path().join("system.yaml")).unwrap();
+    std::fs::write(
+        tmp.path().join("system-dead.yaml"),
+        system.replace(
+            &format!("name: far, ip: 127.0.0.1, sshport: {}", server.port),
+            &format!("name: dead, ip: 127.0.0.1, sshport: {}", free_port()),
+        ),
+    )
+    .unwrap();
+    let (ok, out) = giving(
+        &["suite", "run", "suite.yaml", "--system", "system-dead.yaml"],
+        tmp.path(),
+    );
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("node `dead` (127.0.0.1:") && out.contains("cannot be reached over ssh"),
+        "{out}"
+    );
+    assert!(!tmp.path().join("runs").exists(), "nothing ran: {out}");
+
     let (ok, out) = giving(
         &[
             "suite",

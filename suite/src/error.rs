@@ -39,6 +39,14 @@ pub enum RunError {
         /// What is wrong.
         message: String,
     },
+    /// A node of the system could not be reached before the run.
+    #[error("{message}")]
+    Node {
+        /// The node's name.
+        node: String,
+        /// What ssh said.
+        message: String,
+    },
     /// A run's log could not be created.
     #[error(transparent)]
     Log(#[from] giving_instruments::log::LogError),

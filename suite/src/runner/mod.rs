@@ -104,15 +104,13 @@ pub fn run_suite(
             .file_stem()
             .map_or_else(|| "suite".to_owned(), |s| s.to_string_lossy().into_owned())
     });
+    let benches: Vec<&Bench> = suite.selected(selection).collect();
+    let gpus = probe_nodes(&benches, options.system.as_ref())?;
     let dir = unique_dir(
         &options
             .runs
             .join(format!("{name}.{}", system::folder_time(now))),
     )?;
-    let benches: Vec<&Bench> = suite.selected(selection).collect();
-    for bench in &benches {
-        nodes_of(bench, options.system.as_ref())?;
-    }
     write_json(
         &dir.join("config.json"),
         &serde_json::json!({ "file": suite.file, "benches": benches }),
@@ -129,13 +127,34 @@ pub fn run_suite(
             {
                 return Ok(RunSummary { dir, processes });
             }
-            for result in run_bench(bench, round, repeat, &dir, options)? {
+            for result in run_bench(bench, round, repeat, &dir, options, &gpus)? {
                 progress(&result);
                 processes.push(result);
             }
         }
     }
     Ok(RunSummary { dir, processes })
+}
+
+/// Checks that every benchmark has the nodes it asks for, and asks each node other than the
+/// main one, over ssh, how many GPUs it has: before anything runs, so that a missing or
+/// unreachable node stops the run at once.
+fn probe_nodes(benches: &[&Bench], system: Option<&SystemConfig>) -> Result<NodeGpus, RunError> {
+    let mut gpus = NodeGpus::new();
+    for bench in benches {
+        let nodes = nodes_of(bench, system)?;
+        let Some(system) = system else { continue };
+        for node in nodes.into_iter().flatten() {
+            if !node.main && !gpus.contains_key(&node.name) {
+                let n = ssh::probe_gpus(system, node).map_err(|message| RunError::Node {
+                    node: node.name.clone(),
+                    message,
+                })?;
+                gpus.insert(node.name.clone(), n);
+            }
+        }
+    }
+    Ok(gpus)
 }
 
 /// The nodes `bench` runs on: its `num_machines` first, the main one first; `None` in the
@@ -162,6 +181,9 @@ fn nodes_of<'s>(
     })
 }
 
+/// The GPUs of the nodes other than the main one, by name, as they reported them.
+type NodeGpus = std::collections::HashMap<String, usize>;
+
 /// One process to start: its node, its plan slot and its tag.
 struct Placement<'a> {
     node: Option<&'a Node>,
@@ -178,12 +200,17 @@ fn run_bench(
     repeat: u32,
     dir: &Path,
     options: &RunOptions,
+    gpus: &NodeGpus,
 ) -> Result<Vec<ProcessResult>, RunError> {
     let nodes = nodes_of(bench, options.system.as_ref())?;
     let several = nodes.len() > 1;
     let mut placements = Vec::new();
     for (node_rank, node) in nodes.into_iter().enumerate() {
-        for p in plan(bench, options.n_gpu) {
+        // The main node is this machine; another plans with the GPUs it reported.
+        let n_gpu = node
+            .and_then(|n| gpus.get(&n.name).copied())
+            .unwrap_or(options.n_gpu);
+        for p in plan(bench, n_gpu) {
             // With several nodes the node's name leads the tag: `n1.D0`, `n1.D0.R2`.
             let mut tag = match node {
                 Some(node) if several => format!("{}.{}", node.name, p.tag),

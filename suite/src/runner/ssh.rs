@@ -96,6 +96,30 @@ pub(crate) fn ssh_argv(system: &SystemConfig, node: &Node) -> Vec<String> {
     argv
 }
 
+/// How many NVIDIA GPUs `node` has (`/proc/driver/nvidia/gpus`, as this machine's count is
+/// read), asked over ssh before anything runs: the node's plan uses it, and a node that cannot
+/// be reached stops the run at once, with what ssh said, rather than failing every benchmark.
+pub(crate) fn probe_gpus(system: &SystemConfig, node: &Node) -> Result<usize, String> {
+    let argv = ssh_argv(system, node);
+    let output = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        .arg("ls /proc/driver/nvidia/gpus 2>/dev/null | wc -l")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", argv[0]))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    match (output.status.success(), stdout.trim().parse::<usize>()) {
+        (true, Ok(n)) => Ok(n),
+        _ => Err(format!(
+            "node `{}` ({}:{}) cannot be reached over ssh: {}",
+            node.name,
+            node.ip,
+            node.sshport,
+            String::from_utf8_lossy(&output.stderr).trim()
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
