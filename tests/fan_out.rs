@@ -189,11 +189,21 @@ fn randomized_scopes_threads_and_subscriptions_lose_duplicate_and_reorder_nothin
                     .filter(|(t, _)| *t == thread)
                     .map(|(_, s)| *s)
                     .collect();
-                assert_eq!(
-                    mine.last(),
-                    Some(&(PER_PRODUCER - 1)),
-                    "round {round}: every thread's last event"
-                );
+                // The late subscriber may come after a thread gave its last event (the main
+                // thread can be descheduled for milliseconds on a loaded machine): then it sees
+                // none of that thread's, which is right. What it does see must run to the end.
+                if whole || !mine.is_empty() {
+                    assert_eq!(
+                        mine.last(),
+                        Some(&(PER_PRODUCER - 1)),
+                        "round {round}: every thread's last event ({})",
+                        if whole {
+                            "subscribed first"
+                        } else {
+                            "subscribed late"
+                        }
+                    );
+                }
                 if whole {
                     assert_eq!(
                         mine.len() as u64,
