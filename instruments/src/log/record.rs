@@ -24,7 +24,7 @@ use super::header::LogHeader;
 /// let mut decoder = StreamDecoder::new();
 /// decoder.push(&bytes);
 /// let Some(StreamItem::Header(header)) = decoder.next_item() else { panic!() };
-/// assert_eq!(header.pid, std::process::id());
+/// assert_eq!(header.pid, u64::from(std::process::id()));
 /// ```
 pub fn encode_header(header: &LogHeader, out: &mut Vec<u8>, name: &str) -> Result<(), LogError> {
     let start = out.len();
