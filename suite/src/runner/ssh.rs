@@ -66,7 +66,8 @@ pub(crate) fn remote_script(
 }
 
 /// `ssh` and its options up to the destination, for `node`: batch mode (never a password
-/// prompt), milabench's host-key options, the system's key and extra options.
+/// prompt), milabench's host-key options, the system's key and extra options, a 10 s connect
+/// timeout.
 pub(crate) fn ssh_argv(system: &SystemConfig, node: &Node) -> Vec<String> {
     let mut argv: Vec<String> = [
         "ssh",
@@ -90,6 +91,10 @@ pub(crate) fn ssh_argv(system: &SystemConfig, node: &Node) -> Vec<String> {
         argv.push(user.clone());
     }
     argv.extend(system.ssh_options.iter().cloned());
+    // After the system's options: ssh keeps the first value it is given for an option, so a
+    // `ConnectTimeout` of the system's wins over this default. Without one, a node that does
+    // not answer would hold the run for the system's TCP timeout (minutes).
+    argv.extend(["-o".to_owned(), "ConnectTimeout=10".to_owned()]);
     // Options end here: a node whose address starts with `-` is not taken for one.
     argv.push("--".to_owned());
     argv.push(node.ip.clone());
@@ -213,6 +218,8 @@ mod tests {
                 "bench",
                 "-o",
                 "ConnectTimeout=5",
+                "-o",
+                "ConnectTimeout=10",
                 "--",
                 "10.0.0.2"
             ]
