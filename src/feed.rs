@@ -15,13 +15,6 @@
 //! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
 //!   written before it is visible, and slots are never rewritten (append only, no reuse), so
 //!   the reader can clone the event without further synchronisation.
-//! - **A sole reader moves.** Readers attach (at the tail) and detach under the mutex, so the
-//!   producer knows exactly how many are attached when it appends. When it is one, that
-//!   reader is the only one that will ever read the slot (a later reader starts past it), so it
-//!   moves the event out instead of cloning it — no reference-count increment now and no
-//!   decrement when the chunk goes — and clears `ready` so that the chunk's drop skips the
-//!   slot. Its cursor holds the chunk meanwhile, and the chunk's reference count orders that
-//!   store before the chunk's drop, whichever thread drops it.
 //! - **No lost wake-up, no fence per event.** A reader parks only under the mutex: it re-checks
 //!   its slot (and the end of the feed) and registers its waker while holding it. A producer
 //!   publishes and collects the registered wakers under the same mutex. The two critical
@@ -66,9 +59,6 @@ struct Slot {
     ready: AtomicBool,
     /// The reader that must not see this event (a derivation's own output), or [`NO_SKIP`].
     skip: UnsafeCell<u64>,
-    /// Whether one reader was attached when the event was appended: that reader is the only
-    /// one that will ever read the slot, and takes the event itself instead of a clone.
-    sole: UnsafeCell<bool>,
     event: UnsafeCell<MaybeUninit<Event>>,
 }
 
@@ -100,7 +90,6 @@ impl Chunk {
                 .map(|_| Slot {
                     ready: AtomicBool::new(false),
                     skip: UnsafeCell::new(NO_SKIP),
-                    sole: UnsafeCell::new(false),
                     event: UnsafeCell::new(MaybeUninit::uninit()),
                 })
                 .collect()
@@ -210,11 +199,8 @@ impl Feed {
             let slot = &tail.chunk.slots[tail.pos];
             // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
             // producers holding the lock write; it is written once.
-            // Readers attach and detach under this lock, so the count is exact here.
-            let sole = self.readers.load(Ordering::Relaxed) == 1;
             unsafe {
                 *slot.skip.get() = skip;
-                *slot.sole.get() = sole;
                 (*slot.event.get()).write(event);
             }
             slot.ready.store(true, Ordering::Release);
@@ -370,15 +356,6 @@ impl FeedReader {
         unsafe {
             if *slot.skip.get() == self.state.id {
                 return Found::Skipped;
-            }
-            if *slot.sole.get() {
-                // This reader is the only one that will ever look at the slot (see `sole`):
-                // it moves the event out, and marks the slot empty so that the chunk does not
-                // drop the event again. The chunk is alive (this cursor holds it), and the
-                // mark is ordered before the chunk's drop by the chunk's reference count.
-                let event = (*slot.event.get()).assume_init_read();
-                slot.ready.store(false, Ordering::Relaxed);
-                return Found::Event(event);
             }
             Found::Event((*slot.event.get()).assume_init_ref().clone())
         }
