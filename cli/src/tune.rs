@@ -153,10 +153,15 @@ pub(crate) fn tune(args: TuneArgs) -> Result<()> {
         say!("{:<16} {:>6}  what", "knob", "cost");
         for knob in Knob::all() {
             say!(
-                "{:<16} {:>6.3}  {}",
+                "{:<16} {:>6.3}  {}{}",
                 knob.id(),
                 knob.cost_factor(),
-                knob.describe()
+                knob.describe(),
+                if knob.default_search() {
+                    ""
+                } else {
+                    " (searched only with --knobs: slower than exact on the CPU)"
+                }
             );
         }
         return Ok(());

@@ -71,8 +71,8 @@ pub struct TuneSettings {
 
 impl TuneSettings {
     /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
-    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16 (on a
-    /// CPU without f16 arithmetic it is slower, not faster: see docs/tuner.md).
+    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16
+    /// ([`Knob::default_search`]).
     pub fn new() -> Self {
         Self {
             max_iter: 1000,
@@ -87,7 +87,7 @@ impl TuneSettings {
             repeats: 3,
             knobs: Knob::all()
                 .into_iter()
-                .filter(|k| *k != Knob::Fp16)
+                .filter(Knob::default_search)
                 .map(|k| k.id())
                 .collect(),
         }
