@@ -75,12 +75,13 @@ pub struct ConfigRecord {
     pub qos_loss: f64,
     /// The QoS model's prediction, when the session used one.
     pub predicted_qos: Option<f64>,
-    /// Accuracy in percent on the test set (measured for the best configurations).
+    /// Accuracy in percent on the test set (measured for every kept configuration; absent
+    /// from files written before it was).
     pub test_qos: Option<f64>,
     /// Speedup predicted by the cost model.
     pub predicted_speedup: f64,
-    /// End-to-end speedup on the test set, timed interleaved with the exact network (best
-    /// configurations only).
+    /// End-to-end speedup on the test set, timed interleaved with the exact network: the best
+    /// configurations over `repeats` rounds, the other kept ones over one round.
     pub measured_speedup: Option<f64>,
     /// Whether the configuration is on the Pareto front of (QoS, predicted speedup).
     pub pareto: bool,

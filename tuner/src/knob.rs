@@ -102,6 +102,14 @@ impl Knob {
         }
     }
 
+    /// Whether the search uses this knob unless told otherwise: every knob but `fp16`, which
+    /// the CPU (`flex`) backend computes without f16 arithmetic, several times slower than the
+    /// exact layer (docs/tuner.md gives the measurements). `--knobs` adds it back, e.g. on a
+    /// GPU backend.
+    pub fn default_search(&self) -> bool {
+        *self != Knob::Fp16
+    }
+
     /// A one-line description for `--list-knobs`.
     pub fn describe(&self) -> String {
         match *self {

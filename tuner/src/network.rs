@@ -181,6 +181,25 @@ impl<B: Backend> Network<B> {
             .collect()
     }
 
+    /// The exact network's inputs to every layer: `result[l][b]` enters layer `l` for batch `b`
+    /// of `data` (layer 0's are the images). Computed in one pass, with the same operations
+    /// as [`Network::logits`], so that running a configuration from `result[l]` gives the
+    /// same logits as running it from the images when its first `l` layers are exact.
+    pub fn exact_inputs(&self, data: &Dataset<B>) -> Vec<Vec<Tensor<B, 4>>> {
+        let mut inputs = vec![data.batches.clone()];
+        for i in 0..self.layers.len().saturating_sub(1) {
+            let next = inputs[i]
+                .iter()
+                .map(|x| {
+                    self.model
+                        .after_conv(i, self.layers[i][0].forward(x.clone()))
+                })
+                .collect();
+            inputs.push(next);
+        }
+        inputs
+    }
+
     /// Row-major logits `[images, classes]` of `inputs` (activations entering layer `from`).
     pub fn logits_from(
         &self,
@@ -213,8 +232,15 @@ impl<B: Backend> Network<B> {
 
     /// Wall time of one pass of `config` over `data`, results read back to the host.
     pub fn time(&self, config: &[usize], data: &Dataset<B>) -> Result<Duration, Error> {
+        Ok(self.timed_qos(config, data)?.0)
+    }
+
+    /// Wall time of one pass of `config` over `data` (results read back to the host), and the
+    /// QoS of that pass.
+    pub fn timed_qos(&self, config: &[usize], data: &Dataset<B>) -> Result<(Duration, f64), Error> {
         let start = Instant::now();
-        self.logits(config, data)?;
-        Ok(start.elapsed())
+        let logits = self.logits(config, data)?;
+        let elapsed = start.elapsed();
+        Ok((elapsed, accuracy(&logits, &data.labels, data.classes)))
     }
 }

@@ -111,9 +111,15 @@ impl<B: Backend> Vgg<B> {
     }
 
     /// What follows convolution `i`: ReLU, then `2×2` max pooling after every second layer.
+    ///
+    /// Where both apply, the pooling runs first: ReLU is monotonic, so the maximum of the
+    /// rectified values is the rectified maximum, and ReLU then touches a quarter of the values.
     pub fn after_conv(&self, i: usize, y: Tensor<B, 4>) -> Tensor<B, 4> {
-        let y = self.activation.forward(y);
-        if i % 2 == 1 { self.pool.forward(y) } else { y }
+        if i % 2 == 1 {
+            self.activation.forward(self.pool.forward(y))
+        } else {
+            self.activation.forward(y)
+        }
     }
 
     /// Logits `[batch, classes]` of the last convolution block's output.

@@ -4,8 +4,8 @@
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
-use burn::tensor::module::conv2d;
-use burn::tensor::ops::{ConvOptions, PadMode};
+use burn::tensor::module::{conv2d, interpolate as resample};
+use burn::tensor::ops::{ConvOptions, InterpolateMode, InterpolateOptions};
 
 use crate::error::Error;
 use crate::knob::Axis;
@@ -15,7 +15,11 @@ use crate::knob::Axis;
 pub struct Perforated<B: Backend> {
     weight: Tensor<B, 4>,
     bias: Option<Tensor<B, 1>>,
-    padding: [usize; 2],
+    /// The convolution's options: stride along the perforated axis, and the padding that puts
+    /// the computed rows (columns) on the strided grid.
+    options: ConvOptions<2>,
+    /// Strided outputs to drop before the first computed row (column).
+    skip: usize,
     axis: Axis,
     stride: usize,
     offset: usize,
@@ -35,10 +39,27 @@ impl<B: Backend> Perforated<B> {
                 "perforation stride {stride} offset {offset} on {side} pixels"
             )));
         }
+        let [ph, pw] = padding;
+        let pad = match axis {
+            Axis::Rows => ph,
+            Axis::Cols => pw,
+        };
+        // With `p` zeros of padding on both sides of the perforated axis, strided output `j`
+        // is centred on input `j·stride − p + pad`. The smallest `p ≥ pad` with
+        // `p ≡ pad − offset (mod stride)` lands the grid on `offset, offset + stride, …`
+        // (outputs before position 0 are computed on padding and dropped: `skip`), so the
+        // convolution pads by itself and no padded copy of the input is made.
+        let p = pad + (stride - offset) % stride;
+        let skip = (p - pad).div_ceil(stride);
+        let options = match axis {
+            Axis::Rows => ConvOptions::new([stride, 1], [p, pw], [1, 1], 1),
+            Axis::Cols => ConvOptions::new([1, stride], [ph, p], [1, 1], 1),
+        };
         Ok(Self {
             weight: conv.weight.val(),
             bias: conv.bias.as_ref().map(|b| b.val()),
-            padding,
+            options,
+            skip,
             axis,
             stride,
             offset,
@@ -47,42 +68,37 @@ impl<B: Backend> Perforated<B> {
 
     /// The layer's output: the computed rows (columns) exactly, the others interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let [ph, pw] = self.padding;
-        let size = x.dims()[2 + matches!(self.axis, Axis::Cols) as usize];
-        // Pad the perforated axis by hand and start at the offset, so that a convolution with
-        // `stride` along it lands exactly on rows `offset, offset + stride, …` of the full one.
-        let (dim, computed) = match self.axis {
-            Axis::Rows => {
-                let x = x.pad((0, 0, ph, ph), PadMode::Constant(0.0));
-                let len = x.dims()[2] - self.offset;
-                let x = x.narrow(2, self.offset, len);
-                let options = ConvOptions::new([self.stride, 1], [0, pw], [1, 1], 1);
-                (
-                    2,
-                    conv2d(x, self.weight.clone(), self.bias.clone(), options),
-                )
-            }
-            Axis::Cols => {
-                let x = x.pad((pw, pw, 0, 0), PadMode::Constant(0.0));
-                let len = x.dims()[3] - self.offset;
-                let x = x.narrow(3, self.offset, len);
-                let options = ConvOptions::new([1, self.stride], [ph, 0], [1, 1], 1);
-                (
-                    3,
-                    conv2d(x, self.weight.clone(), self.bias.clone(), options),
-                )
-            }
+        let dim = match self.axis {
+            Axis::Rows => 2,
+            Axis::Cols => 3,
         };
-        interpolate(computed, dim, self.stride, self.offset, size)
+        let size = x.dims()[dim];
+        let computed = conv2d(
+            x,
+            self.weight.clone(),
+            self.bias.clone(),
+            self.options.clone(),
+        );
+        // The rows (columns) `offset, offset + stride, … < size`.
+        let n = (size - self.offset).div_ceil(self.stride);
+        let computed = computed.narrow(dim, self.skip, n);
+        match self.axis {
+            Axis::Rows => interpolate(computed, dim, self.stride, self.offset, size),
+            Axis::Cols => interpolate_cols(computed, self.stride, self.offset, size),
+        }
     }
 }
 
 /// Fills `size` positions along `dim` from `computed`, which holds positions `offset,
 /// offset + stride, …`: position `offset + stride·j + t` (`0 ≤ t < stride`) is
-/// `(1 - t/stride)·c[j] + (t/stride)·c[j+1]`, so a computed position (`t = 0`) is copied
+/// `c[j] + (t/stride)·(c[j+1] − c[j])`, so a computed position (`t = 0`) is copied
 /// exactly; positions before the first computed one copy it, and past the last one
-/// `c[j+1]` is `c[j]` itself. Built from whole-tensor slices and products (no gather), which
-/// run at memory speed on every backend.
+/// `c[j+1]` is `c[j]` itself. Built from whole-tensor slices and elementwise operations (no
+/// gather), which run at memory speed on every backend.
+///
+/// With an offset, the grid starts one interval early, at `offset − stride`, on a copy of the
+/// first computed position: the positions before it then come out of the same phases as the
+/// others, and no full-size copy is needed to prepend them.
 pub(crate) fn interpolate<B: Backend>(
     computed: Tensor<B, 4>,
     dim: usize,
@@ -91,32 +107,60 @@ pub(crate) fn interpolate<B: Backend>(
     size: usize,
 ) -> Tensor<B, 4> {
     let n = computed.dims()[dim];
+    let first = computed.clone().narrow(dim, 0, 1);
     let last = computed.clone().narrow(dim, n - 1, 1);
-    let next = if n > 1 {
-        Tensor::cat(vec![computed.clone().narrow(dim, 1, n - 1), last], dim)
+    // `grid[j]` and `next[j] = grid[j + 1]` (the last repeated).
+    let (grid, next) = if offset > 0 {
+        (
+            Tensor::cat(vec![first, computed.clone()], dim),
+            Tensor::cat(vec![computed, last], dim),
+        )
+    } else if n > 1 {
+        let next = Tensor::cat(vec![computed.clone().narrow(dim, 1, n - 1), last], dim);
+        (computed, next)
     } else {
-        last
+        (computed, last)
     };
-    // Phase t of every interval, then the phases interleaved: [.., n, stride, ..] → [.., n·stride, ..].
+    let step = next - grid.clone();
+    // Phase t of every interval, then the phases interleaved: [.., m, stride, ..] → [.., m·stride, ..].
     let phases: Vec<Tensor<B, 4>> = (0..stride)
         .map(|t| {
-            let w = t as f32 / stride as f32;
             if t == 0 {
-                computed.clone()
+                grid.clone()
             } else {
-                computed.clone() * (1.0 - w) + next.clone() * w
+                grid.clone() + step.clone() * (t as f32 / stride as f32)
             }
         })
         .collect();
+    let mut dims = grid.dims();
+    dims[dim] *= stride;
     let stacked: Tensor<B, 5> = Tensor::stack(phases, dim + 1);
-    let mut dims = computed.dims();
-    dims[dim] = n * stride;
-    let mut full: Tensor<B, 4> = stacked.reshape(dims);
-    if offset > 0 {
-        let first = computed.narrow(dim, 0, 1);
-        let mut before = vec![first; offset];
-        before.push(full);
-        full = Tensor::cat(before, dim);
-    }
-    full.narrow(dim, 0, size)
+    let full: Tensor<B, 4> = stacked.reshape(dims);
+    let start = if offset > 0 { stride - offset } else { 0 };
+    full.narrow(dim, start, size)
+}
+
+/// [`interpolate`] along the last dimension (columns), as one linear resampling pass: the
+/// computed columns `c[0..n]` stretched over `stride·(n−1)+1` columns with aligned corners put
+/// column `stride·j + t` at `c[j] + (t/stride)·(c[j+1] − c[j])`; the columns before the first
+/// and after the last computed one are copies of it. Interleaving the phases as
+/// [`interpolate`] does would copy single columns, which is slow.
+pub(crate) fn interpolate_cols<B: Backend>(
+    computed: Tensor<B, 4>,
+    stride: usize,
+    offset: usize,
+    size: usize,
+) -> Tensor<B, 4> {
+    let [_, _, h, n] = computed.dims();
+    let inner = stride * (n - 1) + 1;
+    let first = computed.clone().narrow(3, 0, 1);
+    let last = computed.clone().narrow(3, n - 1, 1);
+    let mut parts = vec![first; offset];
+    parts.push(resample(
+        computed,
+        [h, inner],
+        InterpolateOptions::new(InterpolateMode::Bilinear),
+    ));
+    parts.extend(std::iter::repeat_n(last, size - offset - inner));
+    Tensor::cat(parts, 3)
 }

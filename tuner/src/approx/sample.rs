@@ -1,10 +1,17 @@
 //! Filter sampling: every `stride`-th element of each flattened `(channel, ky, kx)` filter is
-//! skipped and the kept ones are rescaled, computed as an im2col over the kept elements only
-//! and a smaller matrix product.
+//! skipped and the kept ones are rescaled.
+//!
+//! When the skipped elements are the same kernel taps for every channel (a `3×3` kernel with
+//! `stride` 3: `(c·9 + ky·3 + kx) % 3 == kx % 3`, a whole kernel column), the sampled layer
+//! is a native convolution with the smaller, possibly dilated, kernel of the kept taps
+//! ([`Sampled::Kernel`]). Otherwise the kept taps differ from channel to channel and it is
+//! computed as an im2col over the kept elements only and a smaller matrix product
+//! ([`Sampled::Im2col`]).
 
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
-use burn::tensor::ops::PadMode;
+use burn::tensor::module::conv2d;
+use burn::tensor::ops::{ConvOptions, PadMode};
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::Error;
@@ -14,7 +21,27 @@ type Taps<B> = Vec<(usize, usize, Tensor<B, 1, Int>)>;
 
 /// A convolution with sampled filters.
 #[derive(Debug, Clone)]
-pub struct Sampled<B: Backend> {
+pub enum Sampled<B: Backend> {
+    /// The same taps kept for every channel: a native convolution with a smaller kernel.
+    Kernel(SampledKernel<B>),
+    /// Taps kept per channel: an im2col over the kept elements and a matrix product.
+    Im2col(SampledIm2col<B>),
+}
+
+/// Filter sampling as a native convolution over the kept taps: the kept rows and columns of
+/// the kernel (each an arithmetic progression, so a dilation), rescaled.
+#[derive(Debug, Clone)]
+pub struct SampledKernel<B: Backend> {
+    weight: Tensor<B, 4>,
+    bias: Option<Tensor<B, 1>>,
+    options: ConvOptions<2>,
+    /// Outputs to drop before position 0, rows then columns.
+    skip: [usize; 2],
+}
+
+/// Filter sampling as an im2col over the kept elements and a matrix product.
+#[derive(Debug, Clone)]
+pub struct SampledIm2col<B: Backend> {
     /// The kept, rescaled weights `[out, kept]`, columns in tap-major order.
     weight: Tensor<B, 3>,
     bias: Option<Tensor<B, 3>>,
@@ -46,8 +73,118 @@ pub(crate) fn kept_elements(
     taps
 }
 
+/// The kept kernel positions along one axis as `(first, step, count)`, when they form an
+/// arithmetic progression.
+fn progression(positions: &[usize]) -> Option<(usize, usize, usize)> {
+    let first = *positions.first()?;
+    let step = positions.get(1).map_or(1, |p| p - first);
+    positions
+        .iter()
+        .enumerate()
+        .all(|(i, &p)| p == first + i * step)
+        .then_some((first, step, positions.len()))
+}
+
+/// The symmetric padding and the outputs to drop so that a convolution over kernel positions
+/// `first, first + step, …` (`count` of them) of a kernel padded by `pad` gives the same
+/// output positions as the full kernel: output `j` of the full kernel is output
+/// `j + first − pad + padding` of the reduced one.
+fn reduced_padding(pad: usize, (first, step, count): (usize, usize, usize)) -> (usize, usize) {
+    let last = first + step * (count - 1);
+    let padding = pad.saturating_sub(first).max(last.saturating_sub(pad));
+    (padding, first + padding - pad)
+}
+
 impl<B: Backend> Sampled<B> {
     pub(super) fn new(
+        conv: &Conv2d<B>,
+        padding: [usize; 2],
+        stride: usize,
+        offset: usize,
+    ) -> Result<Self, Error> {
+        if stride < 2 || offset >= stride {
+            return Err(Error::InvalidSetting(format!(
+                "sampling stride {stride} offset {offset}"
+            )));
+        }
+        let [_, channels, kh, kw] = conv.weight.dims();
+        let taps = kept_elements(channels, [kh, kw], stride, offset);
+        let every_channel = taps.iter().all(|(_, _, cs)| cs.len() == channels);
+        let mut rows: Vec<usize> = taps.iter().map(|t| t.0).collect();
+        let mut cols: Vec<usize> = taps.iter().map(|t| t.1).collect();
+        cols.sort_unstable();
+        cols.dedup();
+        rows.sort_unstable();
+        rows.dedup();
+        let rectangle = taps.len() == rows.len() * cols.len();
+        if let (true, true, Some(r), Some(c)) = (
+            every_channel,
+            rectangle,
+            progression(&rows),
+            progression(&cols),
+        ) {
+            return Ok(Sampled::Kernel(SampledKernel::new(
+                conv, padding, &rows, &cols, r, c,
+            )));
+        }
+        Ok(Sampled::Im2col(SampledIm2col::new(
+            conv, padding, stride, offset,
+        )?))
+    }
+
+    /// The layer's output for `x` `[batch, channels, side, side]`.
+    pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        match self {
+            Sampled::Kernel(k) => k.forward(x),
+            Sampled::Im2col(i) => i.forward(x),
+        }
+    }
+}
+
+impl<B: Backend> SampledKernel<B> {
+    fn new(
+        conv: &Conv2d<B>,
+        [ph, pw]: [usize; 2],
+        rows: &[usize],
+        cols: &[usize],
+        r: (usize, usize, usize),
+        c: (usize, usize, usize),
+    ) -> Self {
+        let weight = conv.weight.val();
+        let device = weight.device();
+        let [_, _, kh, kw] = weight.dims();
+        let index = |v: &[usize]| {
+            let v: Vec<i64> = v.iter().map(|&i| i as i64).collect();
+            let n = v.len();
+            Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), &device)
+        };
+        let scale = (kh * kw) as f32 / (rows.len() * cols.len()) as f32;
+        let weight = weight.select(2, index(rows)).select(3, index(cols)) * scale;
+        let (pad_r, skip_r) = reduced_padding(ph, r);
+        let (pad_c, skip_c) = reduced_padding(pw, c);
+        Self {
+            weight,
+            bias: conv.bias.as_ref().map(|b| b.val()),
+            options: ConvOptions::new([1, 1], [pad_r, pad_c], [r.1, c.1], 1),
+            skip: [skip_r, skip_c],
+        }
+    }
+
+    fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        let [_, _, h, w] = x.dims();
+        let y = conv2d(
+            x,
+            self.weight.clone(),
+            self.bias.clone(),
+            self.options.clone(),
+        );
+        let [skip_r, skip_c] = self.skip;
+        y.narrow(2, skip_r, h).narrow(3, skip_c, w)
+    }
+}
+
+impl<B: Backend> SampledIm2col<B> {
+    fn new(
         conv: &Conv2d<B>,
         padding: [usize; 2],
         stride: usize,
