@@ -1,7 +1,7 @@
 //! The MessagePack log: [`MsgpackLog`] writes every event of a run to an append-only file,
 //! [`read`]/[`LogReader`] read it back (keeping every complete record of a cut file),
 //! [`replay`] feeds it into a scope so that pipelines run offline, and [`dump`]/[`stats`]
-//! (the `giving log` subcommands, [`LogCommand`]) inspect it.
+//! (the `giving log` subcommands, `LogCommand` with the `cli` feature) inspect it.
 //!
 //! The format is specified for readers in other languages in `docs/log-format.md`.
 
