@@ -13,7 +13,7 @@ use giving_instruments::log::LogReader;
 mod servers;
 mod support;
 use servers::{Server, free_port, nats_on, wait_for_port};
-use support::{giving_in as giving, outcome};
+use support::{giving_in as giving, outcome, run_folder};
 
 /// A suite of two benchmarks that run on both nodes: the bundled MLP, and one that hangs until
 /// its `max_duration`.
@@ -103,6 +103,21 @@ fn hanging_sleeps() -> usize {
         .count()
 }
 
+/// `giving suite run suite.yaml --system SYSTEM --select BENCH` and `more`, in `dir`.
+fn run_on(dir: &Path, system: &str, bench: &str, more: &[&str]) -> (bool, String) {
+    let mut args = vec![
+        "suite",
+        "run",
+        "suite.yaml",
+        "--system",
+        system,
+        "--select",
+        bench,
+    ];
+    args.extend_from_slice(more);
+    giving(&args, dir)
+}
+
 #[test]
 fn a_suite_runs_on_two_nodes_one_over_ssh() {
     let Some(sshd) = sshd() else {
@@ -142,10 +157,7 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
         ),
     )
     .unwrap();
-    let (ok, out) = giving(
-        &["suite", "run", "suite.yaml", "--system", "system-dead.yaml"],
-        tmp.path(),
-    );
+    let (ok, out) = run_on(tmp.path(), "system-dead.yaml", "mlp", &[]);
     assert!(!ok, "{out}");
     assert!(
         out.contains("node `dead` (127.0.0.1:") && out.contains("cannot be reached over ssh"),
@@ -153,29 +165,11 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
     );
     assert!(!tmp.path().join("runs").exists(), "nothing ran: {out}");
 
-    let (ok, out) = giving(
-        &[
-            "suite",
-            "run",
-            "suite.yaml",
-            "--system",
-            "system.yaml",
-            "--select",
-            "mlp",
-            "--name",
-            "two",
-        ],
-        tmp.path(),
-    );
+    let (ok, out) = run_on(tmp.path(), "system.yaml", "mlp", &["--name", "two"]);
     assert!(ok, "{out}");
     assert!(out.contains("mlp.here.D0: ok"), "{out}");
     assert!(out.contains("mlp.far.D0: ok"), "{out}");
-    let dir = std::fs::read_dir(tmp.path().join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let dir = run_folder(&tmp.path().join("runs"), "two");
     // The remote child's events came through ssh's stdout, smuggled: its log header (meta)
     // and its rates, in a log as readable as the local one's.
     for node in ["here", "far"] {
@@ -203,20 +197,7 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
 
     // A benchmark past its max_duration is stopped on both nodes: the remote one when its
     // connection closes, without a terminal.
-    let (ok, out) = giving(
-        &[
-            "suite",
-            "run",
-            "suite.yaml",
-            "--system",
-            "system.yaml",
-            "--select",
-            "hang",
-            "--grace",
-            "1",
-        ],
-        tmp.path(),
-    );
+    let (ok, out) = run_on(tmp.path(), "system.yaml", "hang", &["--grace", "1"]);
     assert!(!ok, "{out}");
     assert!(out.contains("hang.far.D0: KILLED at max_duration"), "{out}");
     let started = Instant::now();
@@ -240,32 +221,14 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
         ),
     )
     .unwrap();
-    let (ok, out) = giving(
-        &[
-            "suite",
-            "run",
-            "suite.yaml",
-            "--system",
-            "system-nats.yaml",
-            "--select",
-            "mlp",
-            "--name",
-            "via-nats",
-        ],
+    let (ok, out) = run_on(
         tmp.path(),
+        "system-nats.yaml",
+        "mlp",
+        &["--name", "via-nats"],
     );
     assert!(ok, "{out}");
-    let dir = std::fs::read_dir(tmp.path().join("runs"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| {
-            p.file_name()
-                .unwrap()
-                .to_str()
-                .unwrap()
-                .starts_with("via-nats")
-        })
-        .unwrap();
+    let dir = run_folder(&tmp.path().join("runs"), "via-nats");
     let far = outcome(&dir, "mlp.far.D0");
     assert!(far["rates"].as_array().unwrap().len() >= 3, "{far}");
     assert!(

@@ -5,7 +5,7 @@
 use std::process::Command;
 
 mod support;
-use support::{giving_in as giving, outcome};
+use support::{giving_in as giving, outcome, run_folder};
 
 const BENCH_PY: &str = r#"
 import platform
@@ -91,12 +91,7 @@ fn a_voir_benchmark_runs_next_to_a_rust_one() {
     assert!(ok, "{out}");
     assert!(out.contains("python.D0: ok"), "{out}");
     assert!(out.contains("rust.D0: ok"), "{out}");
-    let dir = std::fs::read_dir(tmp.path().join("runs"))
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let dir = run_folder(&tmp.path().join("runs"), "mixed");
     let (ok, report) = giving(&["suite", "report", dir.to_str().unwrap()], tmp.path());
     assert!(ok, "{report}");
     // voir read the options: it stopped after `stop` rates (voir's early_stop stops on the one

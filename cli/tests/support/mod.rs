@@ -57,3 +57,24 @@ pub fn outcome(dir: &Path, stem: &str) -> serde_json::Value {
     let text = std::fs::read_to_string(dir.join(format!("{stem}.json"))).unwrap();
     serde_json::from_str(&text).unwrap()
 }
+
+/// The run folder `runs/{name}.{time}` of a suite run named `name` (there must be one).
+pub fn run_folder(runs: &Path, name: &str) -> std::path::PathBuf {
+    let prefix = format!("{name}.");
+    let found: Vec<_> = std::fs::read_dir(runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with(&prefix)
+        })
+        .collect();
+    assert_eq!(
+        found.len(),
+        1,
+        "one run folder named {name} in {runs:?}: {found:?}"
+    );
+    found.into_iter().next().unwrap()
+}
