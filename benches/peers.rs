@@ -3,13 +3,16 @@
 //!
 //! | workload | giving | peers |
 //! |---|---|---|
-//! | 1 lossless subscriber | `give!(loss)`, `gv.stream()` | `tokio::sync::mpsc` unbounded, `crossbeam-channel` unbounded, `flume` unbounded, `tokio::sync::broadcast` (lossy) |
-//! | 10 lossless subscribers | 10 × `gv.stream()` | 10 senders of each channel, `broadcast` with 10 receivers |
+//! | 1 lossless subscriber | `give!(loss)`, `gv.stream()` taken by value (`next`) and by reference (`next_ref`) | `tokio::sync::mpsc` unbounded, `crossbeam-channel` unbounded, `flume` unbounded, `tokio::sync::broadcast` (lossy) |
+//! | 10 lossless subscribers | 10 × `gv.stream()`, by value and by reference | 10 senders of each channel, `broadcast` with 10 receivers |
 //! | `key("loss").map.filter.min` | the keyed pipeline off-thread | `tokio::sync::mpsc` + `StreamExt`; `rxrust` (a synchronous `Subject` on the giving thread) |
 //! | one `Bounded(1024)` subscriber | `stream_with(Delivery::Bounded(1024))` | `tokio::sync::broadcast(1024)` |
 //!
 //! A peer's message is `Arc<(u64, f64)>` (a step and a loss), as a user replacing `give!` with
-//! a channel would send; a giving event also carries its timestamp and call site.
+//! a channel would send; a giving event also carries its timestamp and call site. Taken by
+//! value, a giving event is cloned for its subscriber as a peer's `Arc` is (one atomic
+//! increment, and a decrement when dropped); taken by reference, it is read where the scope
+//! wrote it, which no channel can offer (a channel hands over what it holds).
 //!
 //! **Reading the figures.** Each benchmark's time is for `EVENTS` events, from the first send
 //! until the consumer has received the last one (a pipeline: until its result is known);
@@ -49,16 +52,35 @@ fn timed(
     });
 }
 
+/// How a giving subscriber takes its events.
+#[derive(Clone, Copy)]
+enum Take {
+    /// `stream.next()`: each event cloned out (a reference-count increment and decrement).
+    ByValue,
+    /// `stream.next_ref()`: each event read where the scope wrote it.
+    ByReference,
+}
+
 /// giving: `subscribers` streams (with `delivery`) drained on one consumer thread.
-fn giving_fan_out(subscribers: usize, delivery: Delivery) -> Duration {
+fn giving_fan_out(subscribers: usize, delivery: Delivery, take: Take) -> Duration {
     let gv = given();
     let streams: Vec<EventStream> = (0..subscribers).map(|_| gv.stream_with(delivery)).collect();
     let consumer = std::thread::spawn(move || {
         let drains = streams.into_iter().map(|mut stream| async move {
             let mut received = 0u64;
-            while let Some(event) = stream.next().await {
-                black_box(&event);
-                received += 1;
+            match take {
+                Take::ByValue => {
+                    while let Some(event) = stream.next().await {
+                        black_box(&event);
+                        received += 1;
+                    }
+                }
+                Take::ByReference => {
+                    while let Some(event) = stream.next_ref().await {
+                        black_box(event);
+                        received += 1;
+                    }
+                }
             }
             received
         });
@@ -210,7 +232,10 @@ fn fan_out(c: &mut Criterion) {
         group.throughput(Throughput::Elements(EVENTS));
         group.sample_size(10);
         timed(&mut group, "giving", || {
-            giving_fan_out(subscribers, Delivery::Lossless)
+            giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue)
+        });
+        timed(&mut group, "giving by reference (next_ref)", || {
+            giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference)
         });
         timed(&mut group, "tokio mpsc unbounded", || {
             tokio_mpsc(subscribers)
@@ -344,7 +369,7 @@ fn bounded(c: &mut Criterion) {
     group.throughput(Throughput::Elements(EVENTS));
     group.sample_size(10);
     timed(&mut group, "giving Bounded(1024)", || {
-        giving_fan_out(1, Delivery::Bounded(1024))
+        giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue)
     });
     let lost = std::sync::atomic::AtomicU64::new(0);
     let runs = std::sync::atomic::AtomicU64::new(0);

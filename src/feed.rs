@@ -277,7 +277,8 @@ pub(crate) struct FeedReader {
 
 /// What a reader finds where its cursor is.
 enum Found {
-    Event(Event),
+    /// An event, taken: it is lent at [`FeedReader::current`] until the next take.
+    Event,
     /// A slot skipped (this reader's own derivation output): look at the next.
     Skipped,
     /// Nothing appended yet.
@@ -330,6 +331,7 @@ impl FeedReader {
     }
 
     /// Takes the event at the cursor if it is there (no lock).
+    #[inline]
     fn take(&mut self) -> Found {
         if self.pos == CHUNK {
             match self.chunk.next.get() {
@@ -353,34 +355,53 @@ impl FeedReader {
         self.state.taken.store(self.index, Ordering::Relaxed);
         // SAFETY: the slot is ready (acquired above): its cells were written before and are
         // never written again.
-        unsafe {
-            if *slot.skip.get() == self.state.id {
-                return Found::Skipped;
-            }
-            Found::Event((*slot.event.get()).assume_init_ref().clone())
+        if unsafe { *slot.skip.get() } == self.state.id {
+            return Found::Skipped;
         }
+        Found::Event
+    }
+
+    /// The event taken last, in place in its chunk: valid until the cursor moves again, which
+    /// needs `&mut self`, and the chunk cannot go before this reader leaves it.
+    #[inline]
+    pub(crate) fn current(&self) -> &Event {
+        debug_assert!(self.pos > 0, "no event taken");
+        let slot = &self.chunk.slots[self.pos - 1];
+        // SAFETY: `take` returned `Found::Event` for this slot (the cursor is past it, in the
+        // same chunk): it is ready, so its event was written before and is never written again.
+        unsafe { (*slot.event.get()).assume_init_ref() }
     }
 
     /// The next event, or `None` once the reader has ended.
     #[inline]
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.poll_advance(cx)
+            .map(|taken| taken.then(|| self.current().clone()))
+    }
+
+    /// Moves the cursor past the next event, which is then lent at
+    /// [`current`](Self::current) (`true`), or finds the reader ended (`false`). Reading in
+    /// place touches no reference count: ten readers of an event cost little more than one.
+    #[inline]
+    pub(crate) fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         // The common case, an event already at the cursor, stays small enough to inline into
         // the stream's poll; skipping, spinning and parking are out of line.
         match self.take() {
-            Found::Event(event) => Poll::Ready(Some(event)),
-            Found::End => Poll::Ready(None),
+            Found::Event => Poll::Ready(true),
+            Found::End => Poll::Ready(false),
             Found::Skipped | Found::Nothing => self.poll_slow(cx),
         }
     }
 
-    /// [`poll_next`](Self::poll_next) past the fast path: the next slot, a spin, then a park.
+    /// [`poll_advance`](Self::poll_advance) past the fast path: the next slot, a spin, then a
+    /// park.
     #[inline(never)]
-    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         loop {
             match self.take() {
-                Found::Event(event) => return Poll::Ready(Some(event)),
+                Found::Event => return Poll::Ready(true),
                 Found::Skipped => continue,
-                Found::End => return Poll::Ready(None),
+                Found::End => return Poll::Ready(false),
                 Found::Nothing => {}
             }
             // The loop often gives again within a fraction of a microsecond: wait briefly
@@ -398,7 +419,7 @@ impl FeedReader {
             }
             // Nothing left: every append before the close is ready, so this is the end.
             if tail.closed || self.index >= self.state.end.load(Ordering::Relaxed) {
-                return Poll::Ready(None);
+                return Poll::Ready(false);
             }
             let id = self.state.id;
             match tail.waiters.iter_mut().find(|(w, _)| *w == id) {

@@ -24,6 +24,9 @@ pub struct EventStream {
     scope: Arc<Scope>,
     /// Whether the stream has ended (returned `None`), for [`FusedStream`].
     ended: bool,
+    /// The event a bounded subscriber lent last ([`next_ref`](Self::next_ref)); a feed
+    /// reader lends in place.
+    lent: Option<Event>,
 }
 
 impl EventStream {
@@ -32,6 +35,105 @@ impl EventStream {
             source,
             scope,
             ended: false,
+            lent: None,
+        }
+    }
+
+    /// Waits for the next event and lends it in place, or returns `None` once the stream has
+    /// ended: the by-reference twin of [`StreamExt::next`](futures::StreamExt::next).
+    ///
+    /// A lossless subscriber reads the event where the scope wrote it, touching no reference
+    /// count, so a sink that only looks at events (a log, a dashboard, a rate) costs the same
+    /// whether it is the only subscriber or one of ten; taking events by value clones each one
+    /// (an atomic increment, and a decrement when it is dropped). The borrow ends before the
+    /// next call; clone the event to keep it.
+    ///
+    /// ```
+    /// use giving::{give, given};
+    ///
+    /// let gv = given();
+    /// let mut stream = gv.stream();
+    /// for step in 0..3u64 {
+    ///     give!(step);
+    /// }
+    /// gv.finish().unwrap();
+    /// let mut steps = Vec::new();
+    /// futures::executor::block_on(async {
+    ///     while let Some(event) = stream.next_ref().await {
+    ///         steps.push(event.get_as::<u64>("step").unwrap());
+    ///     }
+    /// });
+    /// assert_eq!(steps, [0, 1, 2]);
+    /// ```
+    pub async fn next_ref(&mut self) -> Option<&Event> {
+        let taken = std::future::poll_fn(|cx| self.poll_advance(cx)).await;
+        taken.then(|| self.current())
+    }
+
+    /// Polls for the next event and lends it in place (see [`next_ref`](Self::next_ref)):
+    /// for hand-written futures and sinks.
+    pub fn poll_next_ref(&mut self, cx: &mut Context<'_>) -> Poll<Option<&Event>> {
+        match self.poll_advance(cx) {
+            Poll::Ready(true) => Poll::Ready(Some(self.current())),
+            Poll::Ready(false) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Calls `f` with every event in place, until the stream ends (see
+    /// [`next_ref`](Self::next_ref)): the by-reference twin of
+    /// [`StreamExt::for_each`](futures::StreamExt::for_each) for a sink that only reads.
+    ///
+    /// ```
+    /// use giving::{give, given};
+    ///
+    /// let gv = given();
+    /// let stream = gv.stream();
+    /// for loss in [0.5, 0.25] {
+    ///     give!(loss);
+    /// }
+    /// gv.finish().unwrap();
+    /// let mut total = 0.0;
+    /// futures::executor::block_on(stream.for_each_ref(|event| {
+    ///     total += event.get_as::<f64>("loss").unwrap();
+    /// }));
+    /// assert_eq!(total, 0.75);
+    /// ```
+    pub async fn for_each_ref(mut self, mut f: impl FnMut(&Event)) {
+        while let Some(event) = self.next_ref().await {
+            f(event);
+        }
+    }
+
+    /// Moves past the next event, which [`current`](Self::current) then lends (`true`), or
+    /// finds the stream ended (`false`).
+    #[inline]
+    fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.ended {
+            return Poll::Ready(false);
+        }
+        let taken = match &mut self.source {
+            Subscription::Feed(reader) => reader.poll_advance(cx),
+            Subscription::Queue(queue) => queue.poll_next(cx).map(|next| {
+                self.lent = next;
+                self.lent.is_some()
+            }),
+        };
+        if let Poll::Ready(false) = taken {
+            self.ended = true;
+        }
+        taken
+    }
+
+    /// The event the last [`poll_advance`](Self::poll_advance) moved past.
+    #[inline]
+    fn current(&self) -> &Event {
+        match &self.source {
+            Subscription::Feed(reader) => reader.current(),
+            Subscription::Queue(_) => self
+                .lent
+                .as_ref()
+                .expect("an event is lent after poll_advance returned true"),
         }
     }
 

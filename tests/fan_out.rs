@@ -73,6 +73,70 @@ fn a_bounded_subscriber_drops_and_counts_exactly_while_a_lossless_one_loses_noth
     assert_eq!(drain(slow), (9_900..10_000).collect::<Vec<_>>());
 }
 
+/// Drains `stream` by reference ([`EventStream::next_ref`](giving::EventStream::next_ref)).
+fn drain_by_reference(mut stream: giving::EventStream) -> Vec<u64> {
+    futures::executor::block_on(async {
+        let mut seen = Vec::new();
+        while let Some(event) = stream.next_ref().await {
+            seen.push(event.get_as::<u64>("i").unwrap());
+        }
+        seen
+    })
+}
+
+#[test]
+fn subscribers_reading_by_reference_see_what_those_taking_by_value_see() {
+    const EVENTS: u64 = 200_000;
+    let gv = given();
+    let lossless: Vec<_> = (0..6)
+        .map(|n| {
+            let stream = gv.stream();
+            std::thread::spawn(move || {
+                if n % 2 == 0 {
+                    drain_by_reference(stream)
+                } else {
+                    drain(stream)
+                }
+            })
+        })
+        .collect();
+    let bounded = gv.stream_with(Delivery::Bounded(64));
+    let lag = bounded.lag();
+    let bounded = std::thread::spawn(move || drain_by_reference(bounded));
+    for i in 0..EVENTS {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    for consumer in lossless {
+        assert_eq!(consumer.join().unwrap(), (0..EVENTS).collect::<Vec<_>>());
+    }
+    let bounded = bounded.join().unwrap();
+    assert!(bounded.windows(2).all(|w| w[0] < w[1]), "in order");
+    assert_eq!(bounded.len() as u64 + lag.dropped(), EVENTS);
+}
+
+#[test]
+fn an_event_kept_from_a_lent_one_outlives_its_stream() {
+    let gv = given();
+    let mut stream = gv.stream();
+    // More than a chunk of the feed, so the reader moves on from the chunk that held it.
+    for i in 0..1000u64 {
+        give!(i);
+    }
+    gv.finish().unwrap();
+    let kept = futures::executor::block_on(async {
+        let first = stream.next_ref().await.unwrap().clone();
+        while stream.next_ref().await.is_some() {}
+        first
+    });
+    assert!(
+        futures::executor::block_on(stream.next_ref()).is_none(),
+        "ended"
+    );
+    drop(stream);
+    assert_eq!(kept.get_as::<u64>("i").unwrap(), 0);
+}
+
 /// A small deterministic generator (the stress test must be reproducible from its seed).
 struct Rng(u64);
 
