@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use futures::{FutureExt, StreamExt};
+use futures::FutureExt;
 use giving::{Event, EventStream};
 
 use crate::threaded::SinkControl;
@@ -16,9 +16,9 @@ use crate::window::{LazyWindow, earliest};
 const BURST: u32 = 64;
 
 /// What a sink thread waits for.
-enum Next {
-    /// An event to write.
-    Event(Event),
+enum Next<'a> {
+    /// An event to write, lent in place by its stream (no reference count touched).
+    Event(&'a Event),
     /// The scope ended.
     End,
     /// The buffered bytes are due to be written out and no event came to do it.
@@ -38,17 +38,19 @@ impl Drain {
         Self { burst: 0 }
     }
 
-    async fn next(
+    async fn next<'a>(
         &mut self,
-        stream: &mut EventStream,
+        stream: &'a mut EventStream,
         deadline: Option<Instant>,
         control: &SinkControl,
-    ) -> Next {
-        if self.burst < BURST
-            && let Some(next) = stream.next().now_or_never()
-        {
+    ) -> Next<'a> {
+        // A pending event is taken at once: a sink's stream is a plain subscription (never a
+        // derivation's input, whose own outputs are counted pending but skipped), so
+        // `next_ref` is ready. Asking `pending` first, rather than polling and falling back,
+        // is what lets the lent event's borrow be returned.
+        if self.burst < BURST && stream.pending() > 0 {
             self.burst += 1;
-            return next.map_or(Next::End, Next::Event);
+            return stream.next_ref().await.map_or(Next::End, Next::Event);
         }
         self.burst = 0;
         tokio::select! {
@@ -60,23 +62,25 @@ impl Drain {
 }
 
 /// The next event, or [`Next::Due`] if `deadline` passes first.
-async fn next_event(stream: &mut EventStream, deadline: Option<Instant>) -> Next {
+async fn next_event(stream: &mut EventStream, deadline: Option<Instant>) -> Next<'_> {
     let next = match deadline {
         Some(deadline) => {
             let deadline = tokio::time::Instant::from_std(deadline);
-            match tokio::time::timeout_at(deadline, stream.next()).await {
+            match tokio::time::timeout_at(deadline, stream.next_ref()).await {
                 Ok(next) => next,
                 Err(_) => return Next::Due,
             }
         }
-        None => stream.next().await,
+        None => stream.next_ref().await,
     };
     next.map_or(Next::End, Next::Event)
 }
 
-/// Every event already queued, for a flush: written before the bytes go out.
-fn queued(stream: &mut EventStream) -> impl Iterator<Item = Event> + '_ {
-    std::iter::from_fn(move || stream.next().now_or_never().flatten())
+/// Writes every event already queued, for a flush: before the bytes go out.
+fn write_queued(stream: &mut EventStream, sink: &mut impl FileSink) {
+    while let Some(Some(event)) = stream.next_ref().now_or_never() {
+        sink.write(event);
+    }
 }
 
 /// A sink that writes a file as it goes (the log, the trace), as [`run`] drives it.
@@ -98,7 +102,7 @@ pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, cont
     loop {
         let deadline = earliest(sink.write_out_deadline(), window.deadline());
         match drain.next(stream, deadline, control).await {
-            Next::Event(event) => window.push(event, |e| sink.write(e)),
+            Next::Event(event) => window.push_ref(event, |e| sink.write(e)),
             Next::End => {
                 window.release(|e| sink.write(e));
                 return;
@@ -115,9 +119,7 @@ pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, cont
                 // flush is reported served even after a failure: whoever waits must not wait
                 // in vain.
                 if let Some(generation) = control.pending_flush() {
-                    for event in queued(stream) {
-                        sink.write(&event);
-                    }
+                    write_queued(stream, sink);
                     sink.flush();
                     control.flushed(generation);
                 }

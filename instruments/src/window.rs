@@ -70,6 +70,28 @@ impl LazyWindow {
         }
     }
 
+    /// [`push`](Self::push) for an event lent by
+    /// [`EventStream::next_ref`](giving::EventStream::next_ref): cloned only when it must be
+    /// held, so an event with nothing to read, outside a window, is written in place.
+    ///
+    /// ```
+    /// use giving::Event;
+    /// use giving_instruments::LazyWindow;
+    ///
+    /// let mut window = LazyWindow::default();
+    /// let mut out = Vec::new();
+    /// window.push_ref(&Event::new([("lr", 0.1)]), |e| out.push(e.to_string()));
+    /// assert_eq!(out, ["lr=0.1"]);
+    /// ```
+    pub fn push_ref(&mut self, event: &Event, write: impl FnMut(&Event)) {
+        if self.held.is_empty() && !has_unread(event) {
+            let mut write = write;
+            write(event);
+            return;
+        }
+        self.push(event.clone(), write);
+    }
+
     /// When the open window must be released, if one is open.
     pub fn deadline(&self) -> Option<Instant> {
         self.opened.map(|opened| opened + MAX_AGE)
