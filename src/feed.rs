@@ -21,11 +21,13 @@
 //!   sections are ordered: either the producer's came first (the reader's re-check sees the
 //!   slot ready and does not park) or the reader's came first (the producer sees the waker and
 //!   wakes it). The mutex the producer takes anyway is the only synchronisation.
-//! - **Spinning before parking.** A reader that finds nothing first spins briefly (15
-//!   spin-loop hints, well under a microsecond), re-checking its slot's `ready` flag (a load, no lock): a loop that gives
-//!   in bursts hands over the next event before the reader would have parked, and neither side
-//!   makes a system call (a park and its wake-up cost microseconds each). The spin only looks;
-//!   the park protocol above is unchanged, so it cannot lose a wake-up.
+//! - **Spinning before parking.** A sole reader that finds nothing first spins briefly (15
+//!   spin-loop hints, well under a microsecond), re-checking its slot's `ready` flag (a load,
+//!   no lock): a loop that gives in bursts hands over the next event before the reader would
+//!   have parked, and neither side makes a system call (a park and its wake-up cost
+//!   microseconds each). With several readers none spins: readers polled by one task would
+//!   each follow the loop live while the others fall behind. The spin only looks; the park
+//!   protocol above is unchanged, so it cannot lose a wake-up.
 //! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex:
 //!   every event appended after that is seen, none before.
 //! - **Ends.** Closing the feed (the scope finished) or one reader (a derivation's input) is
@@ -406,8 +408,10 @@ impl FeedReader {
             }
             // The loop often gives again within a fraction of a microsecond: wait briefly
             // before parking, since a park costs both sides a system call (see the module
-            // doc, "Spinning before parking").
-            if self.spin_for_next() {
+            // doc, "Spinning before parking"). Only a sole reader spins: readers polled by one
+            // task (`join_all`, `select!`, a thread draining streams in turn) would each wait
+            // for the next event while the others have events to take.
+            if self.feed.readers.load(Ordering::Relaxed) == 1 && self.spin_for_next() {
                 continue;
             }
             // Park under the lock: re-check, then register (see the module doc). The re-check
