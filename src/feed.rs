@@ -225,8 +225,9 @@ impl Feed {
             end: AtomicU64::new(if tail.closed { tail.index } else { u64::MAX }),
             taken: AtomicU64::new(tail.index),
         });
-        self.readers.fetch_add(1, Ordering::SeqCst);
+        let sole = self.readers.fetch_add(1, Ordering::SeqCst) == 0;
         FeedReader {
+            sole,
             feed: self.clone(),
             chunk: tail.chunk.clone(),
             pos: tail.pos,
@@ -270,6 +271,9 @@ impl Feed {
 
 /// One lossless subscriber's cursor into a [`Feed`].
 pub(crate) struct FeedReader {
+    /// Whether this reader spins before parking: it was the feed's only reader when it
+    /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
+    sole: bool,
     feed: Arc<Feed>,
     chunk: Arc<Chunk>,
     pos: usize,
@@ -411,7 +415,7 @@ impl FeedReader {
             // doc, "Spinning before parking"). Only a sole reader spins: readers polled by one
             // task (`join_all`, `select!`, a thread draining streams in turn) would each wait
             // for the next event while the others have events to take.
-            if self.feed.readers.load(Ordering::Relaxed) == 1 && self.spin_for_next() {
+            if self.sole && self.spin_for_next() {
                 continue;
             }
             // Park under the lock: re-check, then register (see the module doc). The re-check
@@ -425,6 +429,9 @@ impl FeedReader {
             if tail.closed || self.index >= self.state.end.load(Ordering::Relaxed) {
                 return Poll::Ready(false);
             }
+            // Read here, where the lock is held anyway, rather than before every spin: the
+            // count shares its cache line with what the giving thread writes per event.
+            self.sole = self.feed.readers.load(Ordering::Relaxed) == 1;
             let id = self.state.id;
             match tail.waiters.iter_mut().find(|(w, _)| *w == id) {
                 Some((_, waker)) => waker.clone_from(cx.waker()),
