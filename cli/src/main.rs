@@ -14,7 +14,7 @@
 //! giving suite report RUNDIR... [--compare BASE] [--html FILE]
 //! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
 //! giving tune [vgg] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
-//!             [--take-best-n N] [--cost-model linear] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
+//!             [--take-best-n N] [--cost-model linear|measured] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
 //!             [--dash] [--log DIR] [--trace FILE]
 //! giving tune --list-knobs
 //! giving tune apply CONFIGS [--index N]

@@ -129,6 +129,8 @@ enum CostArg {
     /// Per-layer FLOPs × the knob's cost factor.
     #[value(alias = "cost_linear")]
     Linear,
+    /// Per-layer wall times of each knob, timed on this machine when the session starts.
+    Measured,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -252,6 +254,7 @@ fn job(args: &TuneArgs) -> Result<TuneJob> {
     s.take_best_n = args.take_best_n;
     s.cost_model = match args.cost_model {
         CostArg::Linear => CostModel::Linear,
+        CostArg::Measured => CostModel::Measured,
     };
     s.qos_model = match args.qos_model {
         QosArg::Empirical => QosModel::Empirical,

@@ -35,6 +35,7 @@
 pub mod data;
 mod device;
 mod error;
+pub mod host;
 pub mod model;
 pub mod rng;
 pub mod train;

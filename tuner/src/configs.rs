@@ -50,7 +50,8 @@ pub struct Baseline {
 /// Wall times of the session's stages, in seconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timing {
-    /// The QoS model's initialisation (0 without a model).
+    /// The initialisation: the measured cost model's timings and the QoS model's profiles (0
+    /// with neither).
     pub init: f64,
     /// The search: `iterations` configurations evaluated.
     pub search: f64,

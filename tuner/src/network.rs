@@ -200,6 +200,65 @@ impl<B: Backend> Network<B> {
         inputs
     }
 
+    /// Wall times on this machine, for the measured cost model: `result.0[i][k]` is layer `i`
+    /// under knob `k` for each `k` in `knobs` (NaN for the others), `result.1` what follows the
+    /// convolutions (ReLU, pooling) and the head; the median of `repeats` runs on the first
+    /// batch of `data`, each layer fed the exact network's activations.
+    pub fn profile(
+        &self,
+        data: &Dataset<B>,
+        knobs: &[usize],
+        repeats: usize,
+    ) -> Result<(Vec<Vec<f64>>, f64), Error> {
+        let Some(first) = data.batches.first() else {
+            return Err(Error::InvalidSetting(
+                "no image to time the layers on".into(),
+            ));
+        };
+        let device = first.device();
+        let sync = || B::sync(&device).map_err(|e| Error::Device(format!("{e:?}")));
+        // The median of `repeats` runs of `run`, which returns the seconds it timed.
+        let median = |run: &mut dyn FnMut() -> Result<f64, Error>| -> Result<f64, Error> {
+            let mut times = (0..repeats.max(1))
+                .map(|_| run())
+                .collect::<Result<Vec<_>, _>>()?;
+            times.sort_by(f64::total_cmp);
+            Ok(times[times.len() / 2])
+        };
+        let mut layer_secs = vec![];
+        let mut fixed = 0.0;
+        let mut x = first.clone();
+        for (i, layer) in self.layers.iter().enumerate() {
+            let mut secs = vec![f64::NAN; self.knobs.len()];
+            for &k in knobs {
+                secs[k] = median(&mut || {
+                    let start = Instant::now();
+                    drop(layer[k].forward(x.clone()));
+                    sync()?;
+                    Ok(start.elapsed().as_secs_f64())
+                })?;
+            }
+            layer_secs.push(secs);
+            // Timed on an output nothing else holds, as in a pass (where ReLU runs in place).
+            fixed += median(&mut || {
+                let y = layer[0].forward(x.clone());
+                sync()?;
+                let start = Instant::now();
+                drop(self.model.after_conv(i, y));
+                sync()?;
+                Ok(start.elapsed().as_secs_f64())
+            })?;
+            x = self.model.after_conv(i, layer[0].forward(x));
+        }
+        fixed += median(&mut || {
+            let start = Instant::now();
+            drop(self.model.head(x.clone()));
+            sync()?;
+            Ok(start.elapsed().as_secs_f64())
+        })?;
+        Ok((layer_secs, fixed))
+    }
+
     /// Row-major logits `[images, classes]` of `inputs` (activations entering layer `from`).
     pub fn logits_from(
         &self,

@@ -5,7 +5,7 @@
 //! (`speedup`: the configuration's predicted speedup; `best`: the best predicted speedup kept
 //! so far) and [`giving::iterate`] gives the session's progress, so any instrument (the
 //! dashboard, the log, the timeline) follows a tuning session like a training run. The QoS
-//! model's initialisation, the validation and the measurements are spans on the timeline.
+//! models' initialisation, the validation and the measurements are spans on the timeline.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use giving::{give, iterate, tracepoint};
 use serde::{Deserialize, Serialize};
 
 use crate::configs::{ConfigRecord, Timing};
-use crate::cost::LinearCost;
+use crate::cost::{Cost, LinearCost, MeasuredCost};
 use crate::error::Error;
 use crate::knob::Knob;
 use crate::network::{Dataset, Network, accuracy};
@@ -23,12 +23,17 @@ use crate::nsga::Nsga2;
 use crate::pareto::{pareto_front, take_best};
 use crate::qos_model::P1;
 
+/// Timings per (layer, knob) pair of the measured cost model, of which it keeps the median.
+const COST_REPEATS: usize = 3;
+
 /// How a configuration's speedup is predicted during the search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CostModel {
     /// Per-layer multiply-adds × the knob's cost factor ([`LinearCost`]).
     Linear,
+    /// Per-layer wall times of each knob, timed when the session starts ([`MeasuredCost`]).
+    Measured,
 }
 
 /// How a configuration's QoS is obtained during the search.
@@ -187,12 +192,20 @@ pub fn tune<B: Backend>(
     let baseline_qos = net.qos(&baseline, tune)?;
     let keep_loss = settings.keep_loss(baseline_qos);
     let tuner_loss = settings.tuner_loss(baseline_qos);
-    let cost = match settings.cost_model {
-        CostModel::Linear => LinearCost::new(net.conv_macs().to_vec(), net.other_macs()),
-    };
     let mut timing = Timing::default();
 
     let started = Instant::now();
+    let cost = match settings.cost_model {
+        CostModel::Linear => {
+            Cost::Linear(LinearCost::new(net.conv_macs().to_vec(), net.other_macs()))
+        }
+        CostModel::Measured => {
+            let span = tracepoint!(Channel::thread(), "cost_model_init");
+            let (layers, fixed) = net.profile(tune, &alleles, COST_REPEATS)?;
+            span.end();
+            Cost::Measured(MeasuredCost::new(layers, fixed))
+        }
+    };
     let model = match settings.qos_model {
         QosModel::Empirical => None,
         QosModel::P1 => {
@@ -388,6 +401,49 @@ mod tests {
             // pass from the images gives exactly the same QoS, on both sets.
             assert_eq!(c.qos, net.qos(&config, &tune_set).unwrap(), "{c:?}");
             assert_eq!(c.test_qos, Some(net.qos(&config, &test_set).unwrap()));
+        }
+    }
+
+    #[test]
+    fn the_measured_cost_model_times_every_searched_knob_and_predicts_from_them() {
+        let device = Default::default();
+        <Flex as Backend>::seed(&device, 3);
+        let vgg = VggConfig::new(32, 10)
+            .with_channels(vec![4, 4, 6, 6])
+            .with_hidden(8)
+            .init::<Flex>(&device);
+        let net = Network::new(vgg, Knob::all()).unwrap();
+        let tune_set = Dataset::new(&shapes(0, Split::Tune, 16), 32, &device);
+        let test_set = Dataset::new(&shapes(0, Split::Test, 16), 32, &device);
+        let searched = [0, 1, 5];
+        let (layers, fixed) = net.profile(&tune_set, &searched, 1).unwrap();
+        assert_eq!(layers.len(), net.layer_count());
+        assert!(fixed > 0.0);
+        for layer in &layers {
+            assert_eq!(layer.len(), net.knobs().len());
+            for (k, secs) in layer.iter().enumerate() {
+                // Timed exactly the searched knobs.
+                assert_eq!(secs.is_nan(), !searched.contains(&k), "knob {k}: {secs}");
+                assert!(secs.is_nan() || *secs > 0.0);
+            }
+        }
+        let mut settings = TuneSettings::new();
+        settings.max_iter = 12;
+        settings.population = 4;
+        settings.take_best_n = 2;
+        settings.repeats = 1;
+        settings.qos_keep_threshold = 100.0;
+        settings.cost_model = CostModel::Measured;
+        let tuning = tune(&net, &tune_set, &test_set, &settings).unwrap();
+        assert!(tuning.timing.init > 0.0);
+        for c in &tuning.configs {
+            assert!(
+                c.predicted_speedup.is_finite() && c.predicted_speedup > 0.0,
+                "{c:?}"
+            );
+            if c.knobs.iter().all(|k| k == "baseline") {
+                assert_eq!(c.predicted_speedup, 1.0);
+            }
         }
     }
 }

@@ -7,6 +7,8 @@ use burn::tensor::Tensor;
 use burn::tensor::module::{conv2d, interpolate as resample};
 use burn::tensor::ops::{ConvOptions, InterpolateMode, InterpolateOptions};
 
+use giving_models::host::map_host;
+
 use crate::error::Error;
 use crate::knob::Axis;
 
@@ -81,6 +83,11 @@ impl<B: Backend> Perforated<B> {
         );
         // The rows (columns) `offset, offset + stride, … < size`.
         let n = (size - self.offset).div_ceil(self.stride);
+        let computed =
+            match interpolate_host(computed, dim, self.skip, n, self.stride, self.offset, size) {
+                Ok(full) => return full,
+                Err(computed) => computed,
+            };
         let computed = computed.narrow(dim, self.skip, n);
         match self.axis {
             Axis::Rows => interpolate(computed, dim, self.stride, self.offset, size),
@@ -163,4 +170,72 @@ pub(crate) fn interpolate_cols<B: Backend>(
     ));
     parts.extend(std::iter::repeat_n(last, size - offset - inner));
     Tensor::cat(parts, 3)
+}
+
+/// Where output position `p` of [`interpolate`] takes its value: `(lo, hi, f)` for
+/// `c[lo] + f·(c[hi] − c[lo])`, or `hi == lo` for a copy of `c[lo]` (a computed position, or
+/// one before the first or past the last computed one).
+fn interpolation_table(
+    n: usize,
+    stride: usize,
+    offset: usize,
+    size: usize,
+) -> Vec<(usize, usize, f32)> {
+    (0..size)
+        .map(|p| {
+            let q = p.saturating_sub(offset);
+            let (j, t) = if p < offset {
+                (0, 0)
+            } else {
+                (q / stride, q % stride)
+            };
+            if t == 0 || j + 1 >= n {
+                (j, j, 0.0)
+            } else {
+                (j, j + 1, t as f32 / stride as f32)
+            }
+        })
+        .collect()
+}
+
+/// [`interpolate`] (rows, `dim` 2) or [`interpolate_cols`] (`dim` 3) of positions `skip ..
+/// skip + n` of `computed`, in one pass on a host backend ([`map_host`]): each output value is
+/// written once, where the tensor operations write several full-size temporaries (on layer 0
+/// of the bundled VGG, as much as the perforation saves). The same `f32` arithmetic as
+/// [`interpolate`]: `c[j] + (c[j+1] − c[j])·(t/stride)`. `Err(computed)` on other backends.
+pub(crate) fn interpolate_host<B: Backend>(
+    computed: Tensor<B, 4>,
+    dim: usize,
+    skip: usize,
+    n: usize,
+    stride: usize,
+    offset: usize,
+    size: usize,
+) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+    let table = interpolation_table(n, stride, offset, size);
+    map_host(computed, |v, [b, c, h, w]| {
+        let mut out = Vec::with_capacity(b * c * size * if dim == 2 { w } else { h });
+        if dim == 2 {
+            for plane in v.chunks_exact(h * w) {
+                let row = |j: usize| &plane[(skip + j) * w..(skip + j + 1) * w];
+                for &(lo, hi, f) in &table {
+                    if lo == hi {
+                        out.extend_from_slice(row(lo));
+                    } else {
+                        out.extend(row(lo).iter().zip(row(hi)).map(|(&g, &x)| g + (x - g) * f));
+                    }
+                }
+            }
+            (out, [b, c, size, w])
+        } else {
+            for line in v.chunks_exact(w) {
+                let line = &line[skip..skip + n];
+                out.extend(table.iter().map(|&(lo, hi, f)| {
+                    let g = line[lo];
+                    if lo == hi { g } else { g + (line[hi] - g) * f }
+                }));
+            }
+            (out, [b, c, h, size])
+        }
+    })
 }

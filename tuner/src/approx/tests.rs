@@ -5,6 +5,7 @@ use burn::nn::PaddingConfig2d;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::tensor::{Distribution, Tensor};
 
+use super::perforate::{interpolate, interpolate_cols, interpolate_host};
 use super::{ApproxConv, Sampled};
 use crate::knob::{Axis, Knob};
 
@@ -136,6 +137,46 @@ fn perforation_on(conv: &Conv2d<B>, side: usize) {
                                 close(g, expected, 1e-5),
                                 "{knob} plane {plane} ({r},{c}): {g} vs {expected}"
                             );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The one-pass interpolation on the host and the tensor-operation one (which other backends
+/// run) agree: bit for bit along rows, where both are the same arithmetic, and within
+/// rounding along columns, where burn's resampling computes the weights its own way.
+#[test]
+fn host_interpolation_equals_the_tensor_operations() {
+    for size in [9usize, 8] {
+        for stride in 2..=4 {
+            for offset in 0..2 {
+                let n = (size - offset).div_ceil(stride);
+                for dim in [2, 3] {
+                    // Two extra positions on each side, as a strided convolution's dropped ones.
+                    let mut dims = [2, 3, size, size];
+                    dims[dim] = n + 2;
+                    let computed: Tensor<B, 4> =
+                        Tensor::random(dims, Distribution::Normal(0.0, 1.0), &Default::default());
+                    let host = interpolate_host(computed.clone(), dim, 1, n, stride, offset, size)
+                        .unwrap_or_else(|_| panic!("Flex is a host backend"));
+                    let inner = computed.narrow(dim, 1, n);
+                    let ops = if dim == 2 {
+                        interpolate(inner, dim, stride, offset, size)
+                    } else {
+                        interpolate_cols(inner, stride, offset, size)
+                    };
+                    let (host, host_dims) = values(host);
+                    let (ops, ops_dims) = values(ops);
+                    assert_eq!(host_dims, ops_dims);
+                    let what = format!("dim {dim} size {size} stride {stride} offset {offset}");
+                    if dim == 2 {
+                        assert_eq!(host, ops, "{what}");
+                    } else {
+                        for (h, o) in host.iter().zip(&ops) {
+                            assert!(close(*h, *o, 1e-6), "{what}: {h} vs {o}");
                         }
                     }
                 }
