@@ -378,13 +378,6 @@ impl FeedReader {
         unsafe { (*slot.event.get()).assume_init_ref() }
     }
 
-    /// The next event, or `None` once the reader has ended.
-    #[inline]
-    pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        self.poll_advance(cx)
-            .map(|taken| taken.then(|| self.current().clone()))
-    }
-
     /// Moves the cursor past the next event, which is then lent at
     /// [`current`](Self::current) (`true`), or finds the reader ended (`false`). Reading in
     /// place touches no reference count: ten readers of an event cost little more than one.
@@ -475,8 +468,8 @@ mod tests {
     fn next(reader: &mut FeedReader) -> Poll<Option<u64>> {
         let mut cx = Context::from_waker(noop_waker_ref());
         reader
-            .poll_next(&mut cx)
-            .map(|e| e.map(|e| e.get_as::<u64>("i").unwrap()))
+            .poll_advance(&mut cx)
+            .map(|taken| taken.then(|| reader.current().get_as::<u64>("i").unwrap()))
     }
 
     #[test]

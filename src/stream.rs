@@ -125,6 +125,19 @@ impl EventStream {
         taken
     }
 
+    /// The event the last [`poll_advance`](Self::poll_advance) moved past, by value: a
+    /// clone of the feed's, or the popped one moved out.
+    #[inline]
+    fn take_current(&mut self) -> Event {
+        match &self.source {
+            Subscription::Feed(reader) => reader.current().clone(),
+            Subscription::Queue(_) => self
+                .lent
+                .take()
+                .expect("an event is lent after poll_advance returned true"),
+        }
+    }
+
     /// The event the last [`poll_advance`](Self::poll_advance) moved past.
     #[inline]
     fn current(&self) -> &Event {
@@ -186,17 +199,9 @@ impl Stream for EventStream {
     type Item = Event;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        if self.ended {
-            return Poll::Ready(None);
-        }
-        let next = match &mut self.source {
-            Subscription::Feed(reader) => reader.poll_next(cx),
-            Subscription::Queue(queue) => queue.poll_next(cx),
-        };
-        if let Poll::Ready(None) = next {
-            self.ended = true;
-        }
-        next
+        let this = &mut *self;
+        this.poll_advance(cx)
+            .map(|taken| taken.then(|| this.take_current()))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -56,17 +56,11 @@ pub struct LazyWindow {
 impl LazyWindow {
     /// Takes an event: hands it to `write` at once when no window is open and it has nothing
     /// to read; else holds it, and hands every held event to `write` if it closes the window.
-    pub fn push(&mut self, event: Event, write: impl FnMut(&Event)) {
-        if self.held.is_empty() && !has_unread(&event) {
-            let mut write = write;
+    pub fn push(&mut self, event: Event, mut write: impl FnMut(&Event)) {
+        if self.must_hold(&event) {
+            self.hold(event, write);
+        } else {
             write(&event);
-            return;
-        }
-        let closes = matches!(event.get(keys::SYNCED), Some(Value::Bool(true)));
-        self.opened.get_or_insert_with(Instant::now);
-        self.held.push(event);
-        if closes || self.held.len() >= MAX_HELD {
-            self.release(write);
         }
     }
 
@@ -83,13 +77,29 @@ impl LazyWindow {
     /// window.push_ref(&Event::new([("lr", 0.1)]), |e| out.push(e.to_string()));
     /// assert_eq!(out, ["lr=0.1"]);
     /// ```
-    pub fn push_ref(&mut self, event: &Event, write: impl FnMut(&Event)) {
-        if self.held.is_empty() && !has_unread(event) {
-            let mut write = write;
+    pub fn push_ref(&mut self, event: &Event, mut write: impl FnMut(&Event)) {
+        if self.must_hold(event) {
+            self.hold(event.clone(), write);
+        } else {
             write(event);
-            return;
         }
-        self.push(event.clone(), write);
+    }
+
+    /// Whether `event` waits for a window: one is open (order is kept), or it has a value to
+    /// read.
+    fn must_hold(&self, event: &Event) -> bool {
+        !self.held.is_empty() || has_unread(event)
+    }
+
+    /// Holds `event` in the window (opening it), releasing the window if `event` closes it or
+    /// fills it.
+    fn hold(&mut self, event: Event, write: impl FnMut(&Event)) {
+        let closes = matches!(event.get(keys::SYNCED), Some(Value::Bool(true)));
+        self.opened.get_or_insert_with(Instant::now);
+        self.held.push(event);
+        if closes || self.held.len() >= MAX_HELD {
+            self.release(write);
+        }
     }
 
     /// When the open window must be released, if one is open.

@@ -217,13 +217,12 @@ impl<B: Backend> Network<B> {
         };
         let device = first.device();
         let sync = || B::sync(&device).map_err(|e| Error::Device(format!("{e:?}")));
-        // The median of `repeats` runs of `run`, which returns the seconds it timed.
-        let median = |run: &mut dyn FnMut() -> Result<f64, Error>| -> Result<f64, Error> {
-            let mut times = (0..repeats.max(1))
+        // The median of `repeats` runs of `run`, which returns the time it measured, in seconds.
+        let median_secs = |run: &mut dyn FnMut() -> Result<Duration, Error>| {
+            let times = (0..repeats.max(1))
                 .map(|_| run())
                 .collect::<Result<Vec<_>, _>>()?;
-            times.sort_by(f64::total_cmp);
-            Ok(times[times.len() / 2])
+            Ok::<_, Error>(median(times).as_secs_f64())
         };
         let mut layer_secs = vec![];
         let mut fixed = 0.0;
@@ -231,30 +230,30 @@ impl<B: Backend> Network<B> {
         for (i, layer) in self.layers.iter().enumerate() {
             let mut secs = vec![f64::NAN; self.knobs.len()];
             for &k in knobs {
-                secs[k] = median(&mut || {
+                secs[k] = median_secs(&mut || {
                     let start = Instant::now();
                     drop(layer[k].forward(x.clone()));
                     sync()?;
-                    Ok(start.elapsed().as_secs_f64())
+                    Ok(start.elapsed())
                 })?;
             }
             layer_secs.push(secs);
             // Timed on an output nothing else holds, as in a pass (where ReLU runs in place).
-            fixed += median(&mut || {
+            fixed += median_secs(&mut || {
                 let y = layer[0].forward(x.clone());
                 sync()?;
                 let start = Instant::now();
                 drop(self.model.after_conv(i, y));
                 sync()?;
-                Ok(start.elapsed().as_secs_f64())
+                Ok(start.elapsed())
             })?;
             x = self.model.after_conv(i, layer[0].forward(x));
         }
-        fixed += median(&mut || {
+        fixed += median_secs(&mut || {
             let start = Instant::now();
             drop(self.model.head(x.clone()));
             sync()?;
-            Ok(start.elapsed().as_secs_f64())
+            Ok(start.elapsed())
         })?;
         Ok((layer_secs, fixed))
     }
@@ -302,4 +301,10 @@ impl<B: Backend> Network<B> {
         let elapsed = start.elapsed();
         Ok((elapsed, accuracy(&logits, &data.labels, data.classes)))
     }
+}
+
+/// The median of `times` (the upper one of an even count); `times` must not be empty.
+pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
 }

@@ -7,7 +7,7 @@
 //! dashboard, the log, the timeline) follows a tuning session like a training run. The QoS
 //! models' initialisation, the validation and the measurements are spans on the timeline.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use burn::prelude::Backend;
 use giving::timeline::Channel;
@@ -18,7 +18,7 @@ use crate::configs::{ConfigRecord, Timing};
 use crate::cost::{Cost, LinearCost, MeasuredCost};
 use crate::error::Error;
 use crate::knob::Knob;
-use crate::network::{Dataset, Network, accuracy};
+use crate::network::{Dataset, Network, accuracy, median};
 use crate::nsga::Nsga2;
 use crate::pareto::{pareto_front, take_best};
 use crate::qos_model::P1;
@@ -354,11 +354,6 @@ fn measure<B: Backend>(
     Ok((speedup, qos))
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort_unstable();
-    times[times.len() / 2]
-}
-
 #[cfg(test)]
 mod tests {
     use burn::backend::Flex;
@@ -367,8 +362,8 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn every_kept_configuration_is_measured_and_its_qos_is_a_whole_pass() {
+    /// An untrained four-layer network and 16-image tuning and test sets.
+    fn small_network() -> (Network<Flex>, Dataset<Flex>, Dataset<Flex>) {
         let device = Default::default();
         <Flex as Backend>::seed(&device, 3);
         let vgg = VggConfig::new(32, 10)
@@ -378,6 +373,11 @@ mod tests {
         let net = Network::new(vgg, Knob::all()).unwrap();
         let tune_set = Dataset::new(&shapes(0, Split::Tune, 16), 32, &device);
         let test_set = Dataset::new(&shapes(0, Split::Test, 16), 32, &device);
+        (net, tune_set, test_set)
+    }
+
+    /// A short session: 12 configurations, one timing round each.
+    fn small_settings() -> TuneSettings {
         let mut settings = TuneSettings::new();
         settings.max_iter = 12;
         settings.population = 4;
@@ -385,6 +385,13 @@ mod tests {
         settings.repeats = 1;
         // An untrained network: keep everything, so that approximated layers are kept too.
         settings.qos_keep_threshold = 100.0;
+        settings
+    }
+
+    #[test]
+    fn every_kept_configuration_is_measured_and_its_qos_is_a_whole_pass() {
+        let (net, tune_set, test_set) = small_network();
+        let settings = small_settings();
         let tuning = tune(&net, &tune_set, &test_set, &settings).unwrap();
         assert_eq!(tuning.configs.len(), 12);
         assert!(tuning.configs.iter().any(|c| !c.best));
@@ -406,15 +413,7 @@ mod tests {
 
     #[test]
     fn the_measured_cost_model_times_every_searched_knob_and_predicts_from_them() {
-        let device = Default::default();
-        <Flex as Backend>::seed(&device, 3);
-        let vgg = VggConfig::new(32, 10)
-            .with_channels(vec![4, 4, 6, 6])
-            .with_hidden(8)
-            .init::<Flex>(&device);
-        let net = Network::new(vgg, Knob::all()).unwrap();
-        let tune_set = Dataset::new(&shapes(0, Split::Tune, 16), 32, &device);
-        let test_set = Dataset::new(&shapes(0, Split::Test, 16), 32, &device);
+        let (net, tune_set, test_set) = small_network();
         let searched = [0, 1, 5];
         let (layers, fixed) = net.profile(&tune_set, &searched, 1).unwrap();
         assert_eq!(layers.len(), net.layer_count());
@@ -427,12 +426,7 @@ mod tests {
                 assert!(secs.is_nan() || *secs > 0.0);
             }
         }
-        let mut settings = TuneSettings::new();
-        settings.max_iter = 12;
-        settings.population = 4;
-        settings.take_best_n = 2;
-        settings.repeats = 1;
-        settings.qos_keep_threshold = 100.0;
+        let mut settings = small_settings();
         settings.cost_model = CostModel::Measured;
         let tuning = tune(&net, &tune_set, &test_set, &settings).unwrap();
         assert!(tuning.timing.init > 0.0);
