@@ -85,11 +85,16 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     let common = &args.common;
     check_device(&common.device)?;
     let model = common.model;
-    let mut config = common.config();
+    let mut config = common.config()?;
     config.steps = Some(args.steps);
     config.valid_size = 0;
     let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
     config.epochs = args.steps.div_ceil(per_epoch);
+    // Bad settings are refused before the first run, naming the setting.
+    config.validate()?;
+    if args.repeats == 0 {
+        bail!("invalid setting: repeats must be at least 1, not 0");
+    }
     if args.cpu_time {
         say!(
             "[{model}] CPU time on {}: {} steps of batch {} per run, {} round(s) of every instrument set after a warm-up",
@@ -126,7 +131,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         model.item_name()
     );
     let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
-    for repeat in 0..args.repeats.max(1) {
+    for repeat in 0..args.repeats {
         let b = bench_run(model, &config, &common.device, Observer::Bare)?.items_per_second();
         let s = bench_run(model, &config, &common.device, observed())?.items_per_second();
         say!(

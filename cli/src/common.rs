@@ -1,7 +1,7 @@
 //! Options shared by `giving train` and `giving bench`: the model, device and training settings.
 
 use anyhow::{Result, bail};
-use clap::Args;
+use clap::{ArgMatches, Args, FromArgMatches};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig};
 
 /// Options shared by `train` and `bench`.
@@ -13,46 +13,58 @@ pub(crate) struct Common {
     /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N (among the backends compiled in).
     #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
     pub(crate) device: DeviceSpec,
-    /// Items per batch [default: the model's].
-    #[arg(long)]
-    batch_size: Option<usize>,
-    /// Learning rate [default: the model's].
-    #[arg(long)]
-    lr: Option<f64>,
-    /// Seed of the data, shuffling and initial parameters.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
-    /// Training items per epoch [default: the model's].
-    #[arg(long)]
-    train_size: Option<usize>,
-    /// Validation items per epoch [default: the model's].
-    #[arg(long)]
-    valid_size: Option<usize>,
-    /// Steps per device-sync window [default: 10].
-    #[arg(long)]
-    window: Option<usize>,
+    /// The training settings' flags, declared on [`TrainConfig`] itself.
+    #[command(flatten)]
+    settings: Overrides<TrainConfig>,
 }
 
 impl Common {
-    pub(crate) fn config(&self) -> TrainConfig {
+    /// The model's default settings, updated by the flags given.
+    pub(crate) fn config(&self) -> Result<TrainConfig> {
         let mut config = self.model.default_config();
-        config.seed = self.seed;
-        if let Some(v) = self.batch_size {
-            config.batch_size = v;
-        }
-        if let Some(v) = self.lr {
-            config.lr = v;
-        }
-        if let Some(v) = self.train_size {
-            config.train_size = v;
-        }
-        if let Some(v) = self.valid_size {
-            config.valid_size = v;
-        }
-        if let Some(v) = self.window {
-            config.window = v;
-        }
-        config
+        self.settings.apply(&mut config)?;
+        Ok(config)
+    }
+}
+
+/// The flags of a settings type `T` whose defaults are only known after parsing (the model's):
+/// kept as matches, then applied over a default `T` with
+/// [`FromArgMatches::update_from_arg_matches`], which sets only the flags given.
+#[derive(Debug, Clone)]
+pub(crate) struct Overrides<T> {
+    matches: ArgMatches,
+    settings: std::marker::PhantomData<T>,
+}
+
+impl<T: FromArgMatches> Overrides<T> {
+    /// Sets on `target` the settings given on the command line.
+    pub(crate) fn apply(&self, target: &mut T) -> Result<()> {
+        target.update_from_arg_matches(&self.matches)?;
+        Ok(())
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Overrides<T> {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        Ok(Self {
+            matches: matches.clone(),
+            settings: std::marker::PhantomData,
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        self.matches = matches.clone();
+        Ok(())
+    }
+}
+
+impl<T: Args> Args for Overrides<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        T::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        T::augment_args_for_update(cmd)
     }
 }
 

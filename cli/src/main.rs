@@ -23,6 +23,7 @@
 mod bench;
 mod common;
 mod cpu_time;
+mod exit;
 mod out;
 mod probes;
 mod publish;
@@ -80,35 +81,30 @@ enum Command {
 fn main() -> ExitCode {
     // Usage errors exit with code 2 (clap's convention), after clap printed them.
     let cli = Cli::parse();
-    let outcome = match cli.command {
-        Command::Train(args) => train::train(args).map(|()| ExitCode::SUCCESS),
-        Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
-        Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
-        Command::Suite(command) => suite::suite(command),
-        Command::Watch(args) => watch::watch(args).map(|()| ExitCode::SUCCESS),
-        Command::Tune(args) => tune::tune(args).map(|()| ExitCode::SUCCESS),
-        // A log that reads but is cut or damaged is not an error: what could be read was
-        // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
-        Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),
-        Command::Log(command) => command
-            .run()
-            .map(|health| ExitCode::from(health.exit_code()))
-            .map_err(anyhow::Error::from),
-    };
-    match outcome {
+    match run(cli.command) {
         Ok(code) => code,
         Err(error) => {
-            report(&error);
+            exit::report(&error);
             ExitCode::FAILURE
         }
     }
 }
 
-/// Prints an error as a command-line tool should: `error: <message>`, then its causes, and
-/// never a backtrace (even with `RUST_BACKTRACE=1`, which `anyhow`'s `Debug` would honour).
-fn report(error: &anyhow::Error) {
-    eprintln!("error: {error}");
-    for cause in error.chain().skip(1) {
-        eprintln!("  caused by: {cause}");
+/// Runs one command: every command ends here, with its exit code or an error (exit code 1).
+fn run(command: Command) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Train(args) => train::train(args),
+        Command::Bench(args) => bench::bench(args).map(|()| ExitCode::SUCCESS),
+        Command::Probes(args) => probes::list(args).map(|()| ExitCode::SUCCESS),
+        Command::Suite(command) => suite::suite(command),
+        Command::Watch(args) => watch::watch(args),
+        Command::Tune(args) => tune::tune(args),
+        Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),
+        // A log that reads but is cut or damaged is not an error: what could be read was
+        // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
+        Command::Log(command) => command
+            .run()
+            .map(|health| ExitCode::from(health.exit_code()))
+            .map_err(anyhow::Error::from),
     }
 }

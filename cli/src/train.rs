@@ -1,6 +1,8 @@
 //! `giving train`: trains a bundled model under the Overseer with the instruments the options
 //! ask for, and prints progress lines from a pipeline (or shows the dashboard).
 
+use std::process::ExitCode;
+
 use anyhow::{Result, anyhow};
 use clap::Args;
 use giving::Event;
@@ -10,6 +12,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::{ModelKind, TrainConfig, TrainReport};
 
 use crate::common::{Common, check_device};
+use crate::exit::exit_code;
 use crate::out::say;
 use crate::probes::{ProbeArgs, print_probed};
 use crate::publish::PublishArgs;
@@ -84,10 +87,10 @@ fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> 
     ))
 }
 
-pub(crate) fn train(mut args: TrainArgs) -> Result<()> {
+pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
     let common = &args.common;
     check_device(&common.device)?;
-    let mut config = common.config();
+    let mut config = common.config()?;
     config.steps = args.steps;
     if let Some(epochs) = args.epochs {
         config.epochs = epochs;
@@ -163,28 +166,17 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<()> {
         .output
         .map_err(|panic| anyhow!("training panicked: {panic}"))??;
     print_summary(model, &report);
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
+    Ok(exit_code(code))
 }
 
-/// The run's configuration, as the MLflow run's params.
+/// The run's configuration, as the MLflow run's params: the model, the device, then every
+/// setting of [`TrainConfig`] by name.
 fn params(model: ModelKind, device: &str, config: &TrainConfig) -> Vec<(String, String)> {
     let mut params = vec![
         ("model".to_owned(), model.to_string()),
         ("device".to_owned(), device.to_owned()),
-        ("epochs".to_owned(), config.epochs.to_string()),
-        ("batch_size".to_owned(), config.batch_size.to_string()),
-        ("lr".to_owned(), config.lr.to_string()),
-        ("seed".to_owned(), config.seed.to_string()),
-        ("train_size".to_owned(), config.train_size.to_string()),
-        ("valid_size".to_owned(), config.valid_size.to_string()),
-        ("window".to_owned(), config.window.to_string()),
     ];
-    if let Some(steps) = config.steps {
-        params.push(("steps".to_owned(), steps.to_string()));
-    }
+    params.extend(config.params());
     params
 }
 

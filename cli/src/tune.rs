@@ -3,20 +3,22 @@
 //! `giving tune apply CONFIGS` to run one configuration found again.
 
 use std::path::PathBuf;
+use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use giving::Event;
 use giving::prelude::*;
 use giving::vocab::keys;
 use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
-use giving_tuner::job::{ApplyJob, TuneJob, configs_file, default_training, default_vgg};
-use giving_tuner::session::{CostModel, QosModel};
 use giving_tuner::weights::default_cache_dir;
-use giving_tuner::{Knob, job::TuneOutcome};
+use giving_tuner::{
+    ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_training, default_vgg,
+};
 
 use crate::common::check_device;
+use crate::exit::exit_code;
 use crate::out::say;
 
 #[derive(Debug, Args)]
@@ -33,43 +35,12 @@ pub(crate) struct TuneArgs {
     /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N (among the backends compiled in).
     #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
     device: DeviceSpec,
-    /// Configurations to evaluate.
-    #[arg(long, default_value_t = 1000)]
-    max_iter: usize,
-    /// QoS threshold that guides the search (a loss in points, or an absolute QoS with --absolute).
-    #[arg(long, default_value_t = 2.0)]
-    qos_tuner_threshold: f64,
-    /// QoS threshold of the configurations kept.
-    #[arg(long, default_value_t = 3.0)]
-    qos_keep_threshold: f64,
-    /// Thresholds are absolute QoS values (accuracy in percent), not losses relative to the
-    /// exact network.
-    #[arg(long)]
-    absolute: bool,
-    /// Close-to-optimal configurations taken besides the Pareto front.
-    #[arg(long, default_value_t = 20)]
-    take_best_n: usize,
-    /// Cost model of the speedup.
-    #[arg(long, value_enum, default_value_t = CostArg::Linear)]
-    cost_model: CostArg,
-    /// QoS model: empirical (run every configuration) or p1 (predict, then validate the best).
-    #[arg(long, value_enum, default_value_t = QosArg::Empirical)]
-    qos_model: QosArg,
-    /// Knobs the search may use, by id, comma-separated [default: every knob but fp16].
-    #[arg(long, value_delimiter = ',')]
-    knobs: Vec<String>,
-    /// Seed of the search.
-    #[arg(long, default_value_t = 0)]
-    seed: u64,
+    /// The session's settings (`--max-iter` … `--repeats`), declared on [`TuneSettings`].
+    #[command(flatten)]
+    settings: TuneSettings,
     /// Seed of the data and of the network's training.
     #[arg(long, default_value_t = 0)]
     data_seed: u64,
-    /// Individuals per NSGA-II generation.
-    #[arg(long, default_value_t = 24)]
-    population: usize,
-    /// Interleaved timing rounds per best configuration.
-    #[arg(long, default_value_t = 3)]
-    repeats: usize,
     /// Folder of configs.json and configs.png.
     #[arg(long, default_value = "tune-out")]
     out: PathBuf,
@@ -124,32 +95,13 @@ struct ApplyArgs {
     device: DeviceSpec,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum CostArg {
-    /// Per-layer FLOPs × the knob's cost factor.
-    #[value(alias = "cost_linear")]
-    Linear,
-    /// Per-layer wall times of each knob, timed on this machine when the session starts.
-    Measured,
-}
-
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum QosArg {
-    /// Run every configuration on the tuning set.
-    #[value(alias = "none")]
-    Empirical,
-    /// Predict QoS from per-layer, per-knob profiles; validate the best empirically.
-    #[value(alias = "qos_p1")]
-    P1,
-}
-
 fn parse_device(s: &str) -> Result<DeviceSpec, String> {
     s.parse().map_err(|e: giving_models::Error| e.to_string())
 }
 
-pub(crate) fn tune(args: TuneArgs) -> Result<()> {
+pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
     if let Some(TuneAction::Apply(apply_args)) = args.action {
-        return apply(apply_args);
+        return apply(apply_args).map(|()| ExitCode::SUCCESS);
     }
     if args.list_knobs {
         say!("{:<16} {:>6}  what", "knob", "cost");
@@ -166,7 +118,7 @@ pub(crate) fn tune(args: TuneArgs) -> Result<()> {
                 }
             );
         }
-        return Ok(());
+        return Ok(ExitCode::SUCCESS);
     }
     check_device(&args.device)?;
     let job = job(&args)?;
@@ -218,10 +170,7 @@ pub(crate) fn tune(args: TuneArgs) -> Result<()> {
         .output
         .map_err(|panic| anyhow!("tuning panicked: {panic}"))???;
     summary(&outcome);
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
+    Ok(exit_code(code))
 }
 
 fn job(args: &TuneArgs) -> Result<TuneJob> {
@@ -246,32 +195,7 @@ fn job(args: &TuneArgs) -> Result<TuneJob> {
     job.tune_size = args.tune_size;
     job.test_size = args.test_size;
     job.retrain = args.retrain;
-    let s = &mut job.settings;
-    s.max_iter = args.max_iter;
-    s.qos_tuner_threshold = args.qos_tuner_threshold;
-    s.qos_keep_threshold = args.qos_keep_threshold;
-    s.relative = !args.absolute;
-    s.take_best_n = args.take_best_n;
-    s.cost_model = match args.cost_model {
-        CostArg::Linear => CostModel::Linear,
-        CostArg::Measured => CostModel::Measured,
-    };
-    s.qos_model = match args.qos_model {
-        QosArg::Empirical => QosModel::Empirical,
-        QosArg::P1 => QosModel::P1,
-    };
-    s.seed = args.seed;
-    s.population = args.population;
-    s.repeats = args.repeats;
-    if !args.knobs.is_empty() {
-        for id in &args.knobs {
-            id.parse::<Knob>()?;
-        }
-        s.knobs = args.knobs.clone();
-    }
-    if s.population < 4 {
-        bail!("--population must be at least 4");
-    }
+    job.settings = args.settings.clone();
     Ok(job)
 }
 

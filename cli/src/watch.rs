@@ -1,6 +1,7 @@
 //! `giving watch nats://HOST:PORT --run NAME`: every rank of a run, fanned in from NATS, into
 //! the instruments a local run would have (`--log`, `--trace`, `--dash`).
 
+use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -15,6 +16,7 @@ use giving_instruments::{
 use giving_nats::keys::{NATS_DROPPED, RANK_END};
 use giving_nats::{FanIn, Until, run_subjects};
 
+use crate::exit::exit_code;
 use crate::out::say;
 
 #[derive(Debug, Args)]
@@ -48,7 +50,7 @@ pub(crate) struct WatchArgs {
     mlflow: MlflowArgs,
 }
 
-pub(crate) fn watch(args: WatchArgs) -> Result<()> {
+pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     let subject = run_subjects(&args.run).context("--run")?;
     let idle = match args.idle {
         Some(secs) if !(secs > 0.0 && secs.is_finite()) => {
@@ -123,10 +125,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<()> {
         ranks.seen(),
         ranks.ended_ranks()
     );
-    if code != 0 {
-        std::process::exit(code);
-    }
-    Ok(())
+    Ok(exit_code(code))
 }
 
 /// A line for a rate, a rank's end, or a drop report.

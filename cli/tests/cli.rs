@@ -52,7 +52,55 @@ fn bad_input_gets_a_clear_error() {
 
     let (ok, out) = giving(&["train", "mlp", "--batch-size", "0"]);
     assert!(!ok);
-    assert!(out.contains("batch size must be at least 1"), "{out}");
+    assert!(
+        out.contains("batch-size must be at least 1, not 0"),
+        "{out}"
+    );
+
+    // One policy for sizes: a bad value is refused by the settings' `validate()`, with an
+    // error that names the setting and its value.
+    for (args, refusal) in [
+        (
+            &["train", "mlp", "--window", "0"][..],
+            "window must be at least 1, not 0",
+        ),
+        (
+            &["train", "mlp", "--epochs", "0"][..],
+            "epochs must be at least 1, not 0",
+        ),
+        (
+            &["train", "mlp", "--lr=-1"][..],
+            "lr must be a positive number, not -1",
+        ),
+        (
+            &["bench", "mlp", "--steps", "0"][..],
+            "steps must be at least 1, not 0",
+        ),
+        (
+            &["bench", "mlp", "--repeats", "0"][..],
+            "repeats must be at least 1, not 0",
+        ),
+        (
+            &["tune", "--max-iter", "0"][..],
+            "max-iter must be at least 1, not 0",
+        ),
+        (
+            &["tune", "--population", "3"][..],
+            "population must be at least 4, not 3",
+        ),
+        (
+            &["tune", "--repeats", "0"][..],
+            "repeats must be at least 1, not 0",
+        ),
+        (
+            &["tune", "--qos-keep-threshold", "101"][..],
+            "qos-keep-threshold must be a QoS between 0 and 100, not 101",
+        ),
+    ] {
+        let (ok, out) = giving(args);
+        assert!(!ok, "{args:?} was accepted: {out}");
+        assert!(out.contains(refusal), "{args:?}: {out}");
+    }
 
     for (backend, compiled) in [
         ("wgpu", cfg!(feature = "wgpu")),

@@ -2,6 +2,7 @@
 
 /// What can go wrong when choosing a device or training a model.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The device string could not be parsed.
     #[error("invalid device `{given}`: {reason} (expected flex, wgpu, wgpu:N, cuda or cuda:N)")]
@@ -25,6 +26,16 @@ pub enum Error {
     /// A training setting is out of range.
     #[error("invalid training configuration: {0}")]
     InvalidConfig(String),
+    /// A training setting's value breaks its rule ([`TrainConfig::validate`](crate::TrainConfig::validate)).
+    #[error("invalid training configuration: {setting} must be {rule}, not {value}")]
+    InvalidSetting {
+        /// The setting, as its flag is spelt without the dashes (`batch-size`).
+        setting: &'static str,
+        /// The value refused.
+        value: String,
+        /// What the value must be (`at least 1`).
+        rule: String,
+    },
     /// The unknown model name.
     #[error("unknown model `{0}` (expected mlp, cnn or charlm)")]
     UnknownModel(String),

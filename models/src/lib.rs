@@ -38,6 +38,7 @@ mod error;
 pub mod host;
 pub mod model;
 pub mod rng;
+mod settings;
 pub mod train;
 
 use std::fmt;

@@ -38,75 +38,8 @@ use crate::model::{
     CharLm, CharLmConfig, Classifier, CnnConfig, MlpConfig, VggConfig, init_seeded,
 };
 use crate::rng::Rng;
+pub use crate::settings::TrainConfig;
 use giving_burn::LazyTensor;
-
-/// Settings of a training run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrainConfig {
-    /// Number of epochs.
-    pub epochs: usize,
-    /// If set, stop after this many steps in total (the last epoch may be partial).
-    pub steps: Option<usize>,
-    /// Items per batch (images, or text windows for `charlm`).
-    pub batch_size: usize,
-    /// Learning rate of the Adam optimiser.
-    pub lr: f64,
-    /// Seed of the data, the shuffling and the initial parameters.
-    pub seed: u64,
-    /// Training items per epoch (images, or text windows for `charlm`).
-    pub train_size: usize,
-    /// Validation items evaluated after each epoch.
-    pub valid_size: usize,
-    /// Steps per sync window: the device is synced once per window.
-    pub window: usize,
-}
-
-impl TrainConfig {
-    /// The most items a bundled data set generates per split. The data is generated in memory
-    /// (a digit is 3 KiB of f32): above this a run would exhaust memory, or overflow the size
-    /// arithmetic, instead of training.
-    pub const MAX_ITEMS: usize = 1_000_000;
-
-    /// Checks that the settings can be trained with.
-    pub fn validate(&self) -> Result<(), Error> {
-        let bad = |what: &str| Err(Error::InvalidConfig(what.to_string()));
-        if self.batch_size == 0 {
-            return bad("batch size must be at least 1");
-        }
-        for (name, size) in [
-            ("train size", self.train_size),
-            ("validation size", self.valid_size),
-            ("batch size", self.batch_size),
-        ] {
-            if size > Self::MAX_ITEMS {
-                return bad(&format!(
-                    "{name} {size} is above the {} items the bundled data sets generate",
-                    Self::MAX_ITEMS
-                ));
-            }
-        }
-        // Steps first: `--steps 0` also makes zero epochs, and must be blamed on the steps.
-        if self.steps == Some(0) {
-            return bad("steps must be at least 1");
-        }
-        if self.epochs == 0 {
-            return bad("epochs must be at least 1");
-        }
-        if !(self.lr.is_finite() && self.lr > 0.0) {
-            return bad(&format!(
-                "learning rate must be a positive number, not {}",
-                self.lr
-            ));
-        }
-        if self.train_size < self.batch_size {
-            return bad(&format!(
-                "train size {} is smaller than one batch ({})",
-                self.train_size, self.batch_size
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// The outcome of a training run, read after the loop has ended.
 #[derive(Debug, Clone, PartialEq)]

@@ -173,10 +173,18 @@ fn bad_settings_are_reported() {
     let device = Default::default();
     let mut cfg = config(64, 0, 1, 1e-3, 0);
     let err = train_mlp::<B>(&device, &cfg, &small_mlp()).unwrap_err();
-    assert!(err.to_string().contains("batch size"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("batch-size must be at least 1, not 0"),
+        "{err}"
+    );
     cfg.batch_size = 128;
     let err = train_mlp::<B>(&device, &cfg, &small_mlp()).unwrap_err();
-    assert!(err.to_string().contains("smaller than one batch"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("train-size must be at least one batch (128)"),
+        "{err}"
+    );
     cfg.batch_size = 8;
     cfg.lr = f64::NAN;
     let err = train_mlp::<B>(&device, &cfg, &small_mlp()).unwrap_err();

@@ -7,10 +7,9 @@
 use burn::backend::{Autodiff, Flex};
 use burn::module::AutodiffModule;
 use giving_models::data::{SHAPE_SIDE, Split, shapes};
-use giving_tuner::job::{default_training, default_vgg};
-use giving_tuner::network::{Dataset, Network};
-use giving_tuner::session::measure_speedup;
-use giving_tuner::{Knob, weights};
+use giving_tuner::{
+    Dataset, Knob, Network, default_training, default_vgg, measure_speedup, weights,
+};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

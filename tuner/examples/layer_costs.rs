@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use burn::backend::Flex;
 use burn::tensor::Tensor;
 use giving_models::data::{SHAPE_SIDE, Split, shapes};
+use giving_tuner::ApproxConv;
 use giving_tuner::Knob;
-use giving_tuner::approx::ApproxConv;
-use giving_tuner::job::default_vgg;
+use giving_tuner::default_vgg;
 
 const RUNS: usize = 5;
 

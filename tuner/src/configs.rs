@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::knob::Knob;
-use crate::session::TuneSettings;
+use crate::settings::TuneSettings;
 
 /// The format version written in `configs.json`.
 pub const FORMAT: u32 = 1;

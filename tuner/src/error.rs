@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 /// What can go wrong when tuning, saving or applying configurations.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// A knob identifier that no knob has.
     #[error("unknown knob `{0}` (see `giving tune --list-knobs`)")]

@@ -14,7 +14,8 @@ use crate::configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, FORMAT, Netw
 use crate::error::Error;
 use crate::knob::Knob;
 use crate::network::{Dataset, Network};
-use crate::session::{TuneSettings, tune};
+use crate::session::tune;
+use crate::settings::TuneSettings;
 use crate::{plot, weights};
 
 /// The bundled network's architecture: six convolutions of 32 channels each (wide enough that

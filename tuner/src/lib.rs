@@ -6,21 +6,25 @@
 //! QoS (accuracy), keep the valid ones, mark the Pareto-optimal ones, dump them to
 //! `configs.json` and plot them. `giving tune` is its command; docs/tuner.md its guide.
 //!
-//! - [`knob`]: the knobs (exact, perforated rows/columns, filter sampling, f16) and their cost
-//!   factors; [`approx`]: each knob as a real, cheaper burn computation.
-//! - [`network`]: the network under tuning with every knob prepared, and QoS measurement;
-//!   [`cost`]: the linear cost model; [`qos_model`]: PredTuner's `p1` QoS predictor.
-//! - [`nsga`]: the multi-objective search (NSGA-II, ask/tell); [`pareto`]: dominance, fronts,
-//!   the best configurations.
-//! - [`session`]: a tuning session, giving `{task: "tune", iteration, qos, qos_loss, speedup,
-//!   kept, best}` each iteration through [`giving::give!`] (the dashboard, the log and the
-//!   timeline follow it like a training run).
-//! - [`configs`]: `configs.json`; [`plot`]: the PNG; [`weights`]: the trained weights cache;
-//!   [`job`]: `giving tune` and `giving tune apply` end to end on a device chosen at run time.
+//! The root is the API (the modules are private):
+//!
+//! - [`TuneJob`] and [`ApplyJob`]: `giving tune` and `giving tune apply` end to end on a device
+//!   chosen at run time, with [`TuneSettings`] (the session's settings, each declared once:
+//!   with the `cli` feature they are also `giving tune`'s flags), [`CostModel`], [`QosModel`],
+//!   [`default_vgg`] and [`default_training`].
+//! - [`Knob`] and [`Axis`]: the knobs (exact, perforated rows/columns, filter sampling, f16)
+//!   and their cost factors; [`ApproxConv`]: each knob as a real, cheaper burn computation.
+//! - [`Network`] and [`Dataset`]: the network under tuning with every knob prepared, and QoS
+//!   measurement; [`measure_speedup`]: a configuration's speedup, timed.
+//! - A session gives `{task: "tune", iteration, qos, qos_loss, speedup, kept, best}` each
+//!   iteration through [`giving::give!`] (the dashboard, the log and the timeline follow it
+//!   like a training run), searching with NSGA-II and keeping the Pareto front and the best.
+//! - [`ConfigsFile`] and [`ConfigRecord`]: `configs.json`, read back with [`configs_file`];
+//!   [`weights`]: the trained weights cache.
 //!
 //! ```no_run
 //! use giving_models::DeviceSpec;
-//! use giving_tuner::job::TuneJob;
+//! use giving_tuner::TuneJob;
 //!
 //! let mut job = TuneJob::new("cache".into(), "tune-out".into());
 //! job.settings.max_iter = 200;
@@ -29,19 +33,28 @@
 //! ```
 #![warn(missing_docs)]
 
-pub mod approx;
-pub mod configs;
-pub mod cost;
+mod approx;
+mod configs;
+mod cost;
 mod error;
-pub mod job;
-pub mod knob;
-pub mod network;
-pub mod nsga;
-pub mod pareto;
-pub mod plot;
-pub mod qos_model;
-pub mod session;
+mod job;
+mod knob;
+mod network;
+mod nsga;
+mod pareto;
+mod plot;
+mod qos_model;
+mod session;
+mod settings;
 pub mod weights;
 
+pub use approx::ApproxConv;
+pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, NetworkInfo, Timing};
 pub use error::Error;
+pub use job::{
+    ApplyJob, ApplyOutcome, TuneJob, TuneOutcome, configs_file, default_training, default_vgg,
+};
 pub use knob::{Axis, Knob};
+pub use network::{Dataset, Network};
+pub use session::measure_speedup;
+pub use settings::{CostModel, QosModel, TuneSettings};

@@ -51,16 +51,6 @@ impl P1 {
         })
     }
 
-    /// Evaluations of the network the initialisation took, in whole-network passes (a pass
-    /// from layer `l` of `L` counts `(L - l) / L`), for reports.
-    pub fn init_passes(&self) -> f64 {
-        let layers = self.deltas.len() as f64;
-        let knobs = self.deltas.first().map_or(0, Vec::len).saturating_sub(1) as f64;
-        1.0 + (0..self.deltas.len())
-            .map(|l| knobs * (layers - l as f64) / layers)
-            .sum::<f64>()
-    }
-
     /// The predicted QoS (accuracy in percent) of `config`.
     pub fn predict(&self, config: &[usize]) -> f64 {
         let mut logits = self.exact.clone();

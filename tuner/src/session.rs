@@ -12,7 +12,6 @@ use std::time::Instant;
 use burn::prelude::Backend;
 use giving::timeline::Channel;
 use giving::{give, iterate, tracepoint};
-use serde::{Deserialize, Serialize};
 
 use crate::configs::{ConfigRecord, Timing};
 use crate::cost::{Cost, LinearCost, MeasuredCost};
@@ -22,129 +21,10 @@ use crate::network::{Dataset, Network, accuracy, median};
 use crate::nsga::Nsga2;
 use crate::pareto::{pareto_front, take_best};
 use crate::qos_model::P1;
+use crate::settings::{CostModel, QosModel, TuneSettings};
 
 /// Timings per (layer, knob) pair of the measured cost model, of which it keeps the median.
 const COST_REPEATS: usize = 3;
-
-/// How a configuration's speedup is predicted during the search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CostModel {
-    /// Per-layer multiply-adds × the knob's cost factor ([`LinearCost`]).
-    Linear,
-    /// Per-layer wall times of each knob, timed when the session starts ([`MeasuredCost`]).
-    Measured,
-}
-
-/// How a configuration's QoS is obtained during the search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum QosModel {
-    /// Measured: the configuration runs on the tuning set.
-    Empirical,
-    /// Predicted by [`P1`], then validated empirically for the best configurations.
-    P1,
-}
-
-/// The settings of a session (PredTuner's `tune` arguments, and this tuner's own).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TuneSettings {
-    /// Configurations to evaluate.
-    pub max_iter: usize,
-    /// The QoS threshold that guides the search: configurations below it are infeasible.
-    pub qos_tuner_threshold: f64,
-    /// The QoS threshold of what is kept.
-    pub qos_keep_threshold: f64,
-    /// Whether thresholds are QoS losses relative to the exact network (PredTuner's
-    /// `is_threshold_relative`) rather than absolute QoS values.
-    pub relative: bool,
-    /// Close-to-optimal configurations to take besides the Pareto front.
-    pub take_best_n: usize,
-    /// The cost model.
-    pub cost_model: CostModel,
-    /// The QoS model.
-    pub qos_model: QosModel,
-    /// Seed of the search.
-    pub seed: u64,
-    /// Individuals per NSGA-II generation.
-    pub population: usize,
-    /// Interleaved timing rounds per best configuration.
-    pub repeats: usize,
-    /// The knobs the search may use, by id (the baseline is always among them).
-    pub knobs: Vec<String>,
-}
-
-impl TuneSettings {
-    /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
-    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16
-    /// ([`Knob::default_search`]).
-    pub fn new() -> Self {
-        Self {
-            max_iter: 1000,
-            qos_tuner_threshold: 2.0,
-            qos_keep_threshold: 3.0,
-            relative: true,
-            take_best_n: 20,
-            cost_model: CostModel::Linear,
-            qos_model: QosModel::Empirical,
-            seed: 0,
-            population: 24,
-            repeats: 3,
-            knobs: Knob::all()
-                .into_iter()
-                .filter(Knob::default_search)
-                .map(|k| k.id())
-                .collect(),
-        }
-    }
-
-    /// Checks the settings.
-    pub fn validate(&self) -> Result<(), Error> {
-        let bad = |what: String| Err(Error::InvalidSetting(what));
-        if self.max_iter == 0 {
-            return bad("max-iter must be at least 1".into());
-        }
-        for (name, t) in [
-            ("qos-tuner-threshold", self.qos_tuner_threshold),
-            ("qos-keep-threshold", self.qos_keep_threshold),
-        ] {
-            if !(t.is_finite() && (0.0..=100.0).contains(&t)) {
-                return bad(format!("{name} must be a QoS between 0 and 100, not {t}"));
-            }
-        }
-        if self.repeats == 0 {
-            return bad("repeats must be at least 1".into());
-        }
-        for id in &self.knobs {
-            id.parse::<Knob>()?;
-        }
-        Ok(())
-    }
-
-    /// The largest QoS loss kept, given the exact network's QoS.
-    fn keep_loss(&self, baseline: f64) -> f64 {
-        self.loss_threshold(self.qos_keep_threshold, baseline)
-    }
-
-    /// The largest QoS loss the search aims for.
-    fn tuner_loss(&self, baseline: f64) -> f64 {
-        self.loss_threshold(self.qos_tuner_threshold, baseline)
-    }
-
-    fn loss_threshold(&self, threshold: f64, baseline: f64) -> f64 {
-        if self.relative {
-            threshold
-        } else {
-            baseline - threshold
-        }
-    }
-}
-
-impl Default for TuneSettings {
-    fn default() -> Self {
-        Self::new()
-    }
-}
 
 /// What a session found.
 #[derive(Debug, Clone)]

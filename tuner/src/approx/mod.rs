@@ -19,7 +19,7 @@ use crate::knob::Knob;
 
 pub use perforate::Perforated;
 pub use precision::HalfPrecision;
-pub use sample::{Sampled, SampledIm2col, SampledKernel};
+pub use sample::Sampled;
 
 /// One convolution layer computed with a knob.
 #[derive(Debug, Clone)]

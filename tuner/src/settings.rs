@@ -1,0 +1,313 @@
+//! [`TuneSettings`]: the settings of a tuning session, each declared once.
+//!
+//! A field's doc comment, default ([`TuneSettings::new`], which the flags' defaults read),
+//! command-line flag (`clap::Args`, behind the `cli` feature) and rule
+//! ([`TuneSettings::validate`]) live here; `configs.json` records the settings through
+//! `Serialize`. The module sits below `session` and `configs`, which both read it: neither
+//! imports the other for the settings.
+//!
+//! Sizes follow the workspace's one policy (docs/architecture.md, "Sizes"): a size that must
+//! be positive is refused by `validate` with an error naming the setting and its value; a
+//! size that may be zero says in its doc what zero means.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::knob::Knob;
+
+/// How a configuration's speedup is predicted during the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum CostModel {
+    /// Per-layer multiply-adds × the knob's cost factor ([`LinearCost`](crate::cost::LinearCost)).
+    #[cfg_attr(
+        feature = "cli",
+        value(
+            alias = "cost_linear",
+            help = "Per-layer FLOPs × the knob's cost factor"
+        )
+    )]
+    Linear,
+    /// Per-layer wall times of each knob, timed when the session starts
+    /// ([`MeasuredCost`](crate::cost::MeasuredCost)).
+    #[cfg_attr(
+        feature = "cli",
+        value(
+            help = "Per-layer wall times of each knob, timed on this machine when the session starts"
+        )
+    )]
+    Measured,
+}
+
+/// How a configuration's QoS is obtained during the search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
+#[serde(rename_all = "snake_case")]
+pub enum QosModel {
+    /// Measured: the configuration runs on the tuning set.
+    #[cfg_attr(
+        feature = "cli",
+        value(alias = "none", help = "Run every configuration on the tuning set")
+    )]
+    Empirical,
+    /// Predicted by [`P1`](crate::qos_model::P1), then validated empirically for the best
+    /// configurations.
+    #[cfg_attr(
+        feature = "cli",
+        value(
+            alias = "qos_p1",
+            help = "Predict QoS from per-layer, per-knob profiles; validate the best empirically"
+        )
+    )]
+    P1,
+}
+
+/// The settings of a session (PredTuner's `tune` arguments, and this tuner's own).
+///
+/// With the `cli` feature it derives `clap::Args`: `giving tune` flattens it, and each flag's
+/// default is the field's value in [`TuneSettings::new`], so a default is written once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct TuneSettings {
+    /// Configurations to evaluate (at least 1).
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, default_value_t = TuneSettings::new().max_iter, help = "Configurations to evaluate")
+    )]
+    pub max_iter: usize,
+    /// The QoS threshold that guides the search: configurations below it are infeasible (a
+    /// QoS from 0 to 100).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value_t = TuneSettings::new().qos_tuner_threshold,
+            help = "QoS threshold that guides the search (a loss in points, or an absolute QoS with --absolute)"
+        )
+    )]
+    pub qos_tuner_threshold: f64,
+    /// The QoS threshold of what is kept (a QoS from 0 to 100).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value_t = TuneSettings::new().qos_keep_threshold,
+            help = "QoS threshold of the configurations kept"
+        )
+    )]
+    pub qos_keep_threshold: f64,
+    /// Whether thresholds are QoS losses relative to the exact network (PredTuner's
+    /// `is_threshold_relative`) rather than absolute QoS values; `--absolute` clears it.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long = "absolute",
+            action = clap::ArgAction::SetFalse,
+            help = "Thresholds are absolute QoS values (accuracy in percent), not losses relative to the exact network"
+        )
+    )]
+    pub relative: bool,
+    /// Close-to-optimal configurations to take besides the Pareto front; 0: the front only.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value_t = TuneSettings::new().take_best_n,
+            help = "Close-to-optimal configurations taken besides the Pareto front"
+        )
+    )]
+    pub take_best_n: usize,
+    /// The cost model.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_enum,
+            default_value_t = TuneSettings::new().cost_model,
+            help = "Cost model of the speedup"
+        )
+    )]
+    pub cost_model: CostModel,
+    /// The QoS model.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_enum,
+            default_value_t = TuneSettings::new().qos_model,
+            help = "QoS model: empirical (run every configuration) or p1 (predict, then validate the best)"
+        )
+    )]
+    pub qos_model: QosModel,
+    /// The knobs the search may use, by id (the baseline is always among them); every id must
+    /// name a [`Knob`].
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_delimiter = ',',
+            default_values_t = TuneSettings::new().knobs,
+            hide_default_value = true,
+            help = "Knobs the search may use, by id, comma-separated [default: every knob but fp16]"
+        )
+    )]
+    pub knobs: Vec<String>,
+    /// Seed of the search.
+    #[cfg_attr(
+        feature = "cli",
+        arg(long, default_value_t = TuneSettings::new().seed, help = "Seed of the search")
+    )]
+    pub seed: u64,
+    /// Individuals per NSGA-II generation (at least 4: a generation breeds from pairs of
+    /// tournament winners).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value_t = TuneSettings::new().population,
+            help = "Individuals per NSGA-II generation"
+        )
+    )]
+    pub population: usize,
+    /// Interleaved timing rounds per best configuration (at least 1).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            default_value_t = TuneSettings::new().repeats,
+            help = "Interleaved timing rounds per best configuration"
+        )
+    )]
+    pub repeats: usize,
+}
+
+impl TuneSettings {
+    /// The smallest NSGA-II population ([`TuneSettings::population`]).
+    pub const MIN_POPULATION: usize = 4;
+
+    /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
+    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16
+    /// ([`Knob::default_search`]). The only place these defaults are written: the flags of
+    /// `giving tune` read them from here.
+    pub fn new() -> Self {
+        Self {
+            max_iter: 1000,
+            qos_tuner_threshold: 2.0,
+            qos_keep_threshold: 3.0,
+            relative: true,
+            take_best_n: 20,
+            cost_model: CostModel::Linear,
+            qos_model: QosModel::Empirical,
+            knobs: Knob::all()
+                .into_iter()
+                .filter(Knob::default_search)
+                .map(|k| k.id())
+                .collect(),
+            seed: 0,
+            population: 24,
+            repeats: 3,
+        }
+    }
+
+    /// Checks the settings: every rule of every setting is here, and a refusal names the
+    /// setting (as its flag is spelt, without the dashes) and its value.
+    pub fn validate(&self) -> Result<(), Error> {
+        let bad = |setting: &str, rule: &str, value: String| {
+            Err(Error::InvalidSetting(format!(
+                "{setting} must be {rule}, not {value}"
+            )))
+        };
+        if self.max_iter == 0 {
+            return bad("max-iter", "at least 1", self.max_iter.to_string());
+        }
+        for (name, t) in [
+            ("qos-tuner-threshold", self.qos_tuner_threshold),
+            ("qos-keep-threshold", self.qos_keep_threshold),
+        ] {
+            if !(t.is_finite() && (0.0..=100.0).contains(&t)) {
+                return bad(name, "a QoS between 0 and 100", t.to_string());
+            }
+        }
+        if self.population < Self::MIN_POPULATION {
+            return bad("population", "at least 4", self.population.to_string());
+        }
+        if self.repeats == 0 {
+            return bad("repeats", "at least 1", self.repeats.to_string());
+        }
+        for id in &self.knobs {
+            id.parse::<Knob>()?;
+        }
+        Ok(())
+    }
+
+    /// The largest QoS loss kept, given the exact network's QoS.
+    pub(crate) fn keep_loss(&self, baseline: f64) -> f64 {
+        self.loss_threshold(self.qos_keep_threshold, baseline)
+    }
+
+    /// The largest QoS loss the search aims for.
+    pub(crate) fn tuner_loss(&self, baseline: f64) -> f64 {
+        self.loss_threshold(self.qos_tuner_threshold, baseline)
+    }
+
+    fn loss_threshold(&self, threshold: f64, baseline: f64) -> f64 {
+        if self.relative {
+            threshold
+        } else {
+            baseline - threshold
+        }
+    }
+}
+
+impl Default for TuneSettings {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_settings_are_valid() {
+        assert!(TuneSettings::new().validate().is_ok());
+    }
+
+    #[test]
+    fn a_bad_value_of_each_setting_is_refused_naming_the_setting_and_value() {
+        let cases: [(&str, &str, fn(&mut TuneSettings)); 7] = [
+            ("max-iter", "0", |s| s.max_iter = 0),
+            ("qos-tuner-threshold", "101", |s| {
+                s.qos_tuner_threshold = 101.0
+            }),
+            ("qos-tuner-threshold", "NaN", |s| {
+                s.qos_tuner_threshold = f64::NAN
+            }),
+            ("qos-keep-threshold", "-1", |s| s.qos_keep_threshold = -1.0),
+            ("population", "3", |s| s.population = 3),
+            ("repeats", "0", |s| s.repeats = 0),
+            ("knob", "nope", |s| s.knobs = vec!["nope".to_owned()]),
+        ];
+        for (setting, value, change) in cases {
+            let mut settings = TuneSettings::new();
+            change(&mut settings);
+            let message = match settings.validate() {
+                Err(e) => e.to_string(),
+                Ok(()) => panic!("{settings:?} was accepted"),
+            };
+            assert!(message.contains(setting), "{setting}: {message}");
+            assert!(message.contains(value), "{value}: {message}");
+        }
+    }
+
+    #[test]
+    fn take_best_n_of_zero_keeps_the_front_only_and_is_accepted() {
+        let settings = TuneSettings {
+            take_best_n: 0,
+            ..TuneSettings::new()
+        };
+        assert!(settings.validate().is_ok());
+    }
+}
