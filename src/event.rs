@@ -14,6 +14,7 @@ pub(crate) use crate::arena::Fields;
 /// Why a field could not be read from an event: the key is missing, or its value has another
 /// type. The message names the key and what was found.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ValueError {
     /// The event has no field with this key.
     #[error("event has no key `{key}` (its keys: {available})")]

@@ -14,6 +14,7 @@ use tokio::runtime::{Handle, Runtime};
 
 /// Why a pipeline produced no result.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum PipelineError {
     /// The pipeline panicked; the panic message is kept.
     #[error("pipeline #{index} panicked: {message}")]
@@ -42,6 +43,7 @@ pub enum PipelineError {
 
 /// Why [`Given::finish`](crate::Given::finish) could not wait for every pipeline cleanly.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FinishError {
     /// Some pipelines failed; the others finished.
     #[error("{} pipeline(s) failed: {}", .0.len(), .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]

@@ -80,6 +80,7 @@ pub mod __expand {
 
 /// Why a probe could not be opened or could not override.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProbeError {
     /// The selector is malformed.
     #[error(transparent)]

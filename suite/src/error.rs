@@ -20,6 +20,7 @@ pub struct ConfigError {
 
 /// A failure of the runner itself (not of a benchmark, which is recorded and reported).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RunError {
     /// A file or folder of the run could not be written or read.
     #[error("cannot {action} {}: {source}", path.display())]

@@ -6,6 +6,7 @@ use super::header::FORMAT_VERSION;
 
 /// An error writing or reading a MessagePack log. Every variant names the file.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum LogError {
     /// The file could not be created, opened, read or written.
     #[error("cannot {action} `{}`: {source}", path.display())]
