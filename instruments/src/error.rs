@@ -115,6 +115,15 @@ impl PartialEq for PanicPayload {
 
 impl Eq for PanicPayload {}
 
+/// The panic message, as `panic!` was given it.
+impl fmt::Display for PanicPayload {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PanicPayload {}
+
 impl fmt::Debug for PanicPayload {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PanicPayload")

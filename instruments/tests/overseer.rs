@@ -85,6 +85,39 @@ fn failing_instruments_are_reported_and_training_goes_on() {
             message.starts_with("instrument `probe` failed during"),
             "{message}"
         );
+        // What failed is kept typed, not only as text.
+        match phase {
+            Phase::Start => {
+                let error = problem.error.as_deref().expect("the start error is kept");
+                let error = error
+                    .downcast_ref::<InstrumentError>()
+                    .expect("an InstrumentError");
+                assert!(matches!(error, InstrumentError::Other(_)), "{error:?}");
+                assert_eq!(error.to_string(), "no can do");
+                let source = std::error::Error::source(problem).expect("source is the error");
+                assert_eq!(source.to_string(), "no can do");
+                assert!(problem.panic.is_none());
+            }
+            Phase::Run => {
+                let error = problem.error.as_deref().expect("the pipeline error is kept");
+                let error = error
+                    .downcast_ref::<giving::PipelineError>()
+                    .expect("a PipelineError");
+                assert!(
+                    matches!(error, giving::PipelineError::Panicked { message, .. } if message == "pipeline broke"),
+                    "{error:?}"
+                );
+            }
+            _ => {
+                let panic = problem.panic.as_ref().expect("the panic is kept");
+                assert_eq!(panic.message(), "finish broke");
+                let source = std::error::Error::source(problem).expect("source is the panic");
+                assert_eq!(source.to_string(), "finish broke");
+                let payload = panic.take().expect("with its payload");
+                assert_eq!(payload.downcast_ref::<&str>(), Some(&"finish broke"));
+                assert!(problem.error.is_none());
+            }
+        }
         let finished = phases.lock().unwrap().contains(&"finish");
         assert_eq!(
             finished,
@@ -152,7 +185,14 @@ fn a_panic_in_the_loop_is_caught_and_the_log_flushed() {
                 }
             }
         });
-    assert_eq!(run.output, Err("diverged at step 41".to_owned()));
+    let panic = run.output.as_ref().expect_err("training panicked");
+    assert_eq!(panic.message(), "diverged at step 41");
+    let payload = panic.take().expect("the panic's payload is kept");
+    assert_eq!(
+        payload.downcast_ref::<String>().map(String::as_str),
+        Some("diverged at step 41"),
+        "re-raisable as it was raised"
+    );
     assert_eq!(run.exit_code(), 101);
     let events: Vec<_> = LogReader::open(&path)
         .unwrap()
@@ -285,4 +325,24 @@ fn a_sink_failing_mid_run_is_reported_at_once_and_as_an_event() {
         "one problem event, given while the run went on"
     );
     assert_eq!(seen[0].get_as::<String>("instrument").unwrap(), "disk");
+}
+
+#[test]
+fn a_panic_with_a_typed_payload_keeps_it() {
+    #[derive(Debug, PartialEq)]
+    struct Diverged {
+        step: u64,
+    }
+    let run = Overseer::new()
+        .quiet(true)
+        .run(|| std::panic::panic_any(Diverged { step: 7 }));
+    let panic = run.output.as_ref().expect_err("training panicked");
+    assert_eq!(panic.message(), "(no message)");
+    assert_eq!(run.exit_code(), 101);
+    let payload = panic.take().expect("the payload is kept");
+    assert_eq!(
+        payload.downcast_ref::<Diverged>(),
+        Some(&Diverged { step: 7 })
+    );
+    assert!(panic.take().is_none(), "taken once");
 }

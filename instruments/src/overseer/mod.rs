@@ -167,19 +167,8 @@ impl Overseer {
         self
     }
 
-    fn report(
-        &mut self,
-        instrument: &str,
-        phase: Phase,
-        message: String,
-        panic: Option<PanicPayload>,
-    ) {
-        self.problems.report(Problem {
-            instrument: instrument.to_owned(),
-            phase,
-            message,
-            panic,
-        });
+    fn report(&mut self, problem: Problem) {
+        self.problems.report(problem);
     }
 
     /// Runs one phase of one active instrument, catching errors and panics; a failing
@@ -194,18 +183,19 @@ impl Overseer {
         if !slot.active {
             return;
         }
-        let (message, panic) =
-            match catch_unwind(AssertUnwindSafe(|| call(slot.instrument.as_mut()))) {
-                Ok(Ok(())) => return,
-                Ok(Err(error)) => (error.to_string(), None),
-                Err(payload) => {
-                    let payload = PanicPayload::new(payload);
-                    (format!("panicked: {}", payload.message()), Some(payload))
-                }
-            };
-        slot.active = false;
+        let outcome = catch_unwind(AssertUnwindSafe(|| call(slot.instrument.as_mut())));
         let name = slot.instrument.name().to_owned();
-        self.report(&name, phase, message, panic);
+        let problem = match outcome {
+            Ok(Ok(())) => return,
+            Ok(Err(error)) => Problem::from_error(name, phase, error),
+            Err(payload) => {
+                let payload = PanicPayload::new(payload);
+                Problem::new(name, phase, format!("panicked: {}", payload.message()))
+                    .with_panic(payload)
+            }
+        };
+        slot.active = false;
+        self.report(problem);
     }
 
     /// Start, run and finish phases: opens the scope, starts the instruments, runs `train` in
@@ -220,7 +210,7 @@ impl Overseer {
                 Ok(instrument) => {
                     self.add(instrument);
                 }
-                Err(error) => self.report("suite-child", Phase::Start, error.to_string(), None),
+                Err(error) => self.report(Problem::from_error("suite-child", Phase::Start, error)),
             }
         }
         let gv = if self.global {
@@ -234,14 +224,14 @@ impl Overseer {
                     self.add(Box::new(trace));
                 }
                 Ok(None) => {}
-                Err(error) => self.report("trace", Phase::Start, error.to_string(), None),
+                Err(error) => self.report(Problem::from_error("trace", Phase::Start, error)),
             }
         }
         let mut hooks = self.start_all(&gv);
         let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
-        let output = catch_unwind(AssertUnwindSafe(train))
-            .map_err(|panic| crate::error::panic_message(panic.as_ref()));
-        if let Err(message) = &output {
+        let output = catch_unwind(AssertUnwindSafe(train)).map_err(PanicPayload::new);
+        if let Err(panic) = &output {
+            let message = panic.message();
             gv.giver().give(
                 giving::Event::builder()
                     .field(
@@ -293,7 +283,7 @@ impl Overseer {
         match signals::Interrupts::install(gv.stop_token(), flushers) {
             Ok(interrupts) => Some(interrupts),
             Err(error) => {
-                self.report("ctrl-c", Phase::Start, error.to_string(), None);
+                self.report(Problem::from_error("ctrl-c", Phase::Start, error));
                 None
             }
         }
@@ -306,30 +296,30 @@ impl Overseer {
             if let Err(panic) = catch_unwind(AssertUnwindSafe(close)) {
                 let panic = PanicPayload::new(panic);
                 let message = format!("panicked on close: {}", panic.message());
-                self.report("(on close)", Phase::Finish, message, Some(panic));
+                self.report(Problem::new("(on close)", Phase::Finish, message).with_panic(panic));
             }
         }
         let finished = gv.finish();
         let mut attributed = 0;
         for tracked in hooks.pipelines {
-            let message = match (tracked.join)() {
+            let problem = match (tracked.join)() {
                 Ok(None) => continue,
-                Ok(Some(failure)) => failure,
+                Ok(Some(failure)) => Problem::new(tracked.instrument, Phase::Run, failure),
                 Err(error) => {
                     attributed += 1;
-                    error.to_string()
+                    Problem::from_error(tracked.instrument, Phase::Run, error)
                 }
             };
-            self.report(&tracked.instrument, Phase::Run, message, None);
+            self.report(problem);
         }
         match finished {
             Ok(()) => {}
             Err(FinishError::Failed(failed)) if failed.len() > attributed => {
                 let others: Vec<String> = failed.iter().map(ToString::to_string).collect();
-                self.report("(pipelines)", Phase::Run, others.join("; "), None);
+                self.report(Problem::new("(pipelines)", Phase::Run, others.join("; ")));
             }
             Err(FinishError::Failed(_)) => {}
-            Err(error) => self.report("(scope)", Phase::Finish, error.to_string(), None),
+            Err(error) => self.report(Problem::from_error("(scope)", Phase::Finish, error)),
         }
         for index in 0..self.slots.len() {
             self.phase(index, Phase::Finish, |instrument| instrument.finish());

@@ -36,17 +36,73 @@ impl fmt::Display for Phase {
 
 /// An instrument that failed (returned an error or panicked): it is reported and switched off,
 /// and training goes on.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// It keeps what failed, typed: the instrument's [`error`](Self::error) (an
+/// [`InstrumentError`](crate::InstrumentError) when the instrument returned one: downcast it,
+/// or follow [`source`](std::error::Error::source)) or its [`panic`](Self::panic) payload;
+/// [`message`](Self::message) is the text printed for it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Problem {
     /// The instrument's [`name`](crate::Instrument::name).
     pub instrument: String,
     /// When it failed.
     pub phase: Phase,
-    /// What went wrong.
+    /// What went wrong, as printed (`panicked: …` for a panic).
     pub message: String,
+    /// The error the instrument (or the Overseer on its behalf) failed with, when there is a
+    /// typed one; also the problem's [`source`](std::error::Error::source). Shared by the
+    /// problem's clones.
+    pub error: Option<Arc<dyn std::error::Error + Send + Sync + 'static>>,
     /// The panic, when it panicked (payload kept).
     pub panic: Option<PanicPayload>,
 }
+
+impl Problem {
+    /// A problem of `instrument` during `phase`, described by `message`.
+    pub fn new(instrument: impl Into<String>, phase: Phase, message: impl Into<String>) -> Self {
+        Self {
+            instrument: instrument.into(),
+            phase,
+            message: message.into(),
+            error: None,
+            panic: None,
+        }
+    }
+
+    /// The problem of an instrument that failed with `error`: its text is the message and the
+    /// error itself is kept.
+    pub fn from_error(
+        instrument: impl Into<String>,
+        phase: Phase,
+        error: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        let message = error.to_string();
+        Self {
+            error: Some(Arc::new(error)),
+            ..Self::new(instrument, phase, message)
+        }
+    }
+
+    /// Keeps the panic that caused the problem.
+    pub fn with_panic(mut self, panic: PanicPayload) -> Self {
+        self.panic = Some(panic);
+        self
+    }
+}
+
+/// Problems are equal when they say the same (instrument, phase, message, panic message): an
+/// error is compared by its text.
+impl PartialEq for Problem {
+    fn eq(&self, other: &Self) -> bool {
+        self.instrument == other.instrument
+            && self.phase == other.phase
+            && self.message == other.message
+            && self.panic == other.panic
+    }
+}
+
+impl Eq for Problem {}
 
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -58,12 +114,25 @@ impl fmt::Display for Problem {
     }
 }
 
+/// Its source is the error it failed with, or else its panic.
+impl std::error::Error for Problem {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match (&self.error, &self.panic) {
+            (Some(error), _) => Some(error.as_ref()),
+            (None, Some(panic)) => Some(panic),
+            (None, None) => None,
+        }
+    }
+}
+
 /// The outcome of [`Overseer::run`](crate::Overseer::run).
 #[derive(Debug)]
 #[must_use = "check the outcome: the training function may have panicked"]
 pub struct Run<T> {
-    /// What the training function returned, or its panic message.
-    pub output: Result<T, String>,
+    /// What the training function returned, or its panic (message and payload: the payload
+    /// can be re-raised with [`std::panic::resume_unwind`] after
+    /// [`PanicPayload::take`]).
+    pub output: Result<T, PanicPayload>,
     /// Every instrument failure, in the order they happened.
     pub problems: Vec<Problem>,
     /// Whether the loop was asked to stop (early stop, Ctrl-C).
@@ -151,12 +220,7 @@ impl Reporter {
     /// Reports `error` now, once: the same message again is ignored.
     pub fn report(&self, error: &dyn fmt::Display) {
         let message = error.to_string();
-        let problem = Problem {
-            instrument: self.instrument.clone(),
-            phase: Phase::Run,
-            message: message.clone(),
-            panic: None,
-        };
+        let problem = Problem::new(self.instrument.clone(), Phase::Run, message.clone());
         if self.problems.report(problem) {
             self.giver.give(
                 giving::Event::builder()
