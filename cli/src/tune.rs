@@ -12,9 +12,9 @@ use giving::prelude::*;
 use giving::vocab::keys;
 use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
-use giving_tuner::weights::default_cache_dir;
 use giving_tuner::{
-    ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_training, default_vgg,
+    ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
+    default_training, default_vgg,
 };
 
 use crate::common::check_device;

@@ -8,14 +8,15 @@ use burn::backend::{Autodiff, Flex};
 use burn::module::AutodiffModule;
 use giving_models::data::{SHAPE_SIDE, Split, shapes};
 use giving_tuner::{
-    Dataset, Knob, Network, default_training, default_vgg, measure_speedup, weights,
+    Dataset, Knob, Network, default_cache_dir, default_training, default_vgg, load_weights,
+    measure_speedup, save_weights, weights_path,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let cache = args
         .get(1)
-        .map_or_else(weights::default_cache_dir, Into::into);
+        .map_or_else(default_cache_dir, Into::into);
     let mut train = default_training();
     if let Some(e) = args.get(2) {
         train.epochs = e.parse()?;
@@ -25,9 +26,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let model = default_vgg();
     let device = Default::default();
-    let path = weights::weights_path(&cache, &model, &train);
+    let path = weights_path(&cache, &model, &train);
     let vgg = if path.is_file() {
-        weights::load::<Flex>(&model, &path, &device)?
+        load_weights::<Flex>(&model, &path, &device)?
     } else {
         let (vgg, report) = giving_models::train_vgg::<Autodiff<Flex>>(&device, &train, &model)?;
         println!(
@@ -36,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report.train_time.as_secs_f64()
         );
         let vgg = vgg.valid();
-        weights::save(&vgg, &path)?;
+        save_weights(&vgg, &path)?;
         vgg
     };
     let data = Dataset::new(&shapes(train.seed, Split::Tune, 500), SHAPE_SIDE, &device);

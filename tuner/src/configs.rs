@@ -101,7 +101,7 @@ impl ConfigRecord {
 /// Everything `giving tune` writes to `configs.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigsFile {
-    /// [`FORMAT`].
+    /// The file format's version (1); a file of another version is refused when read.
     pub format: u32,
     /// The tuned network.
     pub network: NetworkInfo,

@@ -20,7 +20,8 @@
 //!   iteration through [`giving::give!`] (the dashboard, the log and the timeline follow it
 //!   like a training run), searching with NSGA-II and keeping the Pareto front and the best.
 //! - [`ConfigsFile`] and [`ConfigRecord`]: `configs.json`, read back with [`configs_file`];
-//!   [`weights`]: the trained weights cache.
+//!   the trained weights cache: [`default_cache_dir`], [`weights_path`], [`load_weights`],
+//!   [`save_weights`].
 //!
 //! ```no_run
 //! use giving_models::DeviceSpec;
@@ -46,7 +47,7 @@ mod plot;
 mod qos_model;
 mod session;
 mod settings;
-pub mod weights;
+mod weights;
 
 pub use approx::ApproxConv;
 pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, NetworkInfo, Timing};
@@ -58,3 +59,4 @@ pub use knob::{Axis, Knob};
 pub use network::{Dataset, Network};
 pub use session::measure_speedup;
 pub use settings::{CostModel, QosModel, TuneSettings};
+pub use weights::{default_cache_dir, load as load_weights, save as save_weights, weights_path};

@@ -20,7 +20,7 @@ use crate::knob::Knob;
 #[cfg_attr(feature = "cli", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum CostModel {
-    /// Per-layer multiply-adds × the knob's cost factor ([`LinearCost`](crate::cost::LinearCost)).
+    /// Per-layer multiply-adds × the knob's cost factor ([`Knob::cost_factor`]).
     #[cfg_attr(
         feature = "cli",
         value(
@@ -29,8 +29,7 @@ pub enum CostModel {
         )
     )]
     Linear,
-    /// Per-layer wall times of each knob, timed when the session starts
-    /// ([`MeasuredCost`](crate::cost::MeasuredCost)).
+    /// Per-layer wall times of each knob, timed when the session starts.
     #[cfg_attr(
         feature = "cli",
         value(
@@ -51,8 +50,8 @@ pub enum QosModel {
         value(alias = "none", help = "Run every configuration on the tuning set")
     )]
     Empirical,
-    /// Predicted by [`P1`](crate::qos_model::P1), then validated empirically for the best
-    /// configurations.
+    /// Predicted by PredTuner's P1 model (per-layer, per-knob profiles of the QoS), then
+    /// validated empirically for the best configurations.
     #[cfg_attr(
         feature = "cli",
         value(
