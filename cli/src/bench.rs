@@ -31,6 +31,17 @@ pub(crate) struct BenchArgs {
     instruments: InstrumentArgs,
 }
 
+impl BenchArgs {
+    /// The rules of the bench's own settings (the training's are [`TrainConfig::validate`]'s;
+    /// `--steps` is the training's `steps`); a refusal names the setting and its value.
+    fn validate(&self) -> Result<()> {
+        if self.repeats == 0 {
+            bail!("invalid setting: repeats must be at least 1, not 0");
+        }
+        Ok(())
+    }
+}
+
 /// How a benchmark run is observed.
 enum Observer<'a> {
     /// Nobody listens.
@@ -92,9 +103,7 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     config.epochs = args.steps.div_ceil(per_epoch);
     // Bad settings are refused before the first run, naming the setting.
     config.validate()?;
-    if args.repeats == 0 {
-        bail!("invalid setting: repeats must be at least 1, not 0");
-    }
+    args.validate()?;
     if args.cpu_time {
         say!(
             "[{model}] CPU time on {}: {} steps of batch {} per run, {} round(s) of every instrument set after a warm-up",

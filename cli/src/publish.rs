@@ -39,7 +39,7 @@ impl PublishArgs {
             identity = identity.rank(rank);
         }
         if self.publish_buffer == 0 {
-            anyhow::bail!("--publish-buffer: must be at least 1");
+            anyhow::bail!("invalid setting: --publish-buffer must be at least 1, not 0");
         }
         Ok(Some(
             NatsPublisher::new(url, identity)

@@ -67,7 +67,7 @@ pub(crate) struct RunArgs {
     #[arg(long, default_value = "data")]
     data: PathBuf,
     /// Run every selected benchmark N times, in rounds (milabench's --repeat).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, default_value_t = 1)]
     repeat: u32,
     /// Show a live dashboard of every running benchmark (a row each: progress toward its early
     /// stop, rate, loss; their total rate; the GPU panel from their gpudata); plain lines when
@@ -143,7 +143,25 @@ fn report(args: ReportArgs) -> Result<ExitCode> {
     })
 }
 
+impl RunArgs {
+    /// The rules of `suite run`'s settings, checked before anything runs; a refusal names the
+    /// setting and its value (docs/architecture.md, "Sizes").
+    fn validate(&self) -> Result<Duration> {
+        if self.repeat == 0 {
+            anyhow::bail!("invalid setting: --repeat must be at least 1, not 0");
+        }
+        // 0: no grace, a benchmark is killed at its max_duration.
+        Duration::try_from_secs_f64(self.grace).map_err(|_| {
+            anyhow::anyhow!(
+                "invalid setting: --grace must be a number of seconds, at least 0, not {}",
+                self.grace
+            )
+        })
+    }
+}
+
 fn run(args: RunArgs) -> Result<ExitCode> {
+    let grace = args.validate()?;
     let facts = SystemFacts::detect();
     let giving =
         std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
@@ -170,7 +188,6 @@ fn run(args: RunArgs) -> Result<ExitCode> {
             suite.benches.len()
         );
     }
-    let grace = Duration::try_from_secs_f64(args.grace).context("--grace: expected seconds ≥ 0")?;
     // Ctrl-C (or SIGTERM) stops the running benchmarks as at their max_duration, and the
     // run ends there: the run folder keeps what was done.
     let interrupt = Arc::new(AtomicBool::new(false));

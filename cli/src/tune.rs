@@ -39,7 +39,10 @@ pub(crate) struct TuneArgs {
     #[command(flatten)]
     settings: TuneSettings,
     /// Seed of the data and of the network's training.
-    #[arg(long, default_value_t = 0)]
+    // Shown between the session's `--seed` and `--population`, where it always was: clap
+    // numbers the flags in declaration order (the subcommand, then `--list-knobs` = 1, …,
+    // `--seed` = 11, `--population` = 12) and sorts ties by name (`data-seed` < `population`).
+    #[arg(long, default_value_t = 0, display_order = 12)]
     data_seed: u64,
     /// Folder of configs.json and configs.png.
     #[arg(long, default_value = "tune-out")]

@@ -54,7 +54,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     let subject = run_subjects(&args.run).context("--run")?;
     let idle = match args.idle {
         Some(secs) if !(secs > 0.0 && secs.is_finite()) => {
-            bail!("--idle {secs}: expected a positive number of seconds")
+            bail!("--idle must be a positive number of seconds, not {secs}")
         }
         Some(secs) => Some(Duration::from_secs_f64(secs)),
         None => None,

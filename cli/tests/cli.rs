@@ -96,6 +96,55 @@ fn bad_input_gets_a_clear_error() {
             &["tune", "--qos-keep-threshold", "101"][..],
             "qos-keep-threshold must be a QoS between 0 and 100, not 101",
         ),
+        (
+            &["tune", "--hidden", "0"][..],
+            "hidden must be at least 1, not 0",
+        ),
+        (
+            &["tune", "--tune-size", "0"][..],
+            "tune-size must be from 1 to 1000000 images, not 0",
+        ),
+        (
+            &["tune", "--test-size", "0"][..],
+            "test-size must be from 1 to 1000000 images, not 0",
+        ),
+        (
+            &["tune", "--channels", "0,0"][..],
+            "channels must be an even number of convolutions with at least one channel each, not [0, 0]",
+        ),
+        (
+            &["tune", "--epochs", "0"][..],
+            "epochs must be at least 1, not 0",
+        ),
+        (
+            &["train", "mlp", "--stop", "0"][..],
+            "--stop: must be at least 1 (or omit N for 60), not 0",
+        ),
+        (
+            &["train", "mlp", "--gpu-poll", "0"][..],
+            "--gpu-poll: must be a positive number of seconds (the poll interval), not 0",
+        ),
+        (
+            &["train", "mlp", "--cpu-poll", "0"][..],
+            "--cpu-poll: must be a positive number of seconds (the poll interval), not 0",
+        ),
+        (
+            &[
+                "train",
+                "mlp",
+                "--publish",
+                "nats://127.0.0.1:1",
+                "--run",
+                "r",
+                "--publish-buffer",
+                "0",
+            ][..],
+            "--publish-buffer must be at least 1, not 0",
+        ),
+        (
+            &["watch", "nats://127.0.0.1:1", "--run", "r", "--idle", "0"][..],
+            "--idle must be a positive number of seconds, not 0",
+        ),
     ] {
         let (ok, out) = giving(args);
         assert!(!ok, "{args:?} was accepted: {out}");

@@ -353,7 +353,15 @@ b:
     assert_eq!(row.split_whitespace().nth(2), Some("3"), "{row}");
 
     let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "0"], tmp.path());
-    assert!(!ok && out.contains("--repeat"), "{out}");
+    assert!(
+        !ok && out.contains("--repeat must be at least 1, not 0"),
+        "{out}"
+    );
+    let (ok, out) = giving(&["suite", "run", "twice.yaml", "--grace=-1"], tmp.path());
+    assert!(
+        !ok && out.contains("--grace must be a number of seconds, at least 0, not -1"),
+        "{out}"
+    );
 }
 
 #[test]

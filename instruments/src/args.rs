@@ -187,7 +187,10 @@ impl InstrumentArgs {
         instruments.push(Box::new(rate));
         if let Some(n) = self.stop.stop {
             if n == 0 {
-                return Err(option("--stop", "must be at least 1 (or omit N for 60)"));
+                return Err(option(
+                    "--stop",
+                    "must be at least 1 (or omit N for 60), not 0",
+                ));
             }
             instruments.push(Box::new(EarlyStop::new(n)));
         }

@@ -99,7 +99,10 @@ fn failing_instruments_are_reported_and_training_goes_on() {
                 assert!(problem.panic.is_none());
             }
             Phase::Run => {
-                let error = problem.error.as_deref().expect("the pipeline error is kept");
+                let error = problem
+                    .error
+                    .as_deref()
+                    .expect("the pipeline error is kept");
                 let error = error
                     .downcast_ref::<giving::PipelineError>()
                     .expect("a PipelineError");

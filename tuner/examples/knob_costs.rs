@@ -14,9 +14,7 @@ use giving_tuner::{
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
-    let cache = args
-        .get(1)
-        .map_or_else(default_cache_dir, Into::into);
+    let cache = args.get(1).map_or_else(default_cache_dir, Into::into);
     let mut train = default_training();
     if let Some(e) = args.get(2) {
         train.epochs = e.parse()?;

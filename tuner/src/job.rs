@@ -38,6 +38,13 @@ pub fn default_training() -> TrainConfig {
     }
 }
 
+/// Refuses `setting`'s `value`, saying what it must be (the workspace's one wording).
+fn bad(setting: &str, rule: &str, value: String) -> Result<(), Error> {
+    Err(Error::InvalidSetting(format!(
+        "{setting} must be {rule}, not {value}"
+    )))
+}
+
 /// A tuning job: the network, its training, the data sets, the session and where to write.
 #[derive(Debug, Clone)]
 pub struct TuneJob {
@@ -100,27 +107,34 @@ impl TuneJob {
         self.train.validate()?;
         let convs = self.model.channels.len();
         if convs == 0 || !convs.is_multiple_of(2) || self.model.channels.contains(&0) {
-            return Err(Error::InvalidSetting(format!(
-                "the network needs an even number of convolutions with at least one channel each, not {:?}",
-                self.model.channels
-            )));
+            return bad(
+                "channels",
+                "an even number of convolutions with at least one channel each",
+                format!("{:?}", self.model.channels),
+            );
         }
         if SHAPE_SIDE >> (convs / 2) < 2 {
-            return Err(Error::InvalidSetting(format!(
-                "{convs} convolutions pool {SHAPE_SIDE}-pixel images below 2 pixels"
-            )));
+            return bad(
+                "channels",
+                &format!(
+                    "at most {} convolutions (each pair halves the {SHAPE_SIDE}-pixel images, which must keep 2 pixels)",
+                    2 * (SHAPE_SIDE.ilog2() as usize - 1)
+                ),
+                format!("{convs} convolutions"),
+            );
         }
-        if self.tune_size == 0 || self.test_size == 0 {
-            return Err(Error::InvalidSetting(
-                "the tuning and test sets need at least one image".into(),
-            ));
+        if self.model.hidden == 0 {
+            return bad("hidden", "at least 1", "0".to_owned());
         }
         // The sets are generated in memory (12 KiB an image).
-        if self.tune_size > TrainConfig::MAX_ITEMS || self.test_size > TrainConfig::MAX_ITEMS {
-            return Err(Error::InvalidSetting(format!(
-                "the tuning and test sets hold at most {} images",
-                TrainConfig::MAX_ITEMS
-            )));
+        for (setting, size) in [("tune-size", self.tune_size), ("test-size", self.test_size)] {
+            if size == 0 || size > TrainConfig::MAX_ITEMS {
+                return bad(
+                    setting,
+                    &format!("from 1 to {} images", TrainConfig::MAX_ITEMS),
+                    size.to_string(),
+                );
+            }
         }
         Ok(())
     }
@@ -281,5 +295,75 @@ pub fn configs_file(path: &Path) -> PathBuf {
         path.join("configs.json")
     } else {
         path.to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_job_is_valid() {
+        assert!(
+            TuneJob::new("cache".into(), "out".into())
+                .validate()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_bad_value_of_each_job_setting_is_refused_naming_the_setting_and_value() {
+        let too_many = TrainConfig::MAX_ITEMS + 1;
+        let cases: [(&str, &str, Box<dyn FnOnce(&mut TuneJob)>); 9] = [
+            (
+                "channels",
+                "not []",
+                Box::new(|j| j.model.channels = vec![]),
+            ),
+            (
+                "channels",
+                "not [32]",
+                Box::new(|j| j.model.channels = vec![32]),
+            ),
+            (
+                "channels",
+                "not [0, 0]",
+                Box::new(|j| j.model.channels = vec![0, 0]),
+            ),
+            (
+                "channels",
+                "not 10 convolutions",
+                Box::new(|j| j.model.channels = vec![4; 10]),
+            ),
+            ("hidden", "not 0", Box::new(|j| j.model.hidden = 0)),
+            ("tune-size", "not 0", Box::new(|j| j.tune_size = 0)),
+            ("test-size", "not 0", Box::new(|j| j.test_size = 0)),
+            (
+                "test-size",
+                "not 1000001",
+                Box::new(move |j| j.test_size = too_many),
+            ),
+            ("epochs", "not 0", Box::new(|j| j.train.epochs = 0)),
+        ];
+        for (setting, value, change) in cases {
+            let mut job = TuneJob::new("cache".into(), "out".into());
+            change(&mut job);
+            let message = match job.validate() {
+                Err(e) => e.to_string(),
+                Ok(()) => panic!("{setting}: {job:?} was accepted"),
+            };
+            assert!(
+                message.contains(&format!("{setting} must be")),
+                "{setting}: {message}"
+            );
+            assert!(message.contains(value), "{value}: {message}");
+        }
+    }
+
+    #[test]
+    fn eight_convolutions_still_fit_the_images() {
+        let mut job = TuneJob::new("cache".into(), "out".into());
+        job.model.channels = vec![4; 8];
+        assert!(job.validate().is_ok());
     }
 }

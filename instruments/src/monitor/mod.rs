@@ -159,5 +159,7 @@ pub(crate) fn seconds(secs: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(secs)
         .ok()
         .filter(|d| !d.is_zero())
-        .ok_or_else(|| format!("poll interval must be a positive number of seconds, got {secs}"))
+        .ok_or_else(|| {
+            format!("must be a positive number of seconds (the poll interval), not {secs}")
+        })
 }
