@@ -150,7 +150,7 @@ impl RunArgs {
         if self.repeat == 0 {
             anyhow::bail!("invalid setting: --repeat must be at least 1, not 0");
         }
-        // 0: no grace, a benchmark is killed at its max_duration.
+        // 0: no grace, SIGKILL follows SIGTERM at once.
         Duration::try_from_secs_f64(self.grace).map_err(|_| {
             anyhow::anyhow!(
                 "invalid setting: --grace must be a number of seconds, at least 0, not {}",

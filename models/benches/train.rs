@@ -28,10 +28,9 @@ fn config() -> TrainConfig {
         steps: Some(STEPS),
         batch_size: BATCH,
         lr: 1e-3,
-        seed: 0,
         train_size: STEPS * BATCH,
         valid_size: 0,
-        window: 10,
+        ..TrainConfig::default()
     }
 }
 

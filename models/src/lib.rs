@@ -81,33 +81,27 @@ impl ModelKind {
         match self {
             ModelKind::Mlp => TrainConfig {
                 epochs: 10,
-                steps: None,
                 batch_size: 64,
                 lr: 1e-3,
-                seed: 0,
                 train_size: 15_000,
                 valid_size: 2_000,
-                window: 10,
+                ..TrainConfig::default()
             },
             ModelKind::Cnn => TrainConfig {
                 epochs: 2,
-                steps: None,
                 batch_size: 64,
                 lr: 2e-3,
-                seed: 0,
                 train_size: 10_000,
                 valid_size: 2_000,
-                window: 10,
+                ..TrainConfig::default()
             },
             ModelKind::CharLm => TrainConfig {
                 epochs: 3,
-                steps: None,
                 batch_size: 16,
                 lr: 3e-3,
-                seed: 0,
                 train_size: 800,
                 valid_size: 64,
-                window: 10,
+                ..TrainConfig::default()
             },
         }
     }

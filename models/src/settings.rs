@@ -97,6 +97,25 @@ pub struct TrainConfig {
     pub window: usize,
 }
 
+/// The settings every model shares unless it says otherwise
+/// ([`ModelKind::default_config`](crate::ModelKind::default_config) overrides the sizes and
+/// the learning rate): a new setting gets its default here, once, and the models' configs
+/// (written `..TrainConfig::default()`) take it without another edit.
+impl Default for TrainConfig {
+    fn default() -> Self {
+        Self {
+            epochs: 1,
+            steps: None,
+            batch_size: 64,
+            lr: 1e-3,
+            seed: 0,
+            train_size: 10_000,
+            valid_size: 1_000,
+            window: 10,
+        }
+    }
+}
+
 impl TrainConfig {
     /// The most items a bundled data set generates per split. The data is generated in memory
     /// (a digit is 3 KiB of f32): above this a run would exhaust memory, or overflow the size
@@ -203,6 +222,7 @@ mod tests {
 
     #[test]
     fn every_default_config_is_valid() {
+        assert!(TrainConfig::default().validate().is_ok());
         for model in ModelKind::ALL {
             assert!(model.default_config().validate().is_ok(), "{model}");
         }

@@ -12,13 +12,12 @@ use giving_models::{MlpConfig, TrainConfig, train_mlp};
 fn the_loop_never_resolves_the_loss() {
     let cfg = TrainConfig {
         epochs: 2,
-        steps: None,
         batch_size: 16,
         lr: 1e-3,
-        seed: 0,
         train_size: 96,
         valid_size: 32,
         window: 4,
+        ..TrainConfig::default()
     };
     let gv = giving::given();
     // A subscriber that keeps the values without reading them.

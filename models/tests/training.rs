@@ -14,13 +14,13 @@ type B = Autodiff<Flex>;
 fn config(train_size: usize, batch_size: usize, epochs: usize, lr: f64, seed: u64) -> TrainConfig {
     TrainConfig {
         epochs,
-        steps: None,
         batch_size,
         lr,
         seed,
         train_size,
         valid_size: 100,
         window: 5,
+        ..TrainConfig::default()
     }
 }
 

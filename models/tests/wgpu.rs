@@ -31,10 +31,10 @@ fn lazy_losses_on_wgpu_are_read_off_the_training_thread() {
         steps: Some(12),
         batch_size: 16,
         lr: 1e-3,
-        seed: 0,
         train_size: 192,
         valid_size: 0,
         window: 4,
+        ..TrainConfig::default()
     };
     let readers: Arc<Mutex<Vec<ThreadId>>> = Arc::default();
     let seen = readers.clone();

@@ -28,13 +28,11 @@ pub fn default_vgg() -> VggConfig {
 pub fn default_training() -> TrainConfig {
     TrainConfig {
         epochs: 3,
-        steps: None,
         batch_size: 64,
         lr: 2e-3,
-        seed: 0,
         train_size: 8000,
         valid_size: 1000,
-        window: 10,
+        ..TrainConfig::default()
     }
 }
 
