@@ -1,12 +1,14 @@
 //! How a command ends: every command returns `Result<ExitCode>` to `run()` (main.rs), which
-//! turns an error into `error: …` lines on stderr and exit code 1. Nothing calls
-//! `process::exit`, so destructors (log flushes, terminal restores) always run.
+//! turns an error into `error: …` lines on stderr and exit code 1; a usage error is clap's
+//! message and code 2. Nothing calls `process::exit` (not even clap, through `try_parse`), so
+//! destructors (log flushes, terminal restores) always run.
 
 use std::process::ExitCode;
 
-/// The exit code of an Overseer run ([`Run::exit_code`](giving_instruments::Run::exit_code):
-/// 0, 1, or 128 + a signal's number) as an [`ExitCode`]; a code outside `0..=255`, which no
-/// run gives, is reported as 1.
+/// An exit code as an [`ExitCode`]: an Overseer run's
+/// ([`Run::exit_code`](giving_instruments::Run::exit_code): 0, 1, or 128 + a signal's number)
+/// or clap's (0 after `--help`, 2 for a usage error); a code outside `0..=255`, which neither
+/// gives, is reported as 1.
 pub(crate) fn exit_code(code: i32) -> ExitCode {
     u8::try_from(code).map_or(ExitCode::FAILURE, ExitCode::from)
 }

@@ -79,8 +79,16 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Usage errors exit with code 2 (clap's convention), after clap printed them.
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // Usage errors end with code 2 (clap's convention), `--help` and `--version` with 0,
+        // printed as clap prints them, but returned rather than `process::exit`ed.
+        Err(usage) => {
+            // Nothing is left to tell the user if stdout or stderr is gone.
+            let _ = usage.print();
+            return exit::exit_code(usage.exit_code());
+        }
+    };
     match run(cli.command) {
         Ok(code) => code,
         Err(error) => {

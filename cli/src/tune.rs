@@ -66,10 +66,10 @@ pub(crate) struct TuneArgs {
     #[arg(long)]
     train_size: Option<usize>,
     /// Images of the tuning set.
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, default_value_t = default_job().tune_size)]
     tune_size: usize,
     /// Images of the test set.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, default_value_t = default_job().test_size)]
     test_size: usize,
     /// Print a progress line every N iterations (0: only the summary).
     #[arg(long, default_value_t = 100)]
@@ -96,6 +96,12 @@ struct ApplyArgs {
     /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N.
     #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
     device: DeviceSpec,
+}
+
+/// The tuner's default job: the defaults of the flags that set a job's fields are read from it,
+/// not written again here.
+fn default_job() -> TuneJob {
+    TuneJob::new(PathBuf::new(), PathBuf::new())
 }
 
 fn parse_device(s: &str) -> Result<DeviceSpec, String> {
