@@ -231,7 +231,8 @@ mod tests {
     #[test]
     fn a_bad_value_of_each_setting_is_refused_naming_the_setting_and_value() {
         let too_many = TrainConfig::MAX_ITEMS + 1;
-        let cases: [(&str, &str, Box<dyn FnOnce(&mut TrainConfig)>); 10] = [
+        type Change = Box<dyn FnOnce(&mut TrainConfig)>;
+        let cases: [(&str, &str, Change); 10] = [
             ("steps", "0", Box::new(|c| c.steps = Some(0))),
             ("epochs", "0", Box::new(|c| c.epochs = 0)),
             ("batch-size", "0", Box::new(|c| c.batch_size = 0)),

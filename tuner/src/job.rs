@@ -312,7 +312,8 @@ mod tests {
     #[test]
     fn a_bad_value_of_each_job_setting_is_refused_naming_the_setting_and_value() {
         let too_many = TrainConfig::MAX_ITEMS + 1;
-        let cases: [(&str, &str, Box<dyn FnOnce(&mut TuneJob)>); 9] = [
+        type Change = Box<dyn FnOnce(&mut TuneJob)>;
+        let cases: [(&str, &str, Change); 9] = [
             (
                 "channels",
                 "not []",

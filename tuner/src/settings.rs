@@ -276,7 +276,8 @@ mod tests {
 
     #[test]
     fn a_bad_value_of_each_setting_is_refused_naming_the_setting_and_value() {
-        let cases: [(&str, &str, fn(&mut TuneSettings)); 7] = [
+        type Change = fn(&mut TuneSettings);
+        let cases: [(&str, &str, Change); 7] = [
             ("max-iter", "0", |s| s.max_iter = 0),
             ("qos-tuner-threshold", "101", |s| {
                 s.qos_tuner_threshold = 101.0
