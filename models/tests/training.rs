@@ -188,7 +188,11 @@ fn bad_settings_are_reported() {
     cfg.batch_size = 8;
     cfg.lr = f64::NAN;
     let err = train_mlp::<B>(&device, &cfg, &small_mlp()).unwrap_err();
-    assert!(err.to_string().contains("learning rate"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("lr must be a positive number, not NaN"),
+        "the learning rate: {err}"
+    );
     let cfg = config(64, 8, 1, 1e-3, 0);
     let vocab = TextData::bundled().vocab.len();
     let err = train_charlm::<B>(&device, &cfg, &CharLmConfig::new(vocab, 100_000)).unwrap_err();

@@ -207,19 +207,25 @@ fn early_stop(value: &Value) -> Located<EarlyStopOptions> {
     let Some(options) = value.get("options") else {
         return Ok(out);
     };
-    let count = |key: &'static str| -> Located<Option<u64>> {
+    // `least`: the smallest value the option takes (docs/architecture.md, "Sizes": a stop
+    // after 0 rates would stop nothing; 0 windows skipped skips none).
+    let count = |key: &'static str, least: u64| -> Located<Option<u64>> {
         match options.get(key) {
             None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            Some(v) => v.as_u64().filter(|n| *n >= least).map(Some).ok_or_else(|| {
+                let found = match v {
+                    Value::Number(n) => n.to_string(),
+                    other => kind(other).to_owned(),
+                };
                 (
                     vec!["voir", "options", key],
-                    format!("expected a whole number, found {}", kind(v)),
+                    format!("expected a whole number from {least}, found {found}"),
                 )
             }),
         }
     };
-    out.stop = count("stop")?;
-    out.skip = count("skip")?;
+    out.stop = count("stop", 1)?;
+    out.skip = count("skip", 0)?;
     out.interval = options.get("interval").and_then(scalar);
     Ok(out)
 }

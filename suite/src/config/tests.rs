@@ -142,6 +142,23 @@ fn errors_name_file_line_and_key() {
     assert_eq!((err.key.as_str(), err.line), ("a.max_duraton", Some(3)));
     assert!(err.message.contains("unknown option"));
 
+    let err = load("a:\n  command: [x]\n  voir: {options: {stop: 0}}\n").unwrap_err();
+    assert_eq!(
+        (err.key.as_str(), err.line),
+        ("a.voir.options.stop", Some(3))
+    );
+    assert!(
+        err.message
+            .contains("expected a whole number from 1, found 0"),
+        "{err}"
+    );
+    let suite = load("a:\n  command: [x]\n  voir: {options: {stop: 1, skip: 0}}\n").unwrap();
+    assert_eq!(
+        suite.benches[0].early_stop.skip,
+        Some(0),
+        "no warm-up skipped"
+    );
+
     let err = load("a:\n  command: [x]\n  argv: ['{nope}']\n").unwrap_err();
     assert_eq!((err.key.as_str(), err.line), ("a.argv", Some(3)));
     assert!(err.message.contains("unknown placeholder `{nope}`"));
