@@ -1,11 +1,11 @@
 //! [`TrainConfig`]: the settings of a training run, each declared once.
 //!
-//! A field's doc comment, default (per model: [`ModelKind::default_config`]), command-line
-//! flag (`clap::Args`, behind the `cli` feature) and validation rule ([`TrainConfig::validate`])
-//! all live here; the banner and the MLflow params read the settings through `Serialize`
-//! ([`TrainConfig::params`]) instead of listing them. Adding a setting is two edits: the field
-//! (with its doc, flag and the models' defaults) and its rule in `validate`, then its use in
-//! the loop (docs/architecture.md, "How to add a setting").
+//! A field's doc comment, default ([`TrainConfig::default`]; a model that differs overrides
+//! it in [`ModelKind::default_config`]), command-line flag (`clap::Args`, behind the `cli`
+//! feature) and validation rule ([`TrainConfig::validate`]) all live here; the MLflow params
+//! read the settings through `Serialize` ([`TrainConfig::params`]) instead of listing them.
+//! Adding a setting is two edits: the field (with its doc, flag and default) and its rule in
+//! `validate`, then its use in the loop (docs/architecture.md, "How to add a setting").
 //!
 //! Sizes follow the workspace's one policy (docs/architecture.md, "Sizes"): a size that must
 //! be positive is refused by `validate` with an error naming the setting and its value; a size
