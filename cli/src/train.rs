@@ -107,20 +107,7 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
     args.instruments.params = params(model, &common.device.to_string(), &config);
     let instruments = args.instruments.instruments()?;
     let publisher = args.publish.publisher()?;
-    say!(
-        "[{model}] training on {} — {} epoch(s){}, batch {}, lr {}, seed {}, {} {} per epoch",
-        common.device,
-        config.epochs,
-        config
-            .steps
-            .map(|s| format!(" (at most {s} steps)"))
-            .unwrap_or_default(),
-        config.batch_size,
-        config.lr,
-        config.seed,
-        config.train_size,
-        model.item_name(),
-    );
+    say!("{}", banner(model, &common.device.to_string(), &config));
 
     // The loop only gives; the instruments and the progress lines attach from outside.
     let every = args.every;
@@ -169,6 +156,21 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
     Ok(exit_code(code))
 }
 
+/// The first line of a run: the model, the device, then every setting of [`TrainConfig`] by
+/// name, read through `Serialize` (so a new setting shows without another edit).
+fn banner(model: ModelKind, device: &str, config: &TrainConfig) -> String {
+    let settings: Vec<String> = config
+        .params()
+        .into_iter()
+        .map(|(name, value)| format!("{name} {value}"))
+        .collect();
+    format!(
+        "[{model}] training on {device} — {} (sizes in {})",
+        settings.join(", "),
+        model.item_name()
+    )
+}
+
 /// The run's configuration, as the MLflow run's params: the model, the device, then every
 /// setting of [`TrainConfig`] by name.
 fn params(model: ModelKind, device: &str, config: &TrainConfig) -> Vec<(String, String)> {
@@ -206,4 +208,24 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
         report.train_time.as_secs_f64(),
     );
     say!("{summary}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_banner_names_every_setting_and_its_value() {
+        let mut config = ModelKind::Mlp.default_config();
+        assert_eq!(
+            banner(ModelKind::Mlp, "flex", &config),
+            "[mlp] training on flex — batch_size 64, epochs 10, lr 0.001, seed 0, \
+             train_size 15000, valid_size 2000, window 10 (sizes in images)"
+        );
+        config.steps = Some(4);
+        assert!(
+            banner(ModelKind::CharLm, "cuda:1", &config).contains("steps 4, train_size"),
+            "a set step limit is shown"
+        );
+    }
 }

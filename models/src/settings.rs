@@ -3,7 +3,8 @@
 //! A field's doc comment, default ([`TrainConfig::default`]; a model that differs overrides
 //! it in [`ModelKind::default_config`]), command-line flag (`clap::Args`, behind the `cli`
 //! feature) and validation rule ([`TrainConfig::validate`]) all live here; the MLflow params
-//! read the settings through `Serialize` ([`TrainConfig::params`]) instead of listing them.
+//! and `giving train`'s first line read the settings through `Serialize`
+//! ([`TrainConfig::params`]) instead of listing them.
 //! Adding a setting is two edits: the field (with its doc, flag and default) and its rule in
 //! `validate`, then its use in the loop (docs/architecture.md, "How to add a setting").
 //!
@@ -166,8 +167,8 @@ impl TrainConfig {
     }
 
     /// The settings as `(name, value)` pairs, by name, read through `Serialize` (so a new
-    /// field appears without another edit): the MLflow run's params. An unset `steps` is
-    /// left out.
+    /// field appears without another edit): the MLflow run's params and `giving train`'s
+    /// first line. An unset `steps` is left out.
     pub fn params(&self) -> Vec<(String, String)> {
         let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(self) else {
             // A struct of numbers always serializes to an object.
