@@ -25,6 +25,9 @@
 //! Run: `cargo bench -p giving --bench peers`; short: add `-- --warm-up-time 1
 //! --measurement-time 5`.
 
+// criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
+#![expect(missing_docs)]
+
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -7,6 +7,8 @@
 //! machine's load: `valgrind --tool=callgrind` on the bench binary with `--bench --profile-time`
 //! (see docs/probes.md).
 
+// criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
+#![expect(missing_docs)]
 // A probe observes named bindings: returning one is the point of these functions.
 #![allow(clippy::let_and_return)]
 

@@ -189,6 +189,8 @@ pub(crate) struct EventRef {
 // SAFETY: a slot is written once before its first `EventRef` exists and only read afterwards
 // (see the module doc); its fields are `Send + Sync`.
 unsafe impl Send for EventRef {}
+// SAFETY: as for `Send`: after the single write, every access through an `EventRef` is a read
+// (or the atomic count), so sharing `&EventRef` between threads is sound.
 unsafe impl Sync for EventRef {}
 
 impl EventRef {

@@ -72,6 +72,8 @@ struct Chunk {
 // SAFETY: a slot's cells are written once, by the producer holding the feed's mutex, before
 // its `ready` flag is released; readers touch them only after acquiring `ready`.
 unsafe impl Sync for Chunk {}
+// SAFETY: as for `Sync`: the cells hold `Event`s and `u64`s, both `Send`, and are handed
+// between threads only through the `ready` flag's release/acquire.
 unsafe impl Send for Chunk {}
 
 /// Slot arrays of freed chunks, kept for reuse (at most [`POOLED`]): the allocator would

@@ -35,8 +35,6 @@
 //!
 //! See `docs/architecture.md` for how events travel and why.
 
-#![warn(missing_docs)]
-
 mod arena;
 mod clock;
 mod context;

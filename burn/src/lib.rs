@@ -29,8 +29,6 @@
 //! the rate instrument measures throughput without slowing the loop (milabench's method).
 //! `docs/burn.md` walks through a whole loop.
 
-#![warn(missing_docs)]
-
 mod lazy;
 mod probe;
 

@@ -40,7 +40,7 @@ fn detached<A: AutodiffBackend, const D: usize>(tensor: &Tensor<A, D>) -> Value 
 /// assert_eq!(ys.join().unwrap(), vec![vec![2.0, 4.0]]);
 /// ```
 pub fn probe_tensors<B: Backend>() {
-    // SAFETY (each call): `Tensor<B, D>` has no lifetime parameters.
+    // SAFETY: each call registers `Tensor<B, D>`, which has no lifetime parameters.
     unsafe {
         giving::probe::register_value::<Tensor<B, 1>>(lazy::<B, 1>);
         giving::probe::register_value::<Tensor<B, 2>>(lazy::<B, 2>);
@@ -55,7 +55,7 @@ pub fn probe_tensors<B: Backend>() {
 /// detached from its graph, so a consumer holding the value keeps no part of the graph alive.
 pub fn probe_autodiff_tensors<A: AutodiffBackend>() {
     probe_tensors::<A::InnerBackend>();
-    // SAFETY (each call): `Tensor<A, D>` has no lifetime parameters.
+    // SAFETY: each call registers `Tensor<A, D>`, which has no lifetime parameters.
     unsafe {
         giving::probe::register_value::<Tensor<A, 1>>(detached::<A, 1>);
         giving::probe::register_value::<Tensor<A, 2>>(detached::<A, 2>);

@@ -3,6 +3,9 @@
 //!
 //! Run: `cargo bench -p giving-instruments --bench log`.
 
+// criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
+#![expect(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -32,8 +32,6 @@
 //!
 //! See `docs/instruments.md`.
 
-#![warn(missing_docs)]
-
 #[cfg(feature = "cli")]
 mod args;
 pub mod child;

@@ -4,8 +4,6 @@
 //! Use it through `giving`, which re-exports it as `giving::probe` and documents it; this crate
 //! only generates code. See `docs/probes.md` for the selector grammar.
 
-#![warn(missing_docs)]
-
 use proc_macro::TokenStream;
 use quote::ToTokens;
 use syn::spanned::Spanned;

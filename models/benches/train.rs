@@ -7,6 +7,9 @@
 //! asks of the loop. Run with `cargo bench -p giving-models --bench train`; the CLI equivalent
 //! is `giving bench mlp` / `giving bench cnn`.
 
+// criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
+#![expect(missing_docs)]
+
 use std::time::Duration;
 
 use burn::backend::{Autodiff, Flex};

@@ -30,8 +30,6 @@
 //! println!("{} losses, final {}", losses.join().unwrap().len(), report.final_loss);
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod data;
 mod device;
 mod error;

@@ -19,8 +19,6 @@
 //!
 //! See `docs/remote.md`.
 
-#![warn(missing_docs)]
-
 mod buffer;
 mod connect;
 mod error;

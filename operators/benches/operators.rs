@@ -7,6 +7,9 @@
 //!     --warm-up-time 1 --measurement-time 3
 //! ```
 
+// criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
+#![expect(missing_docs)]
+
 use std::hint::black_box;
 use std::time::Duration;
 

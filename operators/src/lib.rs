@@ -37,8 +37,6 @@
 //! # });
 //! ```
 
-#![warn(missing_docs)]
-
 pub mod adapters;
 mod at_end;
 mod buffer;

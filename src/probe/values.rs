@@ -20,14 +20,38 @@ macro_rules! table {
         // SAFETY (every entry): `value_of` calls the entry of `TypeId::of::<X>()` only with a
         // pointer to a live `X` (up to lifetimes, which `typeid` erases); the entry clones what
         // it reads into an owned `Value` before returning, so no borrow outlives the call.
-        $map.insert(TypeId::of::<$s>(), (|p| Value::from(unsafe { &*p.cast::<$s>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<&'static $s>(), (|p| Value::from(unsafe { *p.cast::<&$s>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<&'static mut $s>(), (|p| Value::from(unsafe { &**p.cast::<&mut $s>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<Vec<$s>>(), (|p| Value::from(unsafe { &*p.cast::<Vec<$s>>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<&'static Vec<$s>>(), (|p| Value::from(unsafe { *p.cast::<&Vec<$s>>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<&'static [$s]>(), (|p| Value::from(unsafe { *p.cast::<&[$s]>() }.to_vec())) as Convert);
-        $map.insert(TypeId::of::<Option<$s>>(), (|p| Value::from(unsafe { &*p.cast::<Option<$s>>() }.clone())) as Convert);
-        $map.insert(TypeId::of::<&'static Option<$s>>(), (|p| Value::from(unsafe { *p.cast::<&Option<$s>>() }.clone())) as Convert);
+        $map.insert(TypeId::of::<$s>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { &*p.cast::<$s>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<&'static $s>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { *p.cast::<&$s>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<&'static mut $s>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { &**p.cast::<&mut $s>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<Vec<$s>>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { &*p.cast::<Vec<$s>>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<&'static Vec<$s>>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { *p.cast::<&Vec<$s>>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<&'static [$s]>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { *p.cast::<&[$s]>() }.to_vec())
+        }) as Convert);
+        $map.insert(TypeId::of::<Option<$s>>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { &*p.cast::<Option<$s>>() }.clone())
+        }) as Convert);
+        $map.insert(TypeId::of::<&'static Option<$s>>(), (|p| {
+            // SAFETY: `p` points to a live value of this entry's type (the argument above).
+            Value::from(unsafe { *p.cast::<&Option<$s>>() }.clone())
+        }) as Convert);
     )*};
 }
 
@@ -37,18 +61,28 @@ fn table() -> &'static HashMap<TypeId, Convert> {
         let mut map: HashMap<TypeId, Convert> = HashMap::new();
         table!(map; i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, bool, String,
             Value, LazyValue, Arc<str>);
-        // SAFETY: as above.
+        // The three entries below follow the table's argument: `value_of` passes a pointer to a
+        // live value of the entry's type, and each entry copies what it reads before returning.
         map.insert(
             TypeId::of::<&'static str>(),
-            (|p| Value::from(unsafe { *p.cast::<&str>() })) as Convert,
+            (|p| {
+                // SAFETY: `p` points to a live `&str` (the table's argument).
+                Value::from(unsafe { *p.cast::<&str>() })
+            }) as Convert,
         );
         map.insert(
             TypeId::of::<&'static String>(),
-            (|p| Value::from(unsafe { *p.cast::<&String>() })) as Convert,
+            (|p| {
+                // SAFETY: `p` points to a live `&String` (the table's argument).
+                Value::from(unsafe { *p.cast::<&String>() })
+            }) as Convert,
         );
         map.insert(
             TypeId::of::<char>(),
-            (|p| Value::from(unsafe { *p.cast::<char>() }.to_string())) as Convert,
+            (|p| {
+                // SAFETY: `p` points to a live `char` (the table's argument).
+                Value::from(unsafe { *p.cast::<char>() }.to_string())
+            }) as Convert,
         );
         map.insert(TypeId::of::<()>(), (|_| Value::Null) as Convert);
         map
@@ -67,6 +101,7 @@ struct Registered {
 
 // SAFETY: `convert` is a `fn(&T) -> Value` pointer: code, shareable between threads.
 unsafe impl Send for Registered {}
+// SAFETY: as for `Send`: both fields are function pointers, immutable code.
 unsafe impl Sync for Registered {}
 
 /// Makes probes give variables of type `T` as `convert(&x)` instead of the type's name: how
@@ -105,6 +140,7 @@ pub unsafe fn register_value<T: 'static>(convert: fn(&T) -> Value) {
         // SAFETY: `convert` was registered as a `fn(&T) -> Value` for this type id, and `x`
         // points to a live value of that type (see `value_of`).
         let convert: fn(&T) -> Value = unsafe { std::mem::transmute(convert) };
+        // SAFETY: `x` points to a live `T` for the whole call (see `value_of`).
         convert(unsafe { &*x.cast::<T>() })
     }
     let entry = Registered {

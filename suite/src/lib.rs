@@ -4,8 +4,6 @@
 //! See `docs/suite.md` for the configuration and the run folder, `docs/protocol.md` for what a
 //! benchmark in any language writes to `DATA_FD`.
 
-#![warn(missing_docs)]
-
 pub mod config;
 mod error;
 pub mod protocol;

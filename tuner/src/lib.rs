@@ -32,7 +32,6 @@
 //! let outcome = DeviceSpec::Flex.run(job).unwrap().unwrap();
 //! println!("{} configurations kept", outcome.file.configs.len());
 //! ```
-#![warn(missing_docs)]
 
 mod approx;
 mod configs;

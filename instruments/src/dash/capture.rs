@@ -163,8 +163,8 @@ mod tests {
             ["first line", "second \u{fffd} line", "no newline"]
         );
         assert_eq!(SAVED_STDERR.load(Ordering::SeqCst), -1);
-        // SAFETY: F_GETFL on descriptor 2 only reads its flags.
         assert!(
+            // SAFETY: F_GETFL on descriptor 2 only reads its flags.
             unsafe { libc::fcntl(2, libc::F_GETFL) } >= 0,
             "stderr is open again"
         );

@@ -56,6 +56,7 @@ pub async fn stamped<S: Stream>(s: S) -> Vec<(u64, S::Item)> {
 pub struct Lcg(pub u64);
 
 impl Lcg {
+    /// The next number: the top 31 bits of the advanced state.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self
             .0
@@ -70,6 +71,7 @@ impl Lcg {
     }
 }
 
+/// `n` milliseconds.
 pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
