@@ -37,22 +37,27 @@
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
 use std::task::{Context, Poll, Waker};
 
+#[cfg(not(all(test, giving_loom)))]
 use crossbeam_queue::ArrayQueue;
 
 use crate::Event;
+// Through the shim, so that the loom models check these (see src/sync.rs).
+use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, OnceLock};
 
-/// Events per chunk: one allocation per this many events.
-const CHUNK: usize = 256;
+/// Events per chunk: one allocation per this many events. The loom models use chunks of two,
+/// so that a handful of events crosses a chunk boundary.
+const CHUNK: usize = if cfg!(all(test, giving_loom)) { 2 } else { 256 };
 
 /// Rounds of doubling spins a reader waits for the next event before it parks (15 spin-loop
 /// hints in all, well under a microsecond). Measured on the 2-core VM with 1M events and one
 /// subscriber: 4 rounds gave 49–136 ns per event over 12 runs, 7 rounds 54–251 ns, 10 rounds
 /// 91–279 ns; a longer spin keeps the slot's cache line away from the giving thread.
-const SPIN_ROUNDS: u32 = 4;
+/// The loom models spin one round: the spin path is still taken, with fewer interleavings.
+const SPIN_ROUNDS: u32 = if cfg!(all(test, giving_loom)) { 1 } else { 4 };
 
 /// No reader to skip (reader ids start at 1).
 pub(crate) const NO_SKIP: u64 = 0;
@@ -66,7 +71,7 @@ struct Slot {
 
 struct Chunk {
     slots: Box<[Slot]>,
-    next: OnceLock<Arc<Chunk>>,
+    next: OnceLock<sync::Arc<Chunk>>,
 }
 
 // SAFETY: a slot's cells are written once, by the producer holding the feed's mutex, before
@@ -79,17 +84,41 @@ unsafe impl Send for Chunk {}
 /// Slot arrays of freed chunks, kept for reuse (at most [`POOLED`]): the allocator would
 /// otherwise hand the memory of chunks freed on a reader's thread back to the system and fault
 /// fresh pages in on the giving thread.
+#[cfg(not(all(test, giving_loom)))]
 const POOLED: usize = 64;
 
+#[cfg(not(all(test, giving_loom)))]
 fn pool() -> &'static ArrayQueue<Box<[Slot]>> {
-    static POOL: OnceLock<ArrayQueue<Box<[Slot]>>> = OnceLock::new();
+    static POOL: std::sync::OnceLock<ArrayQueue<Box<[Slot]>>> = OnceLock::new();
     POOL.get_or_init(|| ArrayQueue::new(POOLED))
 }
 
+/// A freed chunk's slot array, if one is pooled.
+#[cfg(not(all(test, giving_loom)))]
+fn pooled() -> Option<Box<[Slot]>> {
+    pool().pop()
+}
+
+/// Keeps a freed chunk's (reset) slot array for reuse, unless the pool is full.
+#[cfg(not(all(test, giving_loom)))]
+fn give_to_pool(slots: Box<[Slot]>) {
+    let _ = pool().push(slots);
+}
+
+// Under loom nothing is pooled: a slot's loom atomic must not outlive the model execution
+// that made it, and the process-wide pool would carry it into the next one.
+#[cfg(all(test, giving_loom))]
+fn pooled() -> Option<Box<[Slot]>> {
+    None
+}
+
+#[cfg(all(test, giving_loom))]
+fn give_to_pool(_slots: Box<[Slot]>) {}
+
 impl Chunk {
-    fn new() -> Arc<Chunk> {
+    fn new() -> sync::Arc<Chunk> {
         // A pooled array's slots were reset when its chunk was freed (nothing ready).
-        let slots = pool().pop().unwrap_or_else(|| {
+        let slots = pooled().unwrap_or_else(|| {
             (0..CHUNK)
                 .map(|_| Slot {
                     ready: AtomicBool::new(false),
@@ -98,7 +127,7 @@ impl Chunk {
                 })
                 .collect()
         });
-        Arc::new(Chunk {
+        sync::Arc::new(Chunk {
             slots,
             next: OnceLock::new(),
         })
@@ -108,20 +137,31 @@ impl Chunk {
 impl Drop for Chunk {
     fn drop(&mut self) {
         for slot in self.slots.iter_mut() {
-            if std::mem::replace(slot.ready.get_mut(), false) {
+            if take_ready(&mut slot.ready) {
                 // SAFETY: a ready slot holds an initialised event, dropped once, here.
                 unsafe { slot.event.get_mut().assume_init_drop() };
             }
         }
         // Every slot is reset (not ready): the array can serve a new chunk.
-        let _ = pool().push(std::mem::take(&mut self.slots));
+        give_to_pool(std::mem::take(&mut self.slots));
         // Free the chunks that only this one held, in a loop: dropping a long chain (a reader
         // that never read) recursively would overflow the stack.
         let mut next = self.next.take();
         while let Some(chunk) = next {
-            next = Arc::into_inner(chunk).and_then(|mut chunk| chunk.next.take());
+            next = sync::arc_into_inner(chunk).and_then(|mut chunk| chunk.next.take());
         }
     }
+}
+
+/// A slot's `ready` flag, reset to false: with the chunk owned, a plain write, no atomic
+/// operation. Loom's atomics have no `get_mut`; its models pool nothing, so a swap will do.
+#[inline]
+fn take_ready(ready: &mut AtomicBool) -> bool {
+    #[cfg(not(all(test, giving_loom)))]
+    let ready = std::mem::replace(ready.get_mut(), false);
+    #[cfg(all(test, giving_loom))]
+    let ready = ready.swap(false, Ordering::Relaxed);
+    ready
 }
 
 /// What one reader shares with the feed and with its [`Lag`](crate::Lag) handle.
@@ -135,7 +175,7 @@ pub(crate) struct ReaderState {
 
 /// The end of the feed, where producers append.
 struct Tail {
-    chunk: Arc<Chunk>,
+    chunk: sync::Arc<Chunk>,
     pos: usize,
     /// The index of the next event.
     index: u64,
@@ -277,7 +317,7 @@ pub(crate) struct FeedReader {
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
     feed: Arc<Feed>,
-    chunk: Arc<Chunk>,
+    chunk: sync::Arc<Chunk>,
     pos: usize,
     index: u64,
     state: Arc<ReaderState>,
@@ -458,7 +498,11 @@ impl Drop for FeedReader {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, giving_loom))]
+mod loom_models;
+
+// Under loom the feed's atomics are loom's, usable only inside `loom::model`.
+#[cfg(all(test, not(giving_loom)))]
 mod tests {
     use super::*;
     use futures::task::noop_waker_ref;
@@ -522,10 +566,13 @@ mod tests {
     fn a_long_unread_chain_is_freed_without_recursion() {
         let feed = Arc::new(Feed::new());
         let reader = feed.subscribe();
-        for i in 0..(CHUNK * 20_000) as u64 {
+        // Under Miri (about a million times slower) 20 chunks still exercise the loop that
+        // frees them; the full chain is what would overflow a recursive drop.
+        let chunks = if cfg!(miri) { 20 } else { 20_000 };
+        for i in 0..(CHUNK * chunks) as u64 {
             feed.push(event(i), NO_SKIP);
         }
-        drop(reader); // 20,000 chunks behind it: freed in a loop
+        drop(reader); // `chunks` chunks behind it: freed in a loop
         assert!(!feed.has_readers());
     }
 }

@@ -54,6 +54,7 @@ mod scope;
 mod serde_impl;
 mod stop;
 mod stream;
+mod sync;
 pub mod timeline;
 mod value;
 pub mod vocab;

@@ -208,4 +208,16 @@ mod tests {
         assert_eq!(ok_value_of::<f64, ()>(&Ok(2.0)), Value::F64(2.0));
         assert_eq!(ok_value_of::<f64, ()>(&Err(())), Value::Null);
     }
+
+    #[test]
+    fn a_registered_conversion_receives_the_value_through_its_erased_pointers() {
+        struct Celsius(f64);
+        // SAFETY: `Celsius` has no lifetime parameters.
+        unsafe { register_value::<Celsius>(|c| Value::F64(c.0 + 0.5)) };
+        assert_eq!(value_of(&Celsius(20.0)), Value::F64(20.5));
+        // A later registration replaces the earlier one.
+        // SAFETY: as above.
+        unsafe { register_value::<Celsius>(|c| Value::F64(-c.0)) };
+        assert_eq!(value_of(&Celsius(3.0)), Value::F64(-3.0));
+    }
 }

@@ -1,0 +1,131 @@
+//! Loom models of the feed's append/park/wake protocol (the module doc's "Why it is correct"):
+//! loom runs each model under every interleaving of its threads' atomic and mutex operations
+//! (up to `LOOM_MAX_PREEMPTIONS` preemptions), so a lost wake-up shows as a deadlock and a
+//! missed or reordered event as a failed assertion.
+//!
+//! Run: `RUSTFLAGS="--cfg giving_loom" LOOM_MAX_PREEMPTIONS=2 CARGO_TARGET_DIR=target/loom
+//! cargo test -p giving --lib --release feed::loom_models` (as `.ci/run` does).
+//!
+//! What is modelled: the slots' `ready` flags, the reader's end and counts (loom atomics), the
+//! feed's mutex, the chunks' counted references and their once-set `next` links (loom's `Arc`
+//! and a loom-built `OnceLock`, see src/sync.rs), and wakers (`loom::future::block_on` parks
+//! its thread until woken; a park nobody wakes is reported as a deadlock). What is not: the
+//! slots' `UnsafeCell`s are std's, so loom checks the orderings that guard them, not each
+//! cell access; the `Feed` and `ReaderState` handles are std `Arc`s (`subscribe` takes
+//! `self: &Arc<Self>`, which loom's `Arc` cannot be); the events come from the arena, whose
+//! atomics are std's (the arena's unit tests run under Miri instead); and only a sole reader
+//! spins, one round.
+
+use std::future::poll_fn;
+use std::sync::Arc;
+
+use loom::thread;
+
+use super::*;
+
+fn event(i: u64) -> Event {
+    Event::new([("i", crate::Value::from(i))])
+}
+
+/// Reads `reader` to its end, parking (through loom) whenever nothing is there.
+fn drain(reader: &mut FeedReader) -> Vec<u64> {
+    let mut seen = Vec::new();
+    while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx))) {
+        seen.push(reader.current().get_as::<u64>("i").unwrap_or(u64::MAX));
+    }
+    seen
+}
+
+#[test]
+fn a_parked_reader_is_woken_for_every_event_and_sees_them_in_order() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut reader = feed.subscribe();
+        let giver = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                // Three events: the third starts a second chunk (chunks of two under loom).
+                for i in 0..3 {
+                    feed.push(event(i), NO_SKIP);
+                }
+                feed.close();
+            }
+        });
+        assert_eq!(drain(&mut reader), [0, 1, 2]);
+        giver.join().unwrap();
+    });
+}
+
+#[test]
+fn closing_the_feed_wakes_a_parked_reader_which_then_ends() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut reader = feed.subscribe();
+        let closer = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                feed.push(event(7), NO_SKIP);
+                feed.close();
+                // Appended after the close: never seen.
+                feed.push(event(8), NO_SKIP);
+            }
+        });
+        assert_eq!(drain(&mut reader), [7]);
+        closer.join().unwrap();
+    });
+}
+
+#[test]
+fn closing_one_reader_wakes_it_where_it_parked_and_the_others_go_on() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut derived = feed.subscribe();
+        let mut sink = feed.subscribe();
+        let state = derived.state().clone();
+        let closer = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                feed.push(event(1), NO_SKIP);
+                feed.close_reader(&state);
+                feed.push(event(2), NO_SKIP);
+                feed.close();
+            }
+        });
+        // `derived` ends at the close, wherever it parked: it saw 1 and nothing after.
+        assert_eq!(drain(&mut derived), [1]);
+        assert_eq!(drain(&mut sink), [1, 2]);
+        closer.join().unwrap();
+    });
+}
+
+#[test]
+fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut first = feed.subscribe();
+        let giver = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                for i in 0..3 {
+                    feed.push(event(i), NO_SKIP);
+                }
+                feed.close();
+            }
+        });
+        let joiner = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                let mut second = feed.subscribe();
+                drain(&mut second)
+            }
+        });
+        assert_eq!(drain(&mut first), [0, 1, 2]);
+        // The second reader sees a suffix: everything appended after it subscribed, in order.
+        let seen = joiner.join().unwrap();
+        assert!(
+            [&[0, 1, 2][..], &[1, 2], &[2], &[]].contains(&&seen[..]),
+            "{seen:?}"
+        );
+        giver.join().unwrap();
+    });
+}

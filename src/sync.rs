@@ -1,0 +1,104 @@
+//! The synchronisation primitives the feed's append/park/wake protocol is built from (its
+//! atomics, its mutex, and the counted, once-set links between its chunks),
+//! imported through here so that its loom models (`src/feed/loom_models.rs`) can swap in
+//! loom's checked versions: tokio's and crossbeam's pattern.
+//!
+//! In every ordinary build this is a plain re-export of `std`'s types, so production code
+//! compiles to exactly what it did when it named `std::sync` directly. Only a test build with
+//! `RUSTFLAGS="--cfg giving_loom"` takes loom's (they panic outside `loom::model`, so nothing else in
+//! such a build may run).
+
+#[cfg(not(all(test, giving_loom)))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(not(all(test, giving_loom)))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
+
+#[cfg(all(test, giving_loom))]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(all(test, giving_loom))]
+pub(crate) use loom::sync::{Mutex, MutexGuard};
+
+#[cfg(not(all(test, giving_loom)))]
+pub(crate) use std::sync::{Arc, OnceLock};
+
+/// `Arc::into_inner`: the value if this was the last reference (the feed frees a chain of
+/// chunks with it, in a loop).
+#[cfg(not(all(test, giving_loom)))]
+#[inline]
+pub(crate) fn arc_into_inner<T>(arc: Arc<T>) -> Option<T> {
+    Arc::into_inner(arc)
+}
+
+#[cfg(all(test, giving_loom))]
+pub(crate) use loom::sync::Arc;
+
+/// Loom's `Arc` has no `into_inner`; `try_unwrap` differs only when two threads drop their
+/// last references at once (both may fail; the value is then dropped normally, recursively),
+/// which the models' short chains tolerate.
+#[cfg(all(test, giving_loom))]
+pub(crate) fn arc_into_inner<T>(arc: Arc<T>) -> Option<T> {
+    Arc::try_unwrap(arc).ok()
+}
+
+#[cfg(all(test, giving_loom))]
+pub(crate) use loom_once::OnceLock;
+
+/// The part of `std::sync::OnceLock` the feed uses (a chunk's `next` link), made of loom's
+/// primitives so that loom sees the link's release (`set`) and acquire (`get`): with std's,
+/// loom would see a reader reach the next chunk's slots with no happens-before edge to their
+/// creation and report a causality violation that the real `OnceLock` does not have.
+#[cfg(all(test, giving_loom))]
+mod loom_once {
+    use loom::cell::UnsafeCell;
+    use loom::sync::Mutex;
+    use loom::sync::atomic::{AtomicBool, Ordering};
+
+    pub(crate) struct OnceLock<T> {
+        /// Whether `value` is set; stored with `Release` after the write.
+        set: AtomicBool,
+        /// Serialises setters (the feed sets under its own mutex anyway).
+        setting: Mutex<()>,
+        value: UnsafeCell<Option<T>>,
+    }
+
+    // SAFETY: as std's `OnceLock`: the value is written once, before `set` is released, and
+    // only read after `set` is acquired; `take` needs `&mut self`.
+    unsafe impl<T: Send + Sync> Sync for OnceLock<T> {}
+
+    impl<T> OnceLock<T> {
+        pub(crate) fn new() -> Self {
+            Self {
+                set: AtomicBool::new(false),
+                setting: Mutex::new(()),
+                value: UnsafeCell::new(None),
+            }
+        }
+
+        pub(crate) fn get(&self) -> Option<&T> {
+            if !self.set.load(Ordering::Acquire) {
+                return None;
+            }
+            // SAFETY: `set` was acquired, so the one write happened before, and the value is
+            // never written again while shared.
+            self.value.with(|value| unsafe { (*value).as_ref() })
+        }
+
+        pub(crate) fn set(&self, value: T) -> Result<(), T> {
+            let _setting = self.setting.lock().unwrap_or_else(|e| e.into_inner());
+            if self.set.load(Ordering::Relaxed) {
+                return Err(value);
+            }
+            // SAFETY: no reader looks at the value before `set` is true, and setters are
+            // serialised by `setting`.
+            self.value.with_mut(|slot| unsafe { *slot = Some(value) });
+            self.set.store(true, Ordering::Release);
+            Ok(())
+        }
+
+        pub(crate) fn take(&mut self) -> Option<T> {
+            self.set.store(false, Ordering::Relaxed);
+            // SAFETY: `&mut self`: no other access.
+            self.value.with_mut(|slot| unsafe { (*slot).take() })
+        }
+    }
+}
