@@ -41,7 +41,7 @@ use giving_instruments::LogCommand;
 use bench::BenchArgs;
 use probes::ProbesArgs;
 use suite::SuiteCommand;
-use trace::TraceArgs;
+use trace::TraceCommandArgs;
 use train::TrainArgs;
 use tune::TuneArgs;
 use watch::WatchArgs;
@@ -67,7 +67,7 @@ enum Command {
     /// the variables `train --probe` can observe.
     Probes(ProbesArgs),
     /// Convert MessagePack logs into one timeline (Perfetto or Chrome JSON).
-    Trace(TraceArgs),
+    Trace(TraceCommandArgs),
     /// Run benchmark suites described in milabench's YAML (docs/suite.md).
     #[command(subcommand)]
     Suite(SuiteCommand),

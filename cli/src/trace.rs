@@ -11,7 +11,7 @@ use crate::out::say;
 
 /// `giving trace LOG... -o OUT [--format perfetto|json]`.
 #[derive(Debug, Args)]
-pub(crate) struct TraceArgs {
+pub(crate) struct TraceCommandArgs {
     /// The MessagePack logs to convert (`giving train --log DIR` writes them); several merge
     /// into one trace, a process each.
     #[arg(required = true, value_name = "LOG")]
@@ -24,7 +24,7 @@ pub(crate) struct TraceArgs {
     format: TraceFormat,
 }
 
-pub(crate) fn trace(args: TraceArgs) -> Result<()> {
+pub(crate) fn trace(args: TraceCommandArgs) -> Result<()> {
     if args.output.exists() {
         bail!(
             "{} exists: giving trace never overwrites a file",

@@ -40,6 +40,7 @@ mod dash;
 mod drain;
 mod early_stop;
 mod error;
+mod exit_hooks;
 pub mod log;
 #[cfg(feature = "mlflow")]
 mod mlflow;

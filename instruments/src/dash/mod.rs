@@ -30,11 +30,6 @@ use driver::{Driver, Shared};
 
 pub use render::render_dash;
 
-/// Gives the terminal back (cooked mode, main screen) if a dashboard holds it: for an exit that
-/// runs no destructor (a second signal).
-pub(crate) fn restore_terminal() {
-    term::restore();
-}
 pub use sources::SourceStat;
 pub use state::{CpuStat, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat};
 

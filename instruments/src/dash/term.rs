@@ -47,6 +47,7 @@ pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 /// Takes the terminal; on failure it is left (or put back) as it was.
 pub(crate) fn enter() -> io::Result<Term> {
     install_panic_hook();
+    crate::exit_hooks::register(restore);
     terminal::enable_raw_mode()?;
     ACTIVE.store(true, Ordering::SeqCst);
     let entered = execute!(io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)

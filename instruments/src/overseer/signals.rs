@@ -127,8 +127,7 @@ fn on_signal(signal: i32) {
     let flushers: Vec<Flusher> = {
         let mut active = lock();
         if active.is_empty() {
-            #[cfg(feature = "dash")]
-            crate::dash::restore_terminal();
+            crate::exit_hooks::run();
             std::process::exit(exit_code(signal));
         }
         for run in active.iter_mut() {
@@ -147,9 +146,9 @@ fn on_signal(signal: i32) {
         eprintln!("giving: {name}: stopping at the next step (again to exit now)");
     } else {
         eprintln!("giving: {name} again: logs flushed, exiting");
-        // Exiting runs no destructor: give the terminal back first.
-        #[cfg(feature = "dash")]
-        crate::dash::restore_terminal();
+        // Exiting runs no destructor: what registered an exit hook (the dashboard's terminal)
+        // is given back first.
+        crate::exit_hooks::run();
         std::process::exit(exit_code(signal));
     }
 }
