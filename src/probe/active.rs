@@ -1,15 +1,15 @@
 //! Active probes: a selector resolved against the instrumented functions, registered so that
 //! those functions' frames report to it, and unregistered when its stream ends.
 
-use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use futures::channel::mpsc::UnboundedSender;
 
-use super::ProbeError;
-use super::selector::{Capture, Element, Role, Selector};
-use super::site::{self, EXIT, Site};
+use super::error::ProbeError;
+use super::overrides::Overrider;
+use super::selector::{Capture, Element, Selector};
+use super::site::{self, Site};
 use crate::Event;
 
 /// Every active probe of the process. Read when an instrumented function that some probe names
@@ -24,40 +24,6 @@ fn active() -> MutexGuard<'static, Vec<Arc<ActiveProbe>>> {
 /// Whether the calling thread's events reach the probe's scope.
 pub(crate) type Receives = Box<dyn Fn() -> bool + Send + Sync>;
 
-/// Replaces the value in a `&mut Option<T>` if `T` is the type the override takes; `false` if
-/// it is not (the value stays).
-pub(crate) type Replace = Arc<dyn Fn(&mut dyn Any) -> bool + Send + Sync>;
-
-/// An override set with `Probe::override_with`.
-#[derive(Clone)]
-pub(crate) struct Overrider {
-    pub(crate) replace: Replace,
-    /// The type the override takes, for the error when the variable has another.
-    pub(crate) expected: &'static str,
-    pub(crate) state: Arc<super::stream::OverrideState>,
-}
-
-impl Overrider {
-    /// Replaces the value in `slot`, or records why it could not.
-    pub(crate) fn apply<T: 'static>(
-        &self,
-        slot: &mut Option<T>,
-        variable: &'static str,
-        function: &'static str,
-    ) {
-        if (self.replace)(slot) {
-            self.state.replaced();
-        } else {
-            self.state.mismatch(ProbeError::OverrideType {
-                function: function.to_owned(),
-                variable: variable.to_owned(),
-                expected: self.expected,
-                found: std::any::type_name::<T>(),
-            });
-        }
-    }
-}
-
 /// One function of a resolved selector.
 pub(crate) struct Resolved {
     pub(crate) sites: Vec<&'static Site>,
@@ -65,7 +31,7 @@ pub(crate) struct Resolved {
 }
 
 impl Resolved {
-    fn matches(&self, site: &Site) -> bool {
+    pub(crate) fn matches(&self, site: &Site) -> bool {
         self.sites.iter().any(|s| std::ptr::eq(*s, site))
     }
 }
@@ -210,98 +176,4 @@ fn closest_names(name: &str) -> Vec<String> {
     names.sort();
     names.dedup_by(|a, b| a.1 == b.1);
     names.into_iter().take(3).map(|(_, n)| n).collect()
-}
-
-/// An enclosing frame matched to one of a selector's outer functions, with the indices of the
-/// variables captured there and their keys.
-pub(crate) type Parent = (Arc<super::frame::ActiveFrame>, Vec<(usize, String)>);
-
-/// How one probe reports from one frame of its last function.
-pub(crate) struct Match {
-    pub(crate) probe: Arc<ActiveProbe>,
-    /// Enclosing frames matched to the selector's outer functions, outermost first, with the
-    /// variable indices captured in each (and their keys).
-    pub(crate) parents: Vec<Parent>,
-    /// This frame's captures: `(index, key, role)`.
-    pub(crate) own: Vec<(usize, String, Role)>,
-    /// The variable whose assignments give events (`#exit` when the selector has no focus).
-    pub(crate) focus: usize,
-    /// The end of a wrapper probe.
-    pub(crate) end: Option<usize>,
-    /// Whether the focus field is part of the event (not for an implicit `#exit`).
-    pub(crate) focus_given: bool,
-}
-
-impl Match {
-    /// Matches `probe` against a new frame of `site`, whose enclosing frames are `stack`
-    /// (outermost first). `None` if `site` is not the probe's last function or the enclosing
-    /// calls do not match.
-    pub(crate) fn new(
-        probe: &Arc<ActiveProbe>,
-        site: &'static Site,
-        stack: &[Arc<super::frame::ActiveFrame>],
-    ) -> Option<Match> {
-        let (last, outer) = probe.elements.split_last()?;
-        if !last.matches(site) {
-            return None;
-        }
-        // Each outer function must enclose the next one: walk outwards from the innermost,
-        // taking the nearest enclosing frame of each.
-        let mut parents = Vec::with_capacity(outer.len());
-        let mut below = stack.len();
-        for element in outer.iter().rev() {
-            let at = stack[..below]
-                .iter()
-                .rposition(|f| element.matches(f.site))?;
-            let indices = element
-                .captures
-                .iter()
-                .filter_map(|c| Some((stack[at].site.variable(&c.name)?, c.key.clone())))
-                .collect();
-            parents.push((stack[at].clone(), indices));
-            below = at;
-        }
-        parents.reverse();
-        if !(probe.receives)() {
-            return None;
-        }
-        let own: Vec<(usize, String, Role)> = last
-            .captures
-            .iter()
-            .filter_map(|c| Some((site.variable(&c.name)?, c.key.clone(), c.role)))
-            .collect();
-        let focus = own.iter().find(|c| c.2 == Role::Focus).map(|c| c.0);
-        let end = own.iter().find(|c| c.2 == Role::End).map(|c| c.0);
-        let has_focus = probe.selector.focus().is_some();
-        if has_focus && focus.is_none() {
-            // This function of the name has no such variable (another one does).
-            return None;
-        }
-        Some(Match {
-            probe: probe.clone(),
-            parents,
-            focus_given: focus.is_some(),
-            focus: focus.unwrap_or(EXIT),
-            end,
-            own,
-        })
-    }
-
-    /// The variables of this frame that the match reads: its captures.
-    pub(crate) fn reads(&self) -> impl Iterator<Item = usize> + '_ {
-        self.own.iter().map(|c| c.0)
-    }
-}
-
-/// The variables of `site` that `probe` captures when `site` is one of its outer functions.
-pub(crate) fn outer_captures(probe: &ActiveProbe, site: &Site) -> Vec<usize> {
-    let Some((_, outer)) = probe.elements.split_last() else {
-        return Vec::new();
-    };
-    outer
-        .iter()
-        .filter(|e| e.matches(site))
-        .flat_map(|e| &e.captures)
-        .filter_map(|c| site.variable(&c.name))
-        .collect()
 }

@@ -6,186 +6,14 @@
 //! `outer > inner > x` can tell that `inner` runs inside `outer` (however many un-annotated
 //! calls lie between them). Only frames of functions that some probe names are ever on it.
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use super::active::{Match, next_wrap_id, outer_captures, probes_for};
-use super::selector::Role;
+use super::active_frame::{ActiveFrame, pop_frame, push_frame};
 use super::site::{ERROR, EXIT, Site, VALUE};
-use crate::event::Fields;
-use crate::{Event, Key, Timestamp, Value, WRAP_KEY, WrapStep};
-
-thread_local! {
-    /// The active instrumented frames of this thread, outermost first.
-    static STACK: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Values are plain data, consistent after any panic.
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// One call of an instrumented function, while some probe names the function.
-pub(crate) struct ActiveFrame {
-    pub(crate) site: &'static Site,
-    matches: Vec<Match>,
-    /// Per variable: whether its latest value is kept (a probe captures it).
-    kept: Vec<bool>,
-    /// Per variable: whether setting it gives events.
-    triggers: Vec<bool>,
-    values: Mutex<Vec<Option<Value>>>,
-    /// Per match: the ids of the wrapper blocks begun and not yet ended (a stack: loops and
-    /// recursion nest).
-    open: Mutex<Vec<Vec<u64>>>,
-}
-
-impl ActiveFrame {
-    fn new(site: &'static Site) -> ActiveFrame {
-        let probes = probes_for(site);
-        let stack = STACK
-            .try_with(|s| s.try_borrow().map(|s| s.clone()).unwrap_or_default())
-            .unwrap_or_default();
-        let matches: Vec<Match> = probes
-            .iter()
-            .filter_map(|p| Match::new(p, site, &stack))
-            .collect();
-        let n = site.info.variables.len();
-        let mut kept = vec![false; n];
-        let mut triggers = vec![false; n];
-        for m in &matches {
-            m.reads().for_each(|i| kept[i] = true);
-            triggers[m.focus] = true;
-            if let Some(end) = m.end {
-                triggers[end] = true;
-            }
-        }
-        for probe in &probes {
-            outer_captures(probe, site)
-                .into_iter()
-                .for_each(|i| kept[i] = true);
-        }
-        ActiveFrame {
-            site,
-            open: Mutex::new(vec![Vec::new(); matches.len()]),
-            matches,
-            kept,
-            triggers,
-            values: Mutex::new(vec![None; n]),
-        }
-    }
-
-    fn wants(&self, index: usize) -> bool {
-        self.kept.get(index).copied().unwrap_or(false)
-            || self.triggers.get(index).copied().unwrap_or(false)
-    }
-
-    /// Variable `index` was assigned: keep it and give the events it triggers.
-    fn set(&self, index: usize, value: impl FnOnce() -> Value) {
-        if !self.wants(index) {
-            return;
-        }
-        let value = value();
-        if self.kept[index] {
-            lock(&self.values)[index] = Some(value.clone());
-        }
-        if !self.triggers[index] {
-            return;
-        }
-        for (at, m) in self.matches.iter().enumerate() {
-            if !m.probe.is_open() {
-                continue;
-            }
-            if m.focus == index {
-                let wrap = m.end.map(|_| {
-                    let id = next_wrap_id();
-                    lock(&self.open)[at].push(id);
-                    (WrapStep::Begin, id)
-                });
-                self.emit(m, index, &value, Role::Focus, wrap);
-            }
-            if m.end == Some(index) {
-                let id = lock(&self.open)[at].pop();
-                if let Some(id) = id {
-                    self.emit(m, index, &value, Role::End, Some((WrapStep::End, id)));
-                }
-            }
-        }
-    }
-
-    fn emit(
-        &self,
-        m: &Match,
-        index: usize,
-        value: &Value,
-        role: Role,
-        wrap: Option<(WrapStep, u64)>,
-    ) {
-        let mut fields = Fields::new();
-        if let Some((step, id)) = wrap {
-            let name = m
-                .own
-                .iter()
-                .find(|c| c.2 == Role::Focus)
-                .map(|c| c.1.clone())
-                .unwrap_or_default();
-            let mark = BTreeMap::from([
-                ("id".to_owned(), Value::U64(id)),
-                ("name".to_owned(), Value::from(name)),
-                ("step".to_owned(), Value::from(step.as_str())),
-            ]);
-            fields.push((Key::Borrowed(WRAP_KEY), Value::Map(mark)));
-        }
-        for (frame, captures) in &m.parents {
-            let values = lock(&frame.values);
-            for (i, key) in captures {
-                if let Some(v) = values.get(*i).and_then(Option::as_ref) {
-                    fields.push((Key::Owned(key.clone()), v.clone()));
-                }
-            }
-        }
-        let values = lock(&self.values);
-        for (i, key, capture_role) in &m.own {
-            if *i == index && *capture_role == role && (role != Role::Focus || m.focus_given) {
-                fields.push((Key::Owned(key.clone()), value.clone()));
-            } else if *capture_role == Role::Context
-                && let Some(v) = values.get(*i).and_then(Option::as_ref)
-            {
-                fields.push((Key::Owned(key.clone()), v.clone()));
-            }
-        }
-        drop(values);
-        m.probe.send(Event::from_parts(
-            fields,
-            Timestamp::now(),
-            Some(&self.site.origin),
-        ));
-    }
-
-    fn overridable<T: 'static>(&self, index: usize, value: T, conv: impl FnOnce(&T) -> Value) -> T {
-        self.set(index, || conv(&value));
-        let mut slot = Some(value);
-        for m in &self.matches {
-            if m.focus != index || !m.focus_given {
-                continue;
-            }
-            let overrider = lock(&m.probe.overrider).clone();
-            if let Some(overrider) = overrider {
-                overrider.apply(
-                    &mut slot,
-                    self.site.info.variables[index],
-                    self.site.info.name,
-                );
-            }
-        }
-        // `apply` always puts a value back; it is only empty if an override panicked, which
-        // unwinds past this line.
-        slot.expect("an override puts a value back")
-    }
-}
+use crate::Value;
 
 /// The frame of one call of an instrumented function: `None` inside when no probe names it.
 #[doc(hidden)]
@@ -313,26 +141,6 @@ impl std::fmt::Debug for Frame {
             .field("active", &self.active.is_some())
             .finish()
     }
-}
-
-fn push_frame(frame: &Arc<ActiveFrame>) -> bool {
-    STACK
-        .try_with(|s| {
-            s.try_borrow_mut()
-                .map(|mut s| s.push(frame.clone()))
-                .is_ok()
-        })
-        .unwrap_or(false)
-}
-
-fn pop_frame(frame: &Arc<ActiveFrame>) {
-    let _ = STACK.try_with(|s| {
-        if let Ok(mut s) = s.try_borrow_mut()
-            && let Some(at) = s.iter().rposition(|f| Arc::ptr_eq(f, frame))
-        {
-            s.remove(at);
-        }
-    });
 }
 
 /// Guard of one `for` iteration; see [`Frame::iteration`].

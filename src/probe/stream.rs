@@ -3,7 +3,6 @@
 
 use std::any::Any;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 
@@ -11,8 +10,9 @@ use futures::Stream;
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::stream::FusedStream;
 
-use super::ProbeError;
-use super::active::{ActiveProbe, Overrider, Receives};
+use super::active::{ActiveProbe, Receives};
+use super::error::ProbeError;
+use super::overrides::{OverrideState, Overrider};
 use super::selector::Selector;
 use crate::Event;
 
@@ -204,26 +204,6 @@ impl std::fmt::Debug for Probe {
     }
 }
 
-/// What an override did, shared with the probe.
-#[derive(Default)]
-pub(crate) struct OverrideState {
-    replaced: AtomicU64,
-    error: Mutex<Option<ProbeError>>,
-}
-
-impl OverrideState {
-    pub(crate) fn replaced(&self) {
-        self.replaced.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn mismatch(&self, error: ProbeError) {
-        self.error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert(error);
-    }
-}
-
 /// An active override made by [`Probe::override_with`]: replaces the variable's value until it
 /// is dropped or its scope ends.
 #[must_use = "the override stops when dropped: bind it (`let _loader = ...;`)"]
@@ -235,17 +215,13 @@ pub struct Override {
 impl Override {
     /// How many values were replaced.
     pub fn replaced(&self) -> u64 {
-        self.state.replaced.load(Ordering::Relaxed)
+        self.state.replaced_count()
     }
 
     /// The first type mismatch: the variable's type is not the one the override takes (the
     /// value was left alone).
     pub fn error(&self) -> Option<ProbeError> {
-        self.state
-            .error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        self.state.first_error()
     }
 }
 

@@ -1,84 +1,12 @@
-//! Values that are read only when a consumer needs them (a loss tensor still on the device).
+//! How a lazy value is read: once, by whoever needs it first, many of one type at a time where
+//! the source can (its types are declared in the parent, with [`Value`], which holds them).
 
 use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use crate::Value;
-
-/// Something that can produce a [`Value`] later, on the consumer's side.
-///
-/// Implement it for a handle to data that is expensive to read on the producer's thread, such
-/// as a burn tensor on a GPU: reading it there would force a device sync on every step.
-/// `giving-models` implements it for burn tensors.
-///
-/// ```
-/// use giving::{Resolve, ResolveError, Value};
-///
-/// struct Deferred(f64);
-///
-/// impl Resolve for Deferred {
-///     fn resolve(&self) -> Result<Value, ResolveError> {
-///         Ok(Value::F64(self.0 * 2.0))
-///     }
-/// }
-///
-/// let value = Value::lazy(Deferred(0.5));
-/// assert_eq!(value.resolved().unwrap(), &Value::F64(1.0));
-/// ```
-pub trait Resolve: Any + Send + Sync {
-    /// Reads the value. Called at most once per [`LazyValue`], by whoever needs it first.
-    fn resolve(&self) -> Result<Value, ResolveError>;
-
-    /// A function that reads many values of this type at once, for sources that are cheaper
-    /// to read together than one by one (tensors on one device: one transfer and one device
-    /// sync instead of one per value). [`LazyValue::resolve_all`] hands it every unread value
-    /// of this type it was given, in order, and expects one result per value, in the same
-    /// order. `None` (the default): values are read one by one.
-    fn read_many(&self) -> Option<ReadMany> {
-        None
-    }
-}
-
-/// Why a [`Resolve`] could not produce its value.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("could not resolve lazy value: {message}")]
-pub struct ResolveError {
-    message: String,
-}
-
-impl ResolveError {
-    /// An error with a message saying what went wrong.
-    pub fn new(message: impl Into<String>) -> Self {
-        Self {
-            message: message.into(),
-        }
-    }
-
-    /// The message given at construction.
-    pub fn message(&self) -> &str {
-        &self.message
-    }
-}
-
-/// Reads many sources of one type at once; see [`Resolve::read_many`]. The sources it is given
-/// are all of the type whose `read_many` returned it (downcast them with
-/// `(source as &dyn Any).downcast_ref::<T>()`).
-pub type ReadMany = fn(&[&dyn Resolve]) -> Vec<Result<Value, ResolveError>>;
-
-/// A shared, resolve-once handle to a [`Resolve`]: the payload of [`Value::Lazy`].
-///
-/// Cloning is cheap (one reference count); every clone shares the cached result, so however
-/// many consumers read a lazy loss, the device is read once.
-#[derive(Clone)]
-pub struct LazyValue {
-    inner: Arc<LazyInner>,
-}
-
-struct LazyInner {
-    source: Box<dyn Resolve>,
-    cached: OnceLock<Result<Value, ResolveError>>,
-}
+use super::error::ResolveError;
+use super::{LazyInner, LazyValue, ReadMany, Resolve, Value};
 
 impl LazyValue {
     /// Wraps `source`; nothing is read until [`LazyValue::resolve`].

@@ -1,12 +1,14 @@
 //! The dynamic value carried by every field of an [`Event`](crate::Event).
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
+mod error;
 mod lazy;
 
-pub use lazy::{LazyValue, ReadMany, Resolve, ResolveError};
+pub use error::ResolveError;
 
 /// A value given by a training loop: a number, a string, a nested list or map, or a
 /// [`Lazy`](Value::Lazy) value that the consumer reads when it needs it.
@@ -46,6 +48,59 @@ pub enum Value {
     Map(BTreeMap<String, Value>),
     /// A value not read yet; see [`Resolve`].
     Lazy(LazyValue),
+}
+
+/// Something that can produce a [`Value`] later, on the consumer's side.
+///
+/// Implement it for a handle to data that is expensive to read on the producer's thread, such
+/// as a burn tensor on a GPU: reading it there would force a device sync on every step.
+/// `giving-models` implements it for burn tensors.
+///
+/// ```
+/// use giving::{Resolve, ResolveError, Value};
+///
+/// struct Deferred(f64);
+///
+/// impl Resolve for Deferred {
+///     fn resolve(&self) -> Result<Value, ResolveError> {
+///         Ok(Value::F64(self.0 * 2.0))
+///     }
+/// }
+///
+/// let value = Value::lazy(Deferred(0.5));
+/// assert_eq!(value.resolved().unwrap(), &Value::F64(1.0));
+/// ```
+pub trait Resolve: Any + Send + Sync {
+    /// Reads the value. Called at most once per [`LazyValue`], by whoever needs it first.
+    fn resolve(&self) -> Result<Value, ResolveError>;
+
+    /// A function that reads many values of this type at once, for sources that are cheaper
+    /// to read together than one by one (tensors on one device: one transfer and one device
+    /// sync instead of one per value). [`LazyValue::resolve_all`] hands it every unread value
+    /// of this type it was given, in order, and expects one result per value, in the same
+    /// order. `None` (the default): values are read one by one.
+    fn read_many(&self) -> Option<ReadMany> {
+        None
+    }
+}
+
+/// Reads many sources of one type at once; see [`Resolve::read_many`]. The sources it is given
+/// are all of the type whose `read_many` returned it (downcast them with
+/// `(source as &dyn Any).downcast_ref::<T>()`).
+pub type ReadMany = fn(&[&dyn Resolve]) -> Vec<Result<Value, ResolveError>>;
+
+/// A shared, resolve-once handle to a [`Resolve`]: the payload of [`Value::Lazy`].
+///
+/// Cloning is cheap (one reference count); every clone shares the cached result, so however
+/// many consumers read a lazy loss, the device is read once.
+#[derive(Clone)]
+pub struct LazyValue {
+    inner: Arc<LazyInner>,
+}
+
+struct LazyInner {
+    source: Box<dyn Resolve>,
+    cached: OnceLock<Result<Value, ResolveError>>,
 }
 
 impl Value {

@@ -4,7 +4,7 @@
 //! differs is who reads them — a file, or the runner decoding and re-logging them.
 //!
 //! Wall-clock rates on a shared 2-core machine swing far more than 1% between runs, so the
-//! figures that decide are CPU times (DESIGN.md, "Measuring overhead"): the child's CPU time
+//! figures that decide are CPU times (docs/architecture.md, "Measuring overhead"): the child's CPU time
 //! per run alone and under the runner (what the benchmark itself spends), and the CPU time
 //! the runner spends reading it, as a fraction of the child's (what it takes from the
 //! machine). The mean rates are printed too.

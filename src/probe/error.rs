@@ -1,0 +1,81 @@
+//! Why a probe could not be opened or could not override.
+
+use super::selector::SelectorError;
+
+/// Why a probe could not be opened or could not override.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProbeError {
+    /// The selector is malformed.
+    #[error(transparent)]
+    Selector(#[from] SelectorError),
+    /// No instrumented function has this name.
+    #[error(
+        "no function instrumented with #[probe] is named `{name}` (column {column}){}",
+        suggestions(closest)
+    )]
+    UnknownFunction {
+        /// The name in the selector.
+        name: String,
+        /// Its column in the selector.
+        column: usize,
+        /// The instrumented functions with the closest names.
+        closest: Vec<String>,
+    },
+    /// The function has no variable of this name.
+    #[error(
+        "`{function}` has no variable `{variable}` (column {column}); it has: {}",
+        available.join(", ")
+    )]
+    UnknownVariable {
+        /// The function in the selector.
+        function: String,
+        /// The variable in the selector.
+        variable: String,
+        /// Its column in the selector.
+        column: usize,
+        /// The variables and specials the function has.
+        available: Vec<String>,
+    },
+    /// `override_with` on a selector with no focus variable.
+    #[error("cannot override with `{selector}`: it has no focus variable (`f > x` or `f(!x)`)")]
+    OverrideWithoutFocus {
+        /// The selector.
+        selector: String,
+    },
+    /// `override_with` on a variable that is not marked overridable.
+    #[error(
+        "`{variable}` in `{function}` is not overridable: mark it `#[probe(overridable({variable}))]`{}",
+        if overridable.is_empty() { String::new() } else { format!(" (overridable there: {})", overridable.join(", ")) }
+    )]
+    NotOverridable {
+        /// The function.
+        function: String,
+        /// The focus variable.
+        variable: String,
+        /// The variables of the function that are overridable.
+        overridable: Vec<String>,
+    },
+    /// The override takes another type than the variable has.
+    #[error(
+        "cannot override `{variable}` in `{function}` with a function of `{expected}`: the variable is a `{found}`"
+    )]
+    OverrideType {
+        /// The function.
+        function: String,
+        /// The variable.
+        variable: String,
+        /// The type the override takes.
+        expected: &'static str,
+        /// The variable's type.
+        found: &'static str,
+    },
+}
+
+fn suggestions(closest: &[String]) -> String {
+    if closest.is_empty() {
+        "; no function is instrumented in this program".to_owned()
+    } else {
+        format!("; closest: {}", closest.join(", "))
+    }
+}

@@ -1,0 +1,148 @@
+//! Which module uses which: every import and every path of a module's code is followed, through
+//! `crate::`/`super::`/`self::`, child modules, imported names and re-exports (named, renamed
+//! or glob), down to the module that defines what it names.
+
+use std::collections::BTreeMap;
+
+use crate::tree::{ModulePath, Site, Tree};
+
+/// Deeper than any honest chain of re-exports: a `use` that names itself stops here.
+const MAX_HOPS: usize = 24;
+
+/// `from` uses something defined in `to`; `site` is the first place it does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Edge {
+    pub from: ModulePath,
+    pub to: ModulePath,
+    pub site: Site,
+}
+
+/// Every edge between two different modules of the crate, one per pair.
+pub fn edges(tree: &Tree) -> Vec<Edge> {
+    let mut first_site: BTreeMap<(ModulePath, ModulePath), Site> = BTreeMap::new();
+    let mut add = |from: &ModulePath, to: ModulePath, site: &Site| {
+        if &to != from {
+            first_site
+                .entry((from.clone(), to))
+                .and_modify(|s| *s = s.clone().min(site.clone()))
+                .or_insert_with(|| site.clone());
+        }
+    };
+    for (path, module) in tree {
+        for import in &module.imports {
+            // A private glob decides nothing by itself: the names used through it do.
+            if import.name.is_none() && !import.reexport {
+                continue;
+            }
+            let Some(target) = resolve(tree, path, &import.path, 0) else {
+                continue;
+            };
+            // A parent re-exporting its own descendant is a facade, not a use.
+            let facade = import.reexport && is_descendant(&target, path);
+            if !facade {
+                add(path, target, &import.site);
+            }
+        }
+        for used in &module.paths {
+            // In code (not in a `use`), a path that names a module itself is a local variable
+            // of the same name (`lazy.resolve()` beside `mod lazy`): modules are not values.
+            let names_a_module = |target: &ModulePath| {
+                !used.in_use && used.segments.len() == 1 && target.len() > path.len()
+            };
+            if let Some(target) = resolve(tree, path, &used.segments, 0)
+                && !names_a_module(&target)
+            {
+                add(path, target, &used.site);
+            }
+        }
+    }
+    first_site
+        .into_iter()
+        .map(|((from, to), site)| Edge { from, to, site })
+        .collect()
+}
+
+fn is_descendant(module: &ModulePath, of: &ModulePath) -> bool {
+    module.len() > of.len() && module.starts_with(of)
+}
+
+/// The module defining what `segments`, written in module `from`, names; `None` for what is
+/// not the crate's own (std, other crates, locals, generic parameters).
+pub fn resolve(
+    tree: &Tree,
+    from: &ModulePath,
+    segments: &[String],
+    hops: usize,
+) -> Option<ModulePath> {
+    if hops > MAX_HOPS {
+        return None;
+    }
+    let (first, rest) = segments.split_first()?;
+    match first.as_str() {
+        "crate" => walk(tree, Vec::new(), rest, hops),
+        "self" => walk(tree, from.clone(), rest, hops),
+        "super" => {
+            let mut module = from.clone();
+            let mut rest = segments;
+            while let Some(("super", tail)) = rest.split_first().map(|(h, t)| (h.as_str(), t)) {
+                module.pop()?;
+                rest = tail;
+            }
+            walk(tree, module, rest, hops)
+        }
+        "Self" => None,
+        _ => walk_name(tree, from, segments, hops),
+    }
+}
+
+/// A path whose first segment is a plain name, as seen from `module`: one of its children, one
+/// of its items, a name it imports, or a name a glob it imports provides.
+fn walk_name(
+    tree: &Tree,
+    module: &ModulePath,
+    segments: &[String],
+    hops: usize,
+) -> Option<ModulePath> {
+    let (name, rest) = segments.split_first()?;
+    let here = tree.get(module)?;
+    if here.children.contains(name) {
+        let mut child = module.clone();
+        child.push(name.clone());
+        return walk(tree, child, rest, hops);
+    }
+    if here.items.contains(name) {
+        return Some(module.clone());
+    }
+    if let Some(import) = here.imports.iter().find(|i| i.name.as_ref() == Some(name)) {
+        let mut path = import.path.clone();
+        path.extend_from_slice(rest);
+        return resolve(tree, module, &path, hops + 1);
+    }
+    for glob in here.imports.iter().filter(|i| i.name.is_none()) {
+        let Some(source) = resolve(tree, module, &glob.path, hops + 1) else {
+            continue;
+        };
+        if source != *module && provides(tree, &source, name) {
+            return walk_name(tree, &source, segments, hops + 1);
+        }
+    }
+    None
+}
+
+/// Follows `rest` down from `module`; what no module holds by that name is taken to be defined
+/// where the walk stopped (an item generated by a macro, an enum's variant, a method).
+fn walk(tree: &Tree, module: ModulePath, rest: &[String], hops: usize) -> Option<ModulePath> {
+    if rest.is_empty() {
+        return tree.contains_key(&module).then_some(module);
+    }
+    walk_name(tree, &module, rest, hops).or(Some(module))
+}
+
+/// Whether `module` offers `name` to a glob import of it.
+fn provides(tree: &Tree, module: &ModulePath, name: &String) -> bool {
+    tree.get(module).is_some_and(|m| {
+        m.children.contains(name)
+            || m.items.contains(name)
+            || m.imports.iter().any(|i| i.name.as_ref() == Some(name))
+    })
+}
