@@ -7,39 +7,18 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream;
 
-use crate::at_end::AtEnd;
-use crate::buffer::Buffer;
-use crate::buffer_skip::BufferSkip;
-use crate::buffer_time::BufferTime;
-use crate::combine_latest::CombineLatest;
-use crate::debounce::Debounce;
-use crate::distinct::Distinct;
-use crate::distinct_until_changed::DistinctUntilChanged;
-use crate::distinct_until_changed_by::DistinctUntilChangedBy;
-use crate::fail::Check;
-use crate::filter::Filter;
-use crate::filter_map::FilterMap;
-use crate::for_each::ForEach;
-use crate::group_by::GroupBy;
-use crate::pairwise::Pairwise;
-use crate::print::Print;
+use crate::adapters::{
+    AtEnd, Buffer, BufferSkip, BufferTime, Check, CombineLatest, Debounce, Distinct,
+    DistinctUntilChanged, DistinctUntilChangedBy, Filter, FilterMap, ForEach, GroupBy, HoldLast,
+    Pairwise, Print, Roll, Sample, Shared, SkipWhile, Slice, SliceBy, TakeWhile, Throttle, Timeout,
+    WithLatestFrom,
+};
 use crate::reduce::{
     Average, AverageVariance, ByKey, Count, ElementAt, First, Fold, Last, Max, Min, Natural,
     Numeric, Reduce, ReduceFn, Reducer, RollingAverage, RollingAverageVariance, RollingCount,
     RollingMax, RollingMin, RollingReduce, RollingSum, RollingTop, RollingVariance, Running, Sum,
     Top, Variance,
 };
-use crate::roll::Roll;
-use crate::sample::Sample;
-use crate::share::Shared;
-use crate::skip_while::SkipWhile;
-use crate::slice::Slice;
-use crate::slice_by::SliceBy;
-use crate::take_last::HoldLast;
-use crate::take_while::TakeWhile;
-use crate::throttle::Throttle;
-use crate::timeout::Timeout;
-use crate::with_latest_from::WithLatestFrom;
 
 /// The operator vocabulary of `giving`, available on every [`Stream`].
 ///

@@ -38,37 +38,9 @@
 //! ```
 
 pub mod adapters;
-mod at_end;
-mod buffer;
-mod buffer_skip;
-mod buffer_time;
-mod combine_latest;
-mod debounce;
-mod distinct;
-mod distinct_until_changed;
-mod distinct_until_changed_by;
 mod ext;
-mod fail;
-mod filter;
-mod filter_map;
-mod for_each;
-mod group_by;
-mod pairwise;
-mod print;
 pub mod reduce;
-mod roll;
-mod sample;
-mod share;
-mod skip_while;
-mod slice;
-mod slice_by;
-mod take_last;
-mod take_while;
-mod throttle;
-mod timeout;
-mod with_latest_from;
 
+pub use adapters::{CheckFailed, Elapsed};
 pub use ext::StreamOps;
-pub use fail::CheckFailed;
 pub use reduce::{Numeric, Reducer};
-pub use timeout::Elapsed;
