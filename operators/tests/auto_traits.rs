@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use giving_operators::StreamOps;
 use giving_operators::adapters::*;
+use giving_operators::{ReduceOps, StreamOps};
 
 fn all<T: Send + Sync + Unpin>(_: &T) {}
 fn send_unpin<T: Send + Unpin>(_: &T) {}

@@ -1,10 +1,10 @@
 //! Reductions: a final value at completion, a running value at every item, or the value over a
 //! rolling window of the last `n` items.
 //!
-//! Every reduction is a [`Reducer`]; [`StreamOps`](crate::StreamOps) wraps it in a [`Reduce`]
-//! (final value) or a [`Running`] (running and rolling variants). The reducers are public so that
-//! a custom one can be used with [`StreamOps::reduce_with`](crate::StreamOps::reduce_with) and
-//! [`StreamOps::running_with`](crate::StreamOps::running_with).
+//! The reductions are the methods of [`ReduceOps`], implemented for every `Stream`. Every
+//! reduction is a [`Reducer`]; [`ReduceOps`] wraps it in a [`Reduce`] (final value) or a
+//! [`Running`] (running and rolling variants). The reducers are public so that a custom one can
+//! be used with [`ReduceOps::reduce_with`] and [`ReduceOps::running_with`].
 
 mod extremum;
 pub use extremum::{
@@ -21,6 +21,8 @@ pub use moments::{
 };
 mod numeric;
 pub use numeric::Numeric;
+mod ops;
+pub use ops::ReduceOps;
 mod reducer;
 pub use reducer::Reducer;
 mod running;
