@@ -8,10 +8,10 @@ use futures::Stream;
 use futures::stream;
 
 use crate::adapters::{
-    AtEnd, Buffer, BufferSkip, BufferTime, Check, CombineLatest, Debounce, Distinct,
-    DistinctUntilChanged, DistinctUntilChangedBy, Filter, FilterMap, ForEach, GroupBy, HoldLast,
-    Pairwise, Print, Roll, Sample, Shared, SkipWhile, Slice, SliceBy, TakeWhile, Throttle, Timeout,
-    WithLatestFrom,
+    AtEnd, Buffer, BufferSkip, BufferTime, Check, CombineLatest, Debounce, Distinct, DistinctItems,
+    DistinctUntilChanged, DistinctUntilChangedBy, Fail, FailIfFalse, Filter, FilterMap, ForEach,
+    GroupBy, HoldLast, Pairwise, Print, Roll, Sample, Shared, SkipWhile, Slice, SliceBy, Sort,
+    SortByKey, TakeWhile, Throttle, Timeout, WithLatestFrom,
 };
 
 /// The operator vocabulary of `giving`, available on every [`Stream`]: every operator but the
@@ -433,8 +433,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(v, vec![1, 2, 3]);
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn distinct(self) -> Distinct<Self, fn(&Self::Item) -> Self::Item, Self::Item>
+    fn distinct(self) -> DistinctItems<Self>
     where
         Self::Item: Hash + Eq + Clone,
         Self: Sized,
@@ -512,8 +511,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(failed.to_string(), "loss above 1: 2.5");
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn fail(self, message: impl Into<String>) -> Check<Self, fn(&Self::Item) -> bool>
+    fn fail(self, message: impl Into<String>) -> Fail<Self>
     where
         Self::Item: std::fmt::Debug,
         Self: Sized,
@@ -549,8 +547,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(failed.unwrap_err().to_string(), "not finite: false");
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn fail_if_false(self, message: impl Into<String>) -> Check<Self, fn(&bool) -> bool>
+    fn fail_if_false(self, message: impl Into<String>) -> FailIfFalse<Self>
     where
         Self: Stream<Item = bool> + Sized,
     {
@@ -567,8 +564,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(failed.unwrap_err().to_string(), "no rate (no item)");
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn fail_if_empty(self, message: impl Into<String>) -> Check<Self, fn(&Self::Item) -> bool>
+    fn fail_if_empty(self, message: impl Into<String>) -> Fail<Self>
     where
         Self::Item: std::fmt::Debug,
         Self: Sized,
@@ -641,8 +637,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(v, vec![1, 2, 3]);
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn sort(self) -> AtEnd<Self, fn(Vec<Self::Item>) -> Vec<Self::Item>>
+    fn sort(self) -> Sort<Self>
     where
         Self::Item: PartialOrd,
         Self: Sized,
@@ -663,11 +658,7 @@ pub trait StreamOps: Stream {
     /// assert_eq!(v, vec!["a", "bb", "ccc"]);
     /// # });
     /// ```
-    #[allow(clippy::type_complexity)]
-    fn sort_by_key<K, F>(
-        self,
-        mut key: F,
-    ) -> AtEnd<Self, Box<dyn FnOnce(Vec<Self::Item>) -> Vec<Self::Item> + Send>>
+    fn sort_by_key<K, F>(self, mut key: F) -> SortByKey<Self>
     where
         F: FnMut(&Self::Item) -> K + Send + 'static,
         K: PartialOrd,

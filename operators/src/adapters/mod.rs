@@ -8,7 +8,7 @@
 //! with the reducers, in [`reduce`](crate::reduce).
 
 mod at_end;
-pub use at_end::AtEnd;
+pub use at_end::{AtEnd, Sort, SortByKey};
 mod buffer;
 pub use buffer::Buffer;
 mod buffer_skip;
@@ -20,13 +20,13 @@ pub use combine_latest::CombineLatest;
 mod debounce;
 pub use debounce::Debounce;
 mod distinct;
-pub use distinct::Distinct;
+pub use distinct::{Distinct, DistinctItems};
 mod distinct_until_changed;
 pub use distinct_until_changed::DistinctUntilChanged;
 mod distinct_until_changed_by;
 pub use distinct_until_changed_by::DistinctUntilChangedBy;
 mod fail;
-pub use fail::{Check, CheckFailed};
+pub use fail::{Check, CheckFailed, Fail, FailIfFalse};
 mod filter;
 pub use filter::Filter;
 mod filter_map;
