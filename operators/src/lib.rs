@@ -8,8 +8,8 @@
 //!
 //! Operators take plain (synchronous) closures, as Python `giving` and ReactiveX do; where a
 //! name also exists in `futures::StreamExt` with the same meaning, [`StreamOps`] delegates to
-//! the futures-util implementation. Because the two traits share method names, import one of
-//! them, not both: `StreamOps` (with `ReduceOps`) is the one the `giving` prelude exports.
+//! the futures-util implementation. Because these traits and `StreamExt` share method names
+//! (`map`, `count`, …), import ours or `StreamExt`, not both: the `giving` prelude exports ours.
 //!
 //! - time (tokio clock): [`throttle`](StreamOps::throttle), [`debounce`](StreamOps::debounce),
 //!   [`sample`](StreamOps::sample), [`buffer_time`](StreamOps::buffer_time),
