@@ -31,7 +31,9 @@
 //!   loss tensor never forces a device sync on the training thread.
 //! - [`iterate`] wraps the batch loop: progress, steps, one sync per window, clean early stop.
 //! - [`prelude`] brings every operator: the keyed ones of [`EventStreamOps`] and the generic
-//!   ones of [`StreamOps`](giving_operators::StreamOps) (from `giving-operators`).
+//!   ones of [`StreamOps`](giving_operators::StreamOps) and
+//!   [`ReduceOps`](giving_operators::ReduceOps) (the reductions; both from
+//!   `giving-operators`).
 //!
 //! See `docs/architecture.md` for how events travel and why.
 
@@ -122,11 +124,12 @@ pub use giving_operators as operators;
 /// Everything a pipeline needs: `use giving::prelude::*;`.
 ///
 /// Brings the operator traits ([`StreamOps`](giving_operators::StreamOps),
-/// [`EventStreamOps`], [`ValueStreamOps`]) and `futures::Stream`. It deliberately does not
+/// [`ReduceOps`](giving_operators::ReduceOps), [`EventStreamOps`], [`ValueStreamOps`]) and
+/// `futures::Stream`. It deliberately does not
 /// bring `futures::StreamExt`, whose method names (`map`, `filter`, `collect`, …) would clash
 /// with `StreamOps`'s synchronous ones.
 pub mod prelude {
     pub use crate::{EventStreamOps, ValueStreamOps, probe};
     pub use futures::Stream;
-    pub use giving_operators::StreamOps;
+    pub use giving_operators::{ReduceOps, StreamOps};
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures::executor::block_on;
 use futures::stream;
-use giving_operators::StreamOps;
+use giving_operators::{ReduceOps, StreamOps};
 
 const N: u64 = 5_000_000;
 

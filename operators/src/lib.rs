@@ -1,14 +1,15 @@
 //! # giving-operators
 //!
 //! ReactiveX and Python-`giving` operators on any [`futures::Stream`]: the generic layer of
-//! [`giving`](https://docs.rs/giving). Every operator is a method of [`StreamOps`], implemented
-//! for every `Stream`, so `use giving_operators::StreamOps;` (or `use giving::prelude::*;`)
-//! is all a pipeline needs.
+//! [`giving`](https://docs.rs/giving). Every operator is a method of one of two extension traits,
+//! both implemented for every `Stream`: [`ReduceOps`] for the reductions (min, sum, average,
+//! …), [`StreamOps`] for all the others. `use giving_operators::{ReduceOps, StreamOps};` (or
+//! `use giving::prelude::*;`) is all a pipeline needs.
 //!
 //! Operators take plain (synchronous) closures, as Python `giving` and ReactiveX do; where a
 //! name also exists in `futures::StreamExt` with the same meaning, [`StreamOps`] delegates to
-//! the futures-util implementation. Because the two traits share method names, import one of
-//! them, not both: `StreamOps` is the one the `giving` prelude exports.
+//! the futures-util implementation. Because these traits and `StreamExt` share method names
+//! (`map`, `count`, …), import ours or `StreamExt`, not both: the `giving` prelude exports ours.
 //!
 //! - time (tokio clock): [`throttle`](StreamOps::throttle), [`debounce`](StreamOps::debounce),
 //!   [`sample`](StreamOps::sample), [`buffer_time`](StreamOps::buffer_time),
@@ -18,7 +19,7 @@
 //!   [`group_by`](StreamOps::group_by);
 //! - reductions, each final (`min`), running (`min_scan`) and rolling (`min_rolling(n)`):
 //!   min, max, sum, count, average, variance, average_and_variance, reduce, top, bottom; and
-//!   fold/scan, first, last, element_at (see [`reduce`]);
+//!   fold/scan, first, last, element_at (the methods of [`ReduceOps`]; see [`reduce`]);
 //! - filtering: distinct, distinct_until_changed, take, skip, take_while, skip_while,
 //!   take_until, slice;
 //! - combining: merge, zip, combine_latest, with_latest_from, start_with, concat, and
@@ -27,7 +28,7 @@
 //! `docs/operators.md` has the full table with the Python giving / ReactiveX names.
 //!
 //! ```
-//! use giving_operators::StreamOps;
+//! use giving_operators::{ReduceOps, StreamOps};
 //!
 //! # futures::executor::block_on(async {
 //! let evens: Vec<i32> = futures::stream::iter(1..=6).filter(|x| x % 2 == 0).collect().await;
@@ -38,37 +39,9 @@
 //! ```
 
 pub mod adapters;
-mod at_end;
-mod buffer;
-mod buffer_skip;
-mod buffer_time;
-mod combine_latest;
-mod debounce;
-mod distinct;
-mod distinct_until_changed;
-mod distinct_until_changed_by;
-mod ext;
-mod fail;
-mod filter;
-mod filter_map;
-mod for_each;
-mod group_by;
-mod pairwise;
-mod print;
 pub mod reduce;
-mod roll;
-mod sample;
-mod share;
-mod skip_while;
-mod slice;
-mod slice_by;
-mod take_last;
-mod take_while;
-mod throttle;
-mod timeout;
-mod with_latest_from;
+mod stream_ops;
 
-pub use ext::StreamOps;
-pub use fail::CheckFailed;
-pub use reduce::{Numeric, Reducer};
-pub use timeout::Elapsed;
+pub use adapters::{CheckFailed, Elapsed};
+pub use reduce::{Numeric, ReduceOps, Reducer};
+pub use stream_ops::StreamOps;

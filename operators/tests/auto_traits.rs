@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use giving_operators::StreamOps;
 use giving_operators::adapters::*;
+use giving_operators::{ReduceOps, StreamOps};
 
 fn all<T: Send + Sync + Unpin>(_: &T) {}
 fn send_unpin<T: Send + Unpin>(_: &T) {}
@@ -33,6 +33,14 @@ fn adapters_keep_send_sync_and_unpin() {
     all::<Running<_, _>>(&up().min_scan());
     all::<Reduce<_, _>>(&up().min());
     all::<ForEach<_, _>>(&up().for_each(|_| {}));
+    // The aliases name what their methods return.
+    all::<DistinctItems<_>>(&up().distinct());
+    all::<Sort<_>>(&up().sort());
+    all::<Fail<_>>(&up().fail("any item"));
+    all::<Fail<_>>(&up().fail_if_empty("no item"));
+    all::<FailIfFalse<_>>(&futures::stream::iter(vec![true]).fail_if_false("false"));
+    // The boxed sorting closure is `Send` but not `Sync`.
+    send_unpin::<SortByKey<_>>(&up().sort_by_key(|x| *x));
     // Timers hold tokio's `Sleep`, which is `!Unpin`; they are boxed inside, so the adapters
     // stay Unpin.
     send_unpin::<Debounce<_>>(&up().debounce(Duration::from_secs(1)));

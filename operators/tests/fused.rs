@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use futures::stream::{self, FusedStream};
-use giving_operators::StreamOps;
+use giving_operators::{ReduceOps, StreamOps};
 
 /// Drains `stream`, checking that it says it ended exactly when it has.
 async fn drain<S: FusedStream + Unpin>(mut stream: S) -> usize {

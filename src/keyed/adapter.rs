@@ -43,21 +43,36 @@ where
     type Item = Op::Out;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Op::Out>> {
-        let mut this = self.project();
-        loop {
-            match ready!(this.stream.as_mut().poll_next(cx)) {
-                Some(item) => {
-                    if let Some(out) = this.op.apply(item) {
-                        return Poll::Ready(Some(out));
-                    }
-                }
-                None => return Poll::Ready(None),
-            }
-        }
+        let this = self.project();
+        let op = this.op;
+        poll_step(this.stream, cx, |item| op.apply(item))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (0, self.stream.size_hint().1)
+    }
+}
+
+/// The step loop of the keyed adapters: polls `stream` and hands each item to `step` until
+/// `step` returns an output (`Ready(Some)`), the upstream completes (`Ready(None)`) or it is
+/// pending. An item that `step` drops is followed at once by the next one, without a round
+/// trip through the executor. [`Keyed`] runs its [`KeyedOp`] with it; the adapters that keep
+/// more state than a `KeyedOp` can ([`KFlatten`](super::KFlatten),
+/// [`KGroupBy`](super::KGroupBy), [`DisplayEvents`](super::DisplayEvents)) call it directly.
+pub(crate) fn poll_step<S: Stream + ?Sized, T>(
+    mut stream: Pin<&mut S>,
+    cx: &mut Context<'_>,
+    mut step: impl FnMut(S::Item) -> Option<T>,
+) -> Poll<Option<T>> {
+    loop {
+        match ready!(stream.as_mut().poll_next(cx)) {
+            Some(item) => {
+                if let Some(out) = step(item) {
+                    return Poll::Ready(Some(out));
+                }
+            }
+            None => return Poll::Ready(None),
+        }
     }
 }
 

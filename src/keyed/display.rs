@@ -1,3 +1,4 @@
+use std::convert::Infallible;
 use std::fmt;
 use std::future::Future;
 use std::io::Write;
@@ -7,6 +8,7 @@ use std::task::{Context, Poll, ready};
 use futures::Stream;
 use pin_project_lite::pin_project;
 
+use super::adapter::poll_step;
 use crate::Event;
 
 pin_project! {
@@ -28,15 +30,17 @@ impl<S: Stream<Item = Event>> Future for DisplayEvents<S> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let mut this = self.project();
-        while let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) {
+        let this = self.project();
+        // A sink: every event is a step with no output, until the upstream completes.
+        let _: Option<Infallible> = ready!(poll_step(this.stream, cx, |event| {
             let mut out = std::io::stdout().lock();
             // A closed stdout (`| head`) must not kill the pipeline: display is best effort.
             let _ = match event.origin() {
                 Some(origin) => writeln!(out, "[{origin}] {event}"),
                 None => writeln!(out, "{event}"),
             };
-        }
+            None
+        }));
         Poll::Ready(())
     }
 }

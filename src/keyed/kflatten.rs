@@ -1,11 +1,12 @@
 use std::fmt;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use futures::Stream;
 use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
+use super::adapter::poll_step;
 use crate::{Event, Key, Value};
 
 pin_project! {
@@ -35,24 +36,26 @@ impl<S: Stream<Item = Event>> Stream for KFlatten<S> {
     type Item = Event;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        let mut this = self.project();
-        loop {
-            if let Some((event, rest)) = this.current {
-                if let Some(element) = rest.pop() {
-                    return Poll::Ready(Some(event.with(this.key.clone(), element)));
-                }
-                *this.current = None;
+        let this = self.project();
+        if let Some((event, rest)) = this.current {
+            if let Some(element) = rest.pop() {
+                return Poll::Ready(Some(event.with(this.key.clone(), element)));
             }
-            let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) else {
-                return Poll::Ready(None);
-            };
-            let list = match event.get(this.key).map(Value::resolved) {
+            *this.current = None;
+        }
+        let (key, current) = (this.key, this.current);
+        poll_step(this.stream, cx, |event| {
+            let mut list: Vec<Value> = match event.get(key).map(Value::resolved) {
                 Some(Ok(Value::List(items))) => items.iter().rev().cloned().collect(),
                 // Not a list (or no such field): passes unchanged.
-                _ => return Poll::Ready(Some(event)),
+                _ => return Some(event),
             };
-            *this.current = Some((event, list));
-        }
+            // An empty list gives no event: the loop goes on to the next one.
+            let first = list.pop()?;
+            let out = event.with(key.clone(), first);
+            *current = Some((event, list));
+            Some(out)
+        })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -7,6 +7,7 @@ use futures::channel::mpsc;
 use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
+use super::adapter::poll_step;
 use crate::{Event, Key, Value};
 
 pin_project! {
@@ -36,30 +37,30 @@ impl<S: Stream<Item = Event>> Stream for KGroupBy<S> {
     type Item = (Value, KGroup);
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<(Value, KGroup)>> {
-        let mut this = self.project();
-        loop {
-            let Some(event) = ready!(this.stream.as_mut().poll_next(cx)) else {
-                // Completing the upstream completes every group.
-                this.groups.clear();
-                return Poll::Ready(None);
-            };
-            let Some(value) = event.get(this.key) else {
-                continue;
-            };
-            match this.groups.iter().find(|(v, _)| v == value) {
+        let this = self.project();
+        let (key, groups) = (this.key, this.groups);
+        let next = ready!(poll_step(this.stream, cx, |event| {
+            let value = event.get(key)?;
+            match groups.iter().find(|(v, _)| v == value) {
                 Some((_, sender)) => {
                     // A dropped group discards its later events.
                     let _ = sender.unbounded_send(event);
+                    None
                 }
                 None => {
                     let value = value.clone();
                     let (sender, receiver) = mpsc::unbounded();
                     let _ = sender.unbounded_send(event);
-                    this.groups.push((value.clone(), sender));
-                    return Poll::Ready(Some((value, KGroup { receiver })));
+                    groups.push((value.clone(), sender));
+                    Some((value, KGroup { receiver }))
                 }
             }
+        }));
+        if next.is_none() {
+            // Completing the upstream completes every group.
+            groups.clear();
         }
+        Poll::Ready(next)
     }
 }
 

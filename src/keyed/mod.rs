@@ -50,8 +50,8 @@ pub use where_::Where;
 pub use where_any::WhereAny;
 pub use wmap::WMap;
 
-use giving_operators::StreamOps;
 use giving_operators::adapters::{Reduce, Running, Shared};
+use giving_operators::{ReduceOps, StreamOps};
 
 use crate::{Event, FromValue, Key, Value};
 

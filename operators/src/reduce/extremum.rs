@@ -50,7 +50,7 @@ pub(crate) fn better<T, C: Compare<T>, const MAX: bool>(cmp: &mut C, a: &T, b: &
 }
 
 /// The smallest (`MAX = false`) or largest (`MAX = true`) item so far
-/// ([`StreamOps::min`](crate::StreamOps::min), [`max`](crate::StreamOps::max) and their `_scan`
+/// ([`ReduceOps::min`](crate::ReduceOps::min), [`max`](crate::ReduceOps::max) and their `_scan`
 /// and `_by_key` forms).
 ///
 /// Ties: the first of equal items wins (it is replaced only by a strictly better item).
@@ -110,8 +110,8 @@ impl<T: Clone, C: Compare<T>, const MAX: bool> Reducer<T> for Extremum<T, C, MAX
 }
 
 /// The min (`MAX = false`) or max (`MAX = true`) of the last `n` items
-/// ([`StreamOps::min_rolling`](crate::StreamOps::min_rolling),
-/// [`max_rolling`](crate::StreamOps::max_rolling)), O(1) amortised per item with a monotonic
+/// ([`ReduceOps::min_rolling`](crate::ReduceOps::min_rolling),
+/// [`max_rolling`](crate::ReduceOps::max_rolling)), O(1) amortised per item with a monotonic
 /// deque. Same rules as [`Extremum`]: the earliest of equal items in the window wins, NaN items
 /// are ignored (but still occupy their place in the window), a window of only NaN has no value
 /// and emits nothing.

@@ -2,8 +2,8 @@ use std::collections::VecDeque;
 
 use super::{Reducer, check_window};
 
-/// The number of items ([`StreamOps::count`](crate::StreamOps::count),
-/// [`count_scan`](crate::StreamOps::count_scan)): `0` for an empty stream.
+/// The number of items ([`ReduceOps::count`](crate::ReduceOps::count),
+/// [`count_scan`](crate::ReduceOps::count_scan)): `0` for an empty stream.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Count {
     n: usize,
@@ -40,7 +40,7 @@ impl<T> Reducer<T> for Count {
 }
 
 /// The number of items in the rolling window of the last `n` items
-/// ([`StreamOps::count_rolling`](crate::StreamOps::count_rolling)): `1, 2, …, n, n, n, …`.
+/// ([`ReduceOps::count_rolling`](crate::ReduceOps::count_rolling)): `1, 2, …, n, n, n, …`.
 #[derive(Clone, Copy, Debug)]
 pub struct RollingCount {
     seen: usize,
@@ -83,8 +83,8 @@ impl<T> Reducer<T> for RollingCount {
 }
 
 /// Reduction with a binary function and no seed, as ReactiveX `reduce`
-/// ([`StreamOps::reduce`](crate::StreamOps::reduce),
-/// [`reduce_scan`](crate::StreamOps::reduce_scan)): the first item is the initial
+/// ([`ReduceOps::reduce`](crate::ReduceOps::reduce),
+/// [`reduce_scan`](crate::ReduceOps::reduce_scan)): the first item is the initial
 /// accumulator; `None` for an empty stream.
 #[derive(Clone, Debug)]
 pub struct ReduceFn<T, F> {
@@ -126,7 +126,7 @@ impl<T: Clone, F: FnMut(T, T) -> T> Reducer<T> for ReduceFn<T, F> {
 }
 
 /// [`ReduceFn`] over the last `n` items
-/// ([`StreamOps::reduce_rolling`](crate::StreamOps::reduce_rolling)): the window is reduced
+/// ([`ReduceOps::reduce_rolling`](crate::ReduceOps::reduce_rolling)): the window is reduced
 /// again from its oldest item at every item, O(n) per item (an arbitrary function cannot be
 /// "un-applied").
 #[derive(Clone, Debug)]
@@ -186,8 +186,8 @@ impl<T: Clone, F: FnMut(T, T) -> T> Reducer<T> for RollingReduce<T, F> {
     }
 }
 
-/// Reduction from a seed ([`StreamOps::fold`](crate::StreamOps::fold) for the final value,
-/// [`scan`](crate::StreamOps::scan) for the running one, as ReactiveX `scan(seed, f)`). An empty
+/// Reduction from a seed ([`ReduceOps::fold`](crate::ReduceOps::fold) for the final value,
+/// [`scan`](crate::ReduceOps::scan) for the running one, as ReactiveX `scan(seed, f)`). An empty
 /// stream folds to the seed.
 #[derive(Clone, Debug)]
 pub struct Fold<A, F> {
@@ -229,7 +229,7 @@ impl<T, A: Clone, F: FnMut(A, T) -> A> Reducer<T> for Fold<A, F> {
     }
 }
 
-/// The first item ([`StreamOps::first`](crate::StreamOps::first)); completes as soon as it
+/// The first item ([`ReduceOps::first`](crate::ReduceOps::first)); completes as soon as it
 /// arrives, without waiting for the stream to complete. `None` for an empty stream.
 #[derive(Clone, Debug)]
 pub struct First<T> {
@@ -276,7 +276,7 @@ impl<T: Clone> Reducer<T> for First<T> {
     }
 }
 
-/// The last item ([`StreamOps::last`](crate::StreamOps::last)), at completion. `None` for an
+/// The last item ([`ReduceOps::last`](crate::ReduceOps::last)), at completion. `None` for an
 /// empty stream.
 #[derive(Clone, Debug)]
 pub struct Last<T> {
@@ -318,7 +318,7 @@ impl<T: Clone> Reducer<T> for Last<T> {
     }
 }
 
-/// The item at a zero-based index ([`StreamOps::element_at`](crate::StreamOps::element_at));
+/// The item at a zero-based index ([`ReduceOps::element_at`](crate::ReduceOps::element_at));
 /// completes as soon as it arrives. `None` if the stream is shorter.
 #[derive(Clone, Debug)]
 pub struct ElementAt<T> {

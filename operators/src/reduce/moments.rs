@@ -4,8 +4,8 @@ use std::marker::PhantomData;
 use super::numeric::NonFinite;
 use super::{Numeric, Reducer, RollingSum, check_window};
 
-/// The arithmetic mean of every item, as `f64` ([`StreamOps::average`](crate::StreamOps::average),
-/// [`average_scan`](crate::StreamOps::average_scan)). `None` for an empty stream; IEEE for
+/// The arithmetic mean of every item, as `f64` ([`ReduceOps::average`](crate::ReduceOps::average),
+/// [`average_scan`](crate::ReduceOps::average_scan)). `None` for an empty stream; IEEE for
 /// NaN/∞ (a NaN makes the average NaN).
 #[derive(Clone, Debug)]
 pub struct Average<T> {
@@ -55,7 +55,7 @@ impl<T: Numeric> Reducer<T> for Average<T> {
     }
 }
 
-/// The average of the last `n` items ([`StreamOps::average_rolling`](crate::StreamOps::average_rolling)):
+/// The average of the last `n` items ([`ReduceOps::average_rolling`](crate::ReduceOps::average_rolling)):
 /// a [`RollingSum`] of the items as `f64` divided by the window length; O(1) per item, exact
 /// IEEE semantics for NaN/∞ in the window, drift-free (periodic recompute).
 #[derive(Clone, Debug)]
@@ -193,7 +193,7 @@ pub enum Spread {
 }
 
 /// The mean and variance of every item, with Welford's algorithm
-/// ([`StreamOps::average_and_variance`](crate::StreamOps::average_and_variance)). The sample
+/// ([`ReduceOps::average_and_variance`](crate::ReduceOps::average_and_variance)). The sample
 /// variance by default (`None` until two items, as Python giving), the population variance with
 /// [`population`](AverageVariance::population). IEEE for NaN/∞ (a NaN or ∞ makes the variance
 /// NaN).
@@ -254,8 +254,8 @@ impl<T: Numeric> Reducer<T> for AverageVariance<T> {
     }
 }
 
-/// The variance of every item ([`StreamOps::variance`](crate::StreamOps::variance), sample;
-/// [`StreamOps::pvariance`](crate::StreamOps::pvariance), population): the second half of
+/// The variance of every item ([`ReduceOps::variance`](crate::ReduceOps::variance), sample;
+/// [`ReduceOps::pvariance`](crate::ReduceOps::pvariance), population): the second half of
 /// [`AverageVariance`].
 #[derive(Clone, Debug)]
 pub struct Variance<T>(AverageVariance<T>);
@@ -302,7 +302,7 @@ impl<T: Numeric> Reducer<T> for Variance<T> {
 }
 
 /// The mean and variance (sample by default, or population) of the last `n` items
-/// ([`StreamOps::average_and_variance_rolling`](crate::StreamOps::average_and_variance_rolling)),
+/// ([`ReduceOps::average_and_variance_rolling`](crate::ReduceOps::average_and_variance_rolling)),
 /// O(1) per item: Welford's update with removal of the item leaving the window, recomputed
 /// exactly (two passes) every `n` items so rounding drift never accumulates. NaN/∞ in the window
 /// are counted apart: while one is in the window the mean is what IEEE gives and the variance
@@ -408,8 +408,8 @@ impl<T: Numeric> Reducer<T> for RollingAverageVariance<T> {
 }
 
 /// The variance of the last `n` items
-/// ([`StreamOps::variance_rolling`](crate::StreamOps::variance_rolling), sample;
-/// [`StreamOps::pvariance_rolling`](crate::StreamOps::pvariance_rolling), population): the
+/// ([`ReduceOps::variance_rolling`](crate::ReduceOps::variance_rolling), sample;
+/// [`ReduceOps::pvariance_rolling`](crate::ReduceOps::pvariance_rolling), population): the
 /// second half of [`RollingAverageVariance`].
 #[derive(Clone, Debug)]
 pub struct RollingVariance<T>(RollingAverageVariance<T>);

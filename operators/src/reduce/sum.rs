@@ -4,8 +4,8 @@ use std::ops::Add;
 use super::numeric::NonFinite;
 use super::{Numeric, Reducer, check_window};
 
-/// The sum of every item ([`StreamOps::sum`](crate::StreamOps::sum),
-/// [`sum_scan`](crate::StreamOps::sum_scan)). `None` for an empty stream; floats follow IEEE
+/// The sum of every item ([`ReduceOps::sum`](crate::ReduceOps::sum),
+/// [`sum_scan`](crate::ReduceOps::sum_scan)). `None` for an empty stream; floats follow IEEE
 /// (a NaN makes the sum NaN).
 #[derive(Clone, Debug)]
 pub struct Sum<T> {
@@ -50,7 +50,7 @@ impl<T: Add<Output = T> + Clone> Reducer<T> for Sum<T> {
     }
 }
 
-/// The sum of the last `n` items ([`StreamOps::sum_rolling`](crate::StreamOps::sum_rolling)),
+/// The sum of the last `n` items ([`ReduceOps::sum_rolling`](crate::ReduceOps::sum_rolling)),
 /// O(1) per item.
 ///
 /// Keeps a ring buffer of the window and a running sum of its finite values; NaN and ±∞ are

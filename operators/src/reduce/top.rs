@@ -3,8 +3,8 @@ use std::collections::VecDeque;
 use super::extremum::better;
 use super::{Compare, Reducer, check_window};
 
-/// The `n` largest (`MAX = true`, [`StreamOps::top`](crate::StreamOps::top)) or smallest
-/// (`MAX = false`, [`bottom`](crate::StreamOps::bottom)) items, best first.
+/// The `n` largest (`MAX = true`, [`ReduceOps::top`](crate::ReduceOps::top)) or smallest
+/// (`MAX = false`, [`bottom`](crate::ReduceOps::bottom)) items, best first.
 ///
 /// Ties: among equal items the earlier ranks first, and an item equal to the worst kept one
 /// does not displace it. NaN items are ignored. An empty stream (or `n == 0`) gives an empty
@@ -64,8 +64,8 @@ impl<T: Clone, C: Compare<T>, const MAX: bool> Reducer<T> for Top<T, C, MAX> {
 }
 
 /// The `n` best items among the last `window` items
-/// ([`StreamOps::top_rolling`](crate::StreamOps::top_rolling),
-/// [`bottom_rolling`](crate::StreamOps::bottom_rolling)). Same rules as [`Top`]; recomputed
+/// ([`ReduceOps::top_rolling`](crate::ReduceOps::top_rolling),
+/// [`bottom_rolling`](crate::ReduceOps::bottom_rolling)). Same rules as [`Top`]; recomputed
 /// from the window at every item, O(window · n).
 #[derive(Clone, Debug)]
 pub struct RollingTop<T, C, const MAX: bool = true> {

@@ -1,5 +1,5 @@
 use futures::stream;
-use giving_operators::StreamOps;
+use giving_operators::{ReduceOps, StreamOps};
 
 use super::{at, block_on, collect, stamped, timed};
 

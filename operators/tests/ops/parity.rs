@@ -5,7 +5,7 @@
 
 use futures::executor::block_on;
 use futures::stream;
-use giving_operators::StreamOps;
+use giving_operators::{ReduceOps, StreamOps};
 
 fn collect<S: futures::Stream>(s: S) -> Vec<S::Item> {
     block_on(s.collect::<Vec<_>>())

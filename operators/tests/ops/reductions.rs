@@ -1,7 +1,7 @@
 use std::cmp::Ordering;
 
 use futures::stream;
-use giving_operators::StreamOps;
+use giving_operators::{ReduceOps, StreamOps};
 
 use super::{Lcg, block_on, collect};
 

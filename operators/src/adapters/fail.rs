@@ -46,6 +46,15 @@ pin_project! {
     }
 }
 
+/// Future of [`fail`](crate::StreamOps::fail) and
+/// [`fail_if_empty`](crate::StreamOps::fail_if_empty): a [`Check`] whose test ignores the item
+/// (the first item fails it, or none does).
+pub type Fail<S> = Check<S, fn(&<S as Stream>::Item) -> bool>;
+
+/// Future of [`fail_if_false`](crate::StreamOps::fail_if_false): a [`Check`] of a stream of
+/// conditions that fails at the first `false`.
+pub type FailIfFalse<S> = Check<S, fn(&bool) -> bool>;
+
 impl<S, P> Check<S, P> {
     pub(crate) fn new(stream: S, fails: P, message: String, must_see_items: bool) -> Self {
         Self {

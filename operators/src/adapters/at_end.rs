@@ -21,6 +21,15 @@ pin_project! {
     }
 }
 
+/// Stream for [`StreamOps::sort`](crate::StreamOps::sort): an [`AtEnd`] that sorts the items.
+pub type Sort<S> = AtEnd<S, fn(Vec<<S as Stream>::Item>) -> Vec<<S as Stream>::Item>>;
+
+/// Stream for [`StreamOps::sort_by_key`](crate::StreamOps::sort_by_key): an [`AtEnd`] that
+/// sorts the items by a key. The sorting closure is boxed, so the key function's type does not
+/// appear in the name.
+pub type SortByKey<S> =
+    AtEnd<S, Box<dyn FnOnce(Vec<<S as Stream>::Item>) -> Vec<<S as Stream>::Item> + Send>>;
+
 impl<S: Stream, F> AtEnd<S, F>
 where
     F: FnOnce(Vec<S::Item>) -> Vec<S::Item>,

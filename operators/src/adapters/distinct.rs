@@ -20,6 +20,11 @@ pin_project! {
     }
 }
 
+/// Stream for [`StreamOps::distinct`](crate::StreamOps::distinct): a [`Distinct`] whose key is
+/// a clone of the item itself.
+pub type DistinctItems<S> =
+    Distinct<S, fn(&<S as Stream>::Item) -> <S as Stream>::Item, <S as Stream>::Item>;
+
 impl<S, F, K> Distinct<S, F, K> {
     pub(crate) fn new(stream: S, key: F) -> Self {
         Self {

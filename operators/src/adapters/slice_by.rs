@@ -6,7 +6,7 @@ use futures::Stream;
 use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
 
-use crate::at_end::python_slice;
+use super::at_end::python_slice;
 
 pin_project! {
     /// Stream for [`StreamOps::slice_by`](crate::StreamOps::slice_by): Python's
