@@ -76,14 +76,14 @@ pub use field::{Key, Origin};
 pub use give::Giver;
 pub use given::{Entered, Given, GivenHandle, InGiven, given};
 pub use iterate::{Iterate, iterate};
-pub use keyed::{EventStreamOps, TAG_GROUP, TAG_WORD, Template, TemplateError, ValueStreamOps};
+pub use keyed::{EventStreamOps, Template, TemplateError, ValueStreamOps};
 pub use pipeline::{FinishError, Pipeline, PipelineError};
 pub use probe::{Override, Probe, ProbeError};
 pub use queue::Delivery;
 pub use stop::StopToken;
 pub use stream::{EventStream, Lag};
 pub use value::{LazyValue, ReadMany, Resolve, ResolveError, Value};
-pub use wrap::{WRAP_KEY, Wrap, WrapMark, WrapStep};
+pub use wrap::{Wrap, WrapMark, WrapStep};
 
 /// Instruments a function so that probes can observe its variables: see [`mod@probe`] and
 /// `docs/probes.md`.

@@ -73,7 +73,24 @@ pub mod keys {
     pub const PROBE: &str = "probe";
     /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](crate::wrap)
     /// block.
-    pub const WRAP: &str = crate::WRAP_KEY;
+    pub const WRAP: &str = "$wrap";
+    /// `str`: a unique, pronounceable word [`tag`](crate::EventStreamOps::tag) puts first in
+    /// each event (giving's `$word`).
+    pub const TAG_WORD: &str = "$word";
+    /// any: the group [`tag_group`](crate::EventStreamOps::tag_group) sets (giving's `$group`).
+    pub const TAG_GROUP: &str = "$group";
+
+    // giving-nats: what a rank's publisher and the fan-in report (docs/remote.md).
+
+    /// `u64`: how many events the NATS publisher of this rank has dropped so far (its buffer
+    /// was full while the server was unreachable). Given with [`INSTRUMENT`] `= "nats"` into
+    /// the rank's own scope, at most once a second while the count grows, so the local log and
+    /// dashboard show it and the watcher receives it once the server is back.
+    pub const NATS_DROPPED: &str = "nats_dropped";
+    /// `u64`: a rank's run ended, having published this many events; given by the fan-in with
+    /// the rank's identity and [`NATS_DROPPED`] (its publisher's final drop count) when the
+    /// rank's end record arrives.
+    pub const RANK_END: &str = "rank_end";
 
     // The timeline (`giving::timeline`): spans, instants and counter samples.
 

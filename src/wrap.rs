@@ -9,11 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::event::{Fields, Origin, Timestamp};
 use crate::give::is_listening;
 use crate::routing;
+use crate::vocab::keys;
 use crate::{Event, Key, Value};
-
-/// The field that marks the events of a wrapped block: a map `{name, step, id}` (giving's
-/// `$wrap`).
-pub const WRAP_KEY: &str = "$wrap";
 
 /// Ids of wrapped blocks: unique in the process.
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
@@ -69,7 +66,7 @@ pub struct WrapMark<'a> {
 impl<'a> WrapMark<'a> {
     /// The marker of `event`, if it has a well-formed `$wrap` field.
     pub fn of(event: &'a Event) -> Option<WrapMark<'a>> {
-        let Value::Map(mark) = event.get(WRAP_KEY)? else {
+        let Value::Map(mark) = event.get(keys::WRAP)? else {
             return None;
         };
         let name = match mark.get("name")? {
@@ -148,7 +145,7 @@ fn mark(name: &Key, step: WrapStep, id: u64) -> (Key, Value) {
         ("name".to_owned(), Value::Str(name.as_ref().into())),
         ("step".to_owned(), Value::from(step.as_str())),
     ]);
-    (Key::Borrowed(WRAP_KEY), Value::Map(map))
+    (Key::Borrowed(keys::WRAP), Value::Map(map))
 }
 
 /// The block's `begin` or `end` event.

@@ -7,7 +7,9 @@ use std::time::Duration;
 use futures::executor::block_on;
 use giving::prelude::*;
 use giving::{
-    Event, TAG_GROUP, TAG_WORD, Value, WRAP_KEY, WrapMark, WrapStep, event, give, given, wrap,
+    Event, Value, WrapMark, WrapStep, event, give, given,
+    vocab::keys::{TAG_GROUP, TAG_WORD, WRAP},
+    wrap,
 };
 
 fn run<T>(stream: impl Stream<Item = T>) -> Vec<T> {
@@ -526,10 +528,7 @@ fn wrap_gives_begin_and_end_with_the_fields() {
         (end.name, end.step, end.id),
         ("epoch", WrapStep::End, begin.id)
     );
-    assert_eq!(
-        events[0].keys().collect::<Vec<_>>(),
-        vec![WRAP_KEY, "epoch"]
-    );
+    assert_eq!(events[0].keys().collect::<Vec<_>>(), vec![WRAP, "epoch"]);
     assert_eq!(events[0].get_as::<u64>("epoch").unwrap(), 3);
     assert_eq!(events[2].get_as::<u64>("epoch").unwrap(), 4);
     assert_eq!(events[2].get_as::<f64>("accuracy").unwrap(), 0.9);

@@ -8,12 +8,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use giving::prelude::*;
+use giving::vocab::keys::{NATS_DROPPED, RANK_END};
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
 use giving_instruments::{
     DashArgs, InstrumentArgs, LogArgs, MlflowArgs, Overseer, TensorBoardArgs, TraceArgs,
 };
-use giving_nats::keys::{NATS_DROPPED, RANK_END};
 use giving_nats::{FanIn, Until, run_subjects};
 
 use crate::exit::exit_code;

@@ -199,7 +199,7 @@ fn a_server_killed_mid_run_costs_counted_drops_and_publishing_resumes() {
     let local = events_in(&local_log);
     let reported: Vec<u64> = local
         .iter()
-        .filter_map(|e| e.get_as::<u64>(giving_nats::keys::NATS_DROPPED).ok())
+        .filter_map(|e| e.get_as::<u64>(giving::vocab::keys::NATS_DROPPED).ok())
         .collect();
     assert!(
         reported.last().is_some_and(|&n| n > 0),
@@ -215,15 +215,19 @@ fn a_server_killed_mid_run_costs_counted_drops_and_publishing_resumes() {
     assert!(after > 0, "no rate given after the restart arrived");
     assert!(
         watched.iter().any(|e| e
-            .get_as::<u64>(giving_nats::keys::NATS_DROPPED)
+            .get_as::<u64>(giving::vocab::keys::NATS_DROPPED)
             .is_ok_and(|n| n > 0)),
         "the drop count reached the watcher"
     );
     let end = watched
         .iter()
-        .find(|e| e.has(giving_nats::keys::RANK_END))
+        .find(|e| e.has(giving::vocab::keys::RANK_END))
         .expect("the rank's end record arrived");
-    assert!(end.get_as::<u64>(giving_nats::keys::NATS_DROPPED).unwrap() > 0);
+    assert!(
+        end.get_as::<u64>(giving::vocab::keys::NATS_DROPPED)
+            .unwrap()
+            > 0
+    );
     let watched_rates = watched.iter().filter(|e| e.has(keys::RATE)).count();
     let local_rates = local.iter().filter(|e| e.has(keys::RATE)).count();
     assert!(

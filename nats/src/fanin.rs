@@ -12,9 +12,9 @@ use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem};
 
 use crate::connect::options;
 use crate::error::NatsError;
-use crate::keys::{NATS_DROPPED, RANK_END};
 use crate::ranks::Ranks;
 use crate::subject::{self, run_subjects};
+use giving::vocab::keys::{NATS_DROPPED, RANK_END};
 
 /// Subscribes to `giving.<run>.>` and yields the events of every rank as one stream, in the
 /// order they arrive (each rank's in its own order). Events carry the publisher's tags

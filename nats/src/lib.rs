@@ -11,7 +11,7 @@
 //!   tagged with the rank's [`Identity`] (run, host, rank, local rank, world size, from `RANK`,
 //!   `LOCAL_RANK`, `WORLD_SIZE` or given); the run ends with the log's end record.
 //! - Fail-open: a bounded buffer that drops its oldest records when the server is unreachable,
-//!   counts them and reports the count in the stream ([`keys::NATS_DROPPED`]); the client
+//!   counts them and reports the count in the stream ([`NATS_DROPPED`](giving::vocab::keys::NATS_DROPPED)); the client
 //!   reconnects by itself; the training loop never waits for the network.
 //!
 //! - Late joiners: with [`NatsPublisher::store`], the run is kept in a JetStream stream
@@ -24,7 +24,6 @@ mod connect;
 mod error;
 mod fanin;
 mod identity;
-pub mod keys;
 mod publish;
 mod pump;
 mod ranks;

@@ -12,8 +12,8 @@ use giving_instruments::{Instrument, InstrumentError, SinkThread, Start};
 use crate::connect::options;
 use crate::error::NatsError;
 use crate::identity::Identity;
-use crate::keys::NATS_DROPPED;
 use crate::pump::{Link, PublishSummary, PumpConfig, pump};
+use giving::vocab::keys::NATS_DROPPED;
 
 /// Records kept while the server is unreachable, by default (about a minute of a fast loop's
 /// steps; the oldest go first).

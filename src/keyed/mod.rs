@@ -45,7 +45,7 @@ pub use kgroup_by::{KGroup, KGroupBy};
 pub use kmap::KMap;
 pub use kmerge::KMerge;
 pub use sole::Sole;
-pub use tag::{TAG_GROUP, TAG_WORD, Tag};
+pub use tag::Tag;
 pub use where_::Where;
 pub use where_any::WhereAny;
 pub use wmap::WMap;
@@ -617,7 +617,7 @@ pub trait EventStreamOps: Stream<Item = Event> {
         KFlatten::new(self, key)
     }
 
-    /// Adds a unique, pronounceable word as the first field, [`$word`](TAG_WORD), of each event
+    /// Adds a unique, pronounceable word as the first field, [`$word`](crate::vocab::keys::TAG_WORD), of each event
     /// (giving's `tag`), to find an event again in a log or a debugger
     /// (`where_eq("$word", "kavomi")`). Words follow one sequence per group in the process, so
     /// they are unique within it and the same from one run to the next.
@@ -641,7 +641,7 @@ pub trait EventStreamOps: Stream<Item = Event> {
     }
 
     /// As [`tag`](EventStreamOps::tag), with the words of the sequence of `group` (an
-    /// independent sequence), and the field [`$group`](TAG_GROUP) set to `group` (giving's
+    /// independent sequence), and the field [`$group`](crate::vocab::keys::TAG_GROUP) set to `group` (giving's
     /// `tag(group=...)`).
     ///
     /// ```

@@ -4,13 +4,8 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::KeyedOp;
 use crate::event::Fields;
+use crate::vocab::keys::{TAG_GROUP, TAG_WORD};
 use crate::{Event, Key, Value};
-
-/// The field [`tag`](super::EventStreamOps::tag) puts the word in (giving's `$word`).
-pub const TAG_WORD: &str = "$word";
-/// The field [`tag_group`](super::EventStreamOps::tag_group) puts the group in (giving's
-/// `$group`).
-pub const TAG_GROUP: &str = "$group";
 
 /// Operator of [`tag`](super::EventStreamOps::tag) and
 /// [`tag_group`](super::EventStreamOps::tag_group): adds a unique word to each event.

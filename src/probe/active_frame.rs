@@ -10,7 +10,8 @@ use super::active::{ActiveProbe, next_wrap_id, probes_for};
 use super::selector::Role;
 use super::site::{EXIT, Site};
 use crate::event::Fields;
-use crate::{Event, Key, Timestamp, Value, WRAP_KEY, WrapStep};
+use crate::vocab::keys::WRAP;
+use crate::{Event, Key, Timestamp, Value, WrapStep};
 
 thread_local! {
     /// The active instrumented frames of this thread, outermost first.
@@ -130,7 +131,7 @@ impl ActiveFrame {
                 ("name".to_owned(), Value::from(name)),
                 ("step".to_owned(), Value::from(step.as_str())),
             ]);
-            fields.push((Key::Borrowed(WRAP_KEY), Value::Map(mark)));
+            fields.push((Key::Borrowed(WRAP), Value::Map(mark)));
         }
         for (frame, captures) in &m.parents {
             let values = lock(&frame.values);

@@ -9,8 +9,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use giving::vocab::keys;
+use giving::vocab::keys::RANK_END;
 use giving_nats::FanIn;
-use giving_nats::keys::RANK_END;
 
 use crate::protocol::Incoming;
 
