@@ -3,6 +3,7 @@
 //!
 //! - `state`: [`DashState`], the aggregation of events (pure, fed one event at a time);
 //! - `render`: [`render_dash`], drawing a state into a ratatui frame;
+//! - `format`: how numbers, rates, durations and values are written;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
 //! - `capture`: stderr pointed at the dashboard's panel while it holds the terminal (unix);
 //! - `driver`: the dashboard thread (redraw timer, plain lines, keys).
@@ -10,6 +11,7 @@
 #[cfg(unix)]
 mod capture;
 mod driver;
+mod format;
 mod render;
 mod sources;
 mod state;

@@ -10,7 +10,8 @@ use ratatui::widgets::{
     Axis, Block, Borders, Cell, Chart, Dataset, GraphType, LineGauge, Paragraph, Row, Table,
 };
 
-use super::state::{DashState, clock, number, show, si};
+use super::format::{clock, memory, number, opt, percent, show, si, step_label};
+use super::state::DashState;
 
 /// Draws the whole dashboard into `frame`.
 ///
@@ -219,7 +220,7 @@ fn progress(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
             let gauge = LineGauge::default()
                 .filled_style(Style::new().fg(Color::Green))
                 .line_set(symbols::line::THICK)
-                .label(format!("{:>3.0}%", 100.0 * ratio))
+                .label(percent(ratio))
                 .ratio(ratio);
             frame.render_widget(gauge, Rect::new(inner.x, y + 1, inner.width, 1));
         }
@@ -252,7 +253,7 @@ fn run_row(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
         let gauge = LineGauge::default()
             .filled_style(Style::new().fg(Color::Magenta))
             .line_set(symbols::line::THICK)
-            .label(format!("{:>3.0}%", 100.0 * ratio))
+            .label(percent(ratio))
             .ratio(ratio);
         frame.render_widget(gauge, Rect::new(area.x, area.y + 1, area.width, 1));
     }
@@ -356,16 +357,6 @@ fn bounds(points: &[(f64, f64)]) -> Option<([f64; 2], [f64; 2])> {
     }))
 }
 
-/// An x-axis label: steps are whole numbers, so they are shown as such (`1200`, not
-/// `1200.0`); anything else as [`number`].
-fn step_label(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        number(x)
-    }
-}
-
 fn keys(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     let rows = state.keys().iter().map(|(key, stat)| {
         Row::new([
@@ -389,10 +380,6 @@ fn keys(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     frame.render_widget(table, area);
 }
 
-fn opt(x: Option<f64>, f: impl Fn(f64) -> String) -> String {
-    x.map_or_else(|| "-".to_owned(), f)
-}
-
 fn gpus(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     let block = Block::default().borders(Borders::ALL).title(" GPU ");
     let lines: Vec<Line> = if state.gpus().is_empty() {
@@ -402,13 +389,10 @@ fn gpus(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
             .gpus()
             .iter()
             .map(|(index, gpu)| {
-                let memory = gpu.memory.map_or_else(
-                    || "-".to_owned(),
-                    |(used, total)| format!("{used:.0}/{total:.0} MB"),
-                );
                 Line::from(format!(
-                    "gpu {index}: load {}  mem {memory}  temp {}  power {}",
+                    "gpu {index}: load {}  mem {}  temp {}  power {}",
                     opt(gpu.load, |l| format!("{:.0}%", 100.0 * l)),
+                    memory(gpu.memory),
                     opt(gpu.temperature, |t| format!("{t:.0}°C")),
                     opt(gpu.power, |p| format!("{p:.0} W")),
                 ))
@@ -423,14 +407,11 @@ fn cpu(frame: &mut Frame<'_>, area: Rect, state: &DashState) {
     let lines = match state.cpu() {
         None => vec![Line::from("no cpudata (--cpu-poll)")],
         Some(cpu) => {
-            let memory = cpu.memory.map_or_else(
-                || "-".to_owned(),
-                |(used, total)| format!("{used:.0}/{total:.0} MB"),
-            );
             vec![
                 Line::from(format!(
-                    "load {}  mem {memory}",
-                    opt(cpu.load, |l| format!("{:.0}%", 100.0 * l))
+                    "load {}  mem {}",
+                    opt(cpu.load, |l| format!("{:.0}%", 100.0 * l)),
+                    memory(cpu.memory)
                 )),
                 Line::from(format!(
                     "process: cpu {}  rss {}",

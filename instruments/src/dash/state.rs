@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
 
+use super::format::{clock, number, si};
 use super::sources::{SourceStat, Sources};
 use giving::{Event, Timestamp, Value};
 
@@ -635,67 +636,5 @@ fn pair(value: &Value) -> Option<(f64, f64)> {
     match value.resolved().ok()? {
         Value::List(items) if items.len() == 2 => Some((items[0].as_f64()?, items[1].as_f64()?)),
         _ => None,
-    }
-}
-
-/// A number for display: 4 significant digits, or scientific notation when tiny or huge.
-pub(crate) fn number(x: f64) -> String {
-    let a = x.abs();
-    if x == 0.0 || (1e-3..1e6).contains(&a) {
-        let digits = if a >= 1000.0 {
-            0
-        } else if a >= 100.0 {
-            1
-        } else if a >= 10.0 {
-            2
-        } else {
-            3
-        };
-        format!("{x:.digits$}")
-    } else {
-        format!("{x:.3e}")
-    }
-}
-
-/// A rate for display: `5.1k`, `12.0M`, `830`.
-pub(crate) fn si(x: f64) -> String {
-    let a = x.abs();
-    if a >= 1e9 {
-        format!("{:.1}G", x / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.1}M", x / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.1}k", x / 1e3)
-    } else {
-        format!("{x:.0}")
-    }
-}
-
-/// A duration as `m:ss` or `h:mm:ss`.
-pub(crate) fn clock(d: Duration) -> String {
-    let s = d.as_secs();
-    if s >= 3600 {
-        format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
-    } else {
-        format!("{}:{:02}", s / 60, s % 60)
-    }
-}
-
-/// A value for the keys table: numbers compactly, strings as is, lists and maps abridged.
-pub(crate) fn show(value: &Value) -> String {
-    let value = match value.resolved() {
-        Ok(v) => v,
-        Err(_) => return "(unreadable)".to_owned(),
-    };
-    match value {
-        Value::F64(x) => number(*x),
-        Value::List(items) if items.len() <= 4 => {
-            let parts: Vec<String> = items.iter().map(show).collect();
-            format!("[{}]", parts.join(", "))
-        }
-        Value::List(items) => format!("[{} items]", items.len()),
-        Value::Map(map) => format!("{{{} keys}}", map.len()),
-        Value::Bytes(b) => format!("({} bytes)", b.len()),
-        other => other.to_string(),
     }
 }
