@@ -64,8 +64,8 @@ pub use args::{
 };
 #[cfg(feature = "dash")]
 pub use dash::{
-    CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, Series, SourceStat, TaskStat,
-    render_dash,
+    ChartSeries, CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, SourceStat,
+    TaskStat, render_dash,
 };
 pub use early_stop::EarlyStop;
 pub use error::{BoxError, InstrumentError, PanicPayload};

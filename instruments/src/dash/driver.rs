@@ -12,8 +12,8 @@ use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind,
 
 #[cfg(unix)]
 use super::capture::StderrCapture;
+use super::model::DashState;
 use super::render::render_dash;
-use super::state::DashState;
 use super::term;
 use crate::error::InstrumentError;
 use crate::threaded::SinkControl;

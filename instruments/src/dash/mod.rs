@@ -1,7 +1,7 @@
 //! [`Dash`]: a live terminal dashboard of a run's events (ratatui + crossterm), or one plain
 //! line per period when stdout is not a terminal.
 //!
-//! - `state`: [`DashState`], the aggregation of events (pure, fed one event at a time);
+//! - `model`: [`DashState`], the aggregation of events (pure, fed one event at a time);
 //! - `render`: [`render_dash`], drawing a state into a ratatui frame;
 //! - `format`: how numbers, rates, durations and values are written;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
@@ -12,9 +12,8 @@
 mod capture;
 mod driver;
 mod format;
+mod model;
 mod render;
-mod sources;
-mod state;
 mod term;
 
 use std::io::IsTerminal;
@@ -32,8 +31,7 @@ use driver::{Driver, Shared};
 
 pub use render::render_dash;
 
-pub use sources::SourceStat;
-pub use state::{CpuStat, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat};
+pub use model::{ChartSeries, CpuStat, DashState, GpuStat, KeyStat, RunStat, SourceStat, TaskStat};
 
 /// Where the dashboard draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -11,7 +11,7 @@ use ratatui::widgets::{
 };
 
 use super::format::{clock, memory, number, opt, percent, show, si, step_label};
-use super::state::DashState;
+use super::model::DashState;
 
 /// Draws the whole dashboard into `frame`.
 ///

@@ -5,215 +5,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
-
-use super::format::{clock, number, si};
-use super::sources::{SourceStat, Sources};
 use giving::{Event, Timestamp, Value};
 
-/// Points kept per chart; past this, every other point is dropped (the chart keeps its shape
-/// over the whole run at half the resolution).
-const MAX_POINTS: usize = 2048;
-
-/// The latest value of one key, how many events carried it, and its units (the `units` field
-/// of the same event, as rate events have).
-#[derive(Debug, Clone)]
-pub struct KeyStat {
-    /// The latest value (possibly lazy: it is read when drawn).
-    pub value: Value,
-    /// The units given beside it, if any.
-    pub units: Option<String>,
-    /// Events that carried this key.
-    pub count: u64,
-}
-
-/// One task's progress and rate (`train`, `valid`, `early_stop`, …).
-#[derive(Debug, Clone, Default)]
-pub struct TaskStat {
-    /// The task's name (`""` for events without a task).
-    pub name: String,
-    /// The latest `progress: (i, n)`.
-    pub progress: Option<(u64, u64)>,
-    /// When its current run started (its `progress: (0, n)` event, or its first progress).
-    pub started: Option<Timestamp>,
-    /// The time of its latest progress.
-    pub last: Option<Timestamp>,
-    /// The latest rate given for it.
-    pub rate: Option<f64>,
-    /// The units of its rate (`items/s`).
-    pub units: Option<String>,
-    rate_sum: f64,
-    rate_count: u64,
-}
-
-impl TaskStat {
-    /// The mean of the rates given for this task.
-    pub fn mean_rate(&self) -> Option<f64> {
-        (self.rate_count > 0).then(|| self.rate_sum / self.rate_count as f64)
-    }
-
-    /// Done fraction in 0..=1 (0 when the total is 0 or unknown).
-    pub fn ratio(&self) -> f64 {
-        match self.progress {
-            Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
-            _ => 0.0,
-        }
-    }
-
-    /// Estimated time left: the time the first `i` steps took, scaled to the `n - i` left.
-    pub fn eta(&self) -> Option<Duration> {
-        let (i, n) = self.progress?;
-        if i == 0 || i > n {
-            return None;
-        }
-        let elapsed = self.last?.duration_since(self.started?).as_secs_f64();
-        let left = elapsed / i as f64 * (n - i) as f64;
-        Duration::try_from_secs_f64(left).ok()
-    }
-}
-
-/// The whole run, across epochs: from `{epoch, epochs, total_steps}` (given at each epoch's
-/// start) and `global_step` (given every step).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunStat {
-    /// The latest epoch, from 0.
-    pub epoch: Option<u64>,
-    /// The epochs the run plans.
-    pub epochs: Option<u64>,
-    /// The steps the run plans over all its epochs.
-    pub total_steps: Option<u64>,
-    /// Steps done over the whole run (the latest `global_step` + 1).
-    pub done_steps: Option<u64>,
-    /// When the first epoch started.
-    pub started: Option<Timestamp>,
-    /// The time of the latest `global_step`.
-    pub last: Option<Timestamp>,
-}
-
-impl RunStat {
-    /// `(done, total)` steps of the whole run, when the run says how many it plans.
-    pub fn progress(&self) -> Option<(u64, u64)> {
-        Some((self.done_steps.unwrap_or(0), self.total_steps?))
-    }
-
-    /// Done fraction of the whole run in 0..=1 (0 when unknown).
-    pub fn ratio(&self) -> f64 {
-        match self.progress() {
-            Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
-            _ => 0.0,
-        }
-    }
-
-    /// Estimated time left for the whole run: the time its steps so far took, scaled to the
-    /// steps left (validation included, as it is part of the time so far).
-    pub fn eta(&self) -> Option<Duration> {
-        let (i, n) = self.progress()?;
-        if i == 0 || i > n {
-            return None;
-        }
-        let elapsed = self.last?.duration_since(self.started?).as_secs_f64();
-        Duration::try_from_secs_f64(elapsed / i as f64 * (n - i) as f64).ok()
-    }
-
-    /// `epoch 2/5` (one-based, as people count epochs), or `epoch 2` without a total.
-    pub fn epoch_label(&self) -> Option<String> {
-        let epoch = self.epoch? + 1;
-        Some(match self.epochs {
-            Some(n) => format!("epoch {epoch}/{n}"),
-            None => format!("epoch {epoch}"),
-        })
-    }
-
-    fn observe(&mut self, event: &Event) {
-        let number = |key| event.get_as::<u64>(key).ok();
-        if let Some(epoch) = number(keys::EPOCH) {
-            self.epoch = Some(epoch);
-            self.started.get_or_insert(event.time());
-        }
-        if let Some(epochs) = number(keys::EPOCHS) {
-            self.epochs = Some(epochs);
-        }
-        if let Some(total) = number(keys::TOTAL_STEPS) {
-            self.total_steps = Some(total);
-        }
-        if let Some(step) = number(keys::GLOBAL_STEP) {
-            self.done_steps = Some(step + 1);
-            self.last = Some(event.time());
-            self.started.get_or_insert(event.time());
-        }
-    }
-}
-
-/// One GPU of a `gpudata` event.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct GpuStat {
-    /// Load in 0..1.
-    pub load: Option<f64>,
-    /// Memory used and total, in MB.
-    pub memory: Option<(f64, f64)>,
-    /// Temperature in °C.
-    pub temperature: Option<f64>,
-    /// Power in W.
-    pub power: Option<f64>,
-}
-
-/// The machine and process figures of a `cpudata`/`process` event.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CpuStat {
-    /// Machine CPU load in 0..1.
-    pub load: Option<f64>,
-    /// Machine memory used and total, in MB.
-    pub memory: Option<(f64, f64)>,
-    /// This process's resident memory, in MB.
-    pub rss_mb: Option<f64>,
-    /// This process's CPU use, in percent of one core.
-    pub process_cpu: Option<f64>,
-}
-
-/// A chart's points: `(step, value)`.
-#[derive(Debug, Clone, Default)]
-pub struct Series {
-    /// The points, in arrival order.
-    pub points: Vec<(f64, f64)>,
-    stride: u64,
-    seen: u64,
-    /// Events that carried the key (the x of events without a step).
-    count: u64,
-    /// When the last lazy value was read for this chart.
-    last_read: Option<Timestamp>,
-}
-
-impl Series {
-    fn push(&mut self, x: f64, y: f64) {
-        self.seen += 1;
-        if self.stride == 0 {
-            self.stride = 1;
-        }
-        if !(self.seen - 1).is_multiple_of(self.stride) {
-            return;
-        }
-        self.points.push((x, y));
-        if self.points.len() >= MAX_POINTS {
-            let mut keep = 0;
-            self.points.retain(|_| {
-                keep += 1;
-                keep % 2 == 1
-            });
-            self.stride *= 2;
-        }
-    }
-
-    /// The smallest and largest x and y, if there is a point.
-    pub fn bounds(&self) -> Option<([f64; 2], [f64; 2])> {
-        let mut points = self.points.iter();
-        let &(x0, y0) = points.next()?;
-        let mut b = ([x0, x0], [y0, y0]);
-        for &(x, y) in points {
-            b.0 = [b.0[0].min(x), b.0[1].max(x)];
-            b.1 = [b.1[0].min(y), b.1[1].max(y)];
-        }
-        Some(b)
-    }
-}
+use super::series::ChartSeries;
+use super::sources::{SourceStat, Sources};
+use super::stats::{CpuStat, GpuStat, KeyStat, RunStat, TaskStat};
+use crate::dash::format::{clock, number, si};
 
 /// Everything the dashboard shows, built from events by [`observe`](DashState::observe).
 ///
@@ -242,7 +39,7 @@ pub struct DashState {
     stderr: std::collections::VecDeque<String>,
     stderr_lines: u64,
     waiting_for_key: bool,
-    series: BTreeMap<String, Series>,
+    series: BTreeMap<String, ChartSeries>,
     gpus: BTreeMap<String, GpuStat>,
     cpu: Option<CpuStat>,
     sources: Sources,
@@ -328,28 +125,13 @@ impl DashState {
         self.run.observe(event);
         self.observe_plots(event);
         for gpu in GpuReading::all(event) {
-            self.gpus.insert(
-                gpu.index.to_owned(),
-                GpuStat {
-                    load: gpu.load,
-                    memory: gpu.memory,
-                    temperature: gpu.temperature,
-                    power: gpu.power,
-                },
-            );
+            self.gpus.insert(gpu.index.to_owned(), GpuStat::from(&gpu));
         }
         let cpudata = event.get(keys::CPUDATA);
         let process = event.get(keys::PROCESS);
         if cpudata.is_some() || process.is_some() {
             let cpu = self.cpu.get_or_insert_with(CpuStat::default);
-            if let Some(c) = cpudata {
-                cpu.load = field_f64(c, "load");
-                cpu.memory = field(c, "memory").and_then(pair);
-            }
-            if let Some(p) = process {
-                cpu.rss_mb = field_f64(p, "rss_mb");
-                cpu.process_cpu = field_f64(p, "cpu");
-            }
+            cpu.observe(cpudata, process);
         }
     }
 
@@ -366,61 +148,26 @@ impl DashState {
         let index = match self.tasks.iter().position(|t| t.name == name) {
             Some(index) => index,
             None => {
-                self.tasks.push(TaskStat {
-                    name: name.to_owned(),
-                    ..TaskStat::default()
-                });
+                self.tasks.push(TaskStat::new(name));
                 self.tasks.len() - 1
             }
         };
         let task = &mut self.tasks[index];
-        let time = event.time();
-        if let Some((i, n)) = progress {
-            let restarted = match task.progress {
-                Some((last, _)) => i == 0 || i < last,
-                None => true,
-            };
-            if restarted {
-                task.started = Some(time);
-            }
-            task.progress = Some((i, n));
-            task.last = Some(time);
+        if let Some(progress) = progress {
+            task.progressed(progress, event.time());
             self.current_task = Some(index);
         }
         if let Some(rate) = rate.filter(|r| r.is_finite()) {
-            task.rate = Some(rate);
-            task.rate_sum += rate;
-            task.rate_count += 1;
-            task.units = units;
+            task.rated(rate, units);
         }
     }
 
     fn observe_plots(&mut self, event: &Event) {
-        let time = event.time();
         for key in &self.plots {
-            let Some(value) = event.get(key) else {
-                continue;
-            };
-            let series = self.series.entry(key.clone()).or_default();
-            series.count += 1;
-            let unread = matches!(value, Value::Lazy(lazy) if !lazy.is_resolved());
-            if unread {
-                let recent = series
-                    .last_read
-                    .is_some_and(|last| time.duration_since(last) < self.read_every);
-                if recent {
-                    continue;
-                }
-                series.last_read = Some(time);
+            if let Some(value) = event.get(key) {
+                let series = self.series.entry(key.clone()).or_default();
+                series.observe(event, value, self.read_every);
             }
-            let Some(y) = value.as_f64().filter(|y| y.is_finite()) else {
-                continue;
-            };
-            let x = [keys::GLOBAL_STEP, keys::STEP]
-                .iter()
-                .find_map(|k| event.get(k).and_then(Value::as_f64))
-                .unwrap_or((series.count - 1) as f64);
-            series.push(x, y);
         }
     }
 
@@ -509,7 +256,7 @@ impl DashState {
     }
 
     /// A charted key's points.
-    pub fn series(&self, key: &str) -> Option<&Series> {
+    pub fn series(&self, key: &str) -> Option<&ChartSeries> {
         self.series.get(key)
     }
 
@@ -618,23 +365,5 @@ impl DashState {
             line += &format!(" dropped={}", self.dropped);
         }
         line
-    }
-}
-
-fn field<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    match value.resolved().ok()? {
-        Value::Map(map) => map.get(key),
-        _ => None,
-    }
-}
-
-fn field_f64(value: &Value, key: &str) -> Option<f64> {
-    field(value, key).and_then(Value::as_f64)
-}
-
-fn pair(value: &Value) -> Option<(f64, f64)> {
-    match value.resolved().ok()? {
-        Value::List(items) if items.len() == 2 => Some((items[0].as_f64()?, items[1].as_f64()?)),
-        _ => None,
     }
 }
