@@ -13,8 +13,8 @@ use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind,
 #[cfg(unix)]
 use super::capture::StderrCapture;
 use super::model::DashState;
-use super::render::render_dash;
 use super::term;
+use super::view::render_dash;
 use crate::error::InstrumentError;
 use crate::threaded::SinkControl;
 

@@ -2,8 +2,9 @@
 //! line per period when stdout is not a terminal.
 //!
 //! - `model`: [`DashState`], the aggregation of events (pure, fed one event at a time);
-//! - `render`: [`render_dash`], drawing a state into a ratatui frame;
 //! - `format`: how numbers, rates, durations and values are written;
+//! - `widgets`: one ratatui widget per panel, drawn from the model;
+//! - `view`: [`render_dash`], the panels laid out on the screen;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
 //! - `capture`: stderr pointed at the dashboard's panel while it holds the terminal (unix);
 //! - `driver`: the dashboard thread (redraw timer, plain lines, keys).
@@ -13,8 +14,9 @@ mod capture;
 mod driver;
 mod format;
 mod model;
-mod render;
 mod term;
+mod view;
+mod widgets;
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,7 +31,7 @@ use crate::overseer::{Instrument, Start};
 use crate::threaded::SinkThread;
 use driver::{Driver, Shared};
 
-pub use render::render_dash;
+pub use view::render_dash;
 
 pub use model::{ChartSeries, CpuStat, DashState, GpuStat, KeyStat, RunStat, SourceStat, TaskStat};
 
