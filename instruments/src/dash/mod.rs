@@ -4,7 +4,8 @@
 //! - `model`: [`DashState`], the aggregation of events (pure, fed one event at a time);
 //! - `format`: how numbers, rates, durations and values are written;
 //! - `widgets`: one ratatui widget per panel, drawn from the model;
-//! - `view`: [`render_dash`], the panels laid out on the screen;
+//! - `view`: the panels laid out on the screen;
+//! - `plain`: the one line per period printed off a terminal;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
 //! - `capture`: stderr pointed at the dashboard's panel while it holds the terminal (unix);
 //! - `driver`: the dashboard thread (redraw timer, plain lines, keys).
@@ -14,7 +15,10 @@ mod capture;
 mod driver;
 mod format;
 mod model;
+mod plain;
 mod term;
+#[cfg(test)]
+mod tests;
 mod view;
 mod widgets;
 
@@ -30,10 +34,7 @@ use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
 use crate::threaded::SinkThread;
 use driver::{Driver, Shared};
-
-pub use view::render_dash;
-
-pub use model::{ChartSeries, CpuStat, DashState, GpuStat, KeyStat, RunStat, SourceStat, TaskStat};
+use model::DashState;
 
 /// Where the dashboard draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -56,7 +57,7 @@ pub enum DashMode {
 /// the terminal is given back); and its own subscription's lag.
 ///
 /// The training thread pays only the cost of giving: a bounded subscription feeds a pipeline
-/// that folds events into a [`DashState`] off the training thread, and a `giving-dash` thread
+/// that folds events into the dashboard's state off the training thread, and a `giving-dash` thread
 /// redraws that state about 10 times a second. In the terminal, `q`, Esc or Ctrl-C restores
 /// the terminal and asks the loop to stop cleanly (the scope's stop token), so every sink
 /// flushes; a panic anywhere restores the terminal before the panic is reported. When stdout
@@ -158,7 +159,9 @@ impl Dash {
     }
 
     /// Charts read a lazy value (a loss still on the device) at most once per `gap` of event
-    /// time (default 50 ms; see [`DashState::read_lazy_every`]).
+    /// time (default 50 ms): the others are counted but not read, because reading every one
+    /// makes the backend hand over every value and slows training. Values already read, and
+    /// plain numbers, are always charted. `Duration::ZERO` reads them all.
     pub fn read_lazy_every(mut self, gap: Duration) -> Self {
         self.read_every = gap;
         self

@@ -2,7 +2,6 @@
 //! sources, charts beside the keys, GPU beside CPU, stderr — each as tall as it needs, the
 //! charts and keys taking what is left.
 
-use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::widgets::Widget;
@@ -78,22 +77,4 @@ impl Widget for Dashboard<'_> {
             stderr.render(rows[5], buf);
         }
     }
-}
-
-/// Draws the whole dashboard into `frame`.
-///
-/// ```
-/// use giving::{Event, Timestamp, Value};
-/// use giving_instruments::{DashState, render_dash};
-/// use ratatui::{Terminal, backend::TestBackend};
-///
-/// let mut state = DashState::new(Vec::<String>::new());
-/// state.observe(&Event::new_at([("loss", Value::from(0.25))], Timestamp::from_nanos(1)));
-/// let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
-/// terminal.draw(|frame| render_dash(frame, &state)).unwrap();
-/// let screen = format!("{:?}", terminal.backend().buffer());
-/// assert!(screen.contains("0.250"));
-/// ```
-pub fn render_dash(frame: &mut Frame<'_>, state: &DashState) {
-    frame.render_widget(Dashboard::new(state), frame.area());
 }

@@ -3,15 +3,14 @@
 //!
 //! - `state`: [`DashState`], the whole of it, fed by [`DashState::observe`];
 //! - `stats`: what it keeps per key, task, the whole run, GPU and machine;
-//! - `series`: a chart's points ([`ChartSeries`]);
-//! - `sources`: a row per suite process or rank ([`SourceStat`]).
+//! - `series`: a chart's points (`ChartSeries`);
+//! - `sources`: a row per suite process or rank (`SourceStat`).
 
 mod series;
 mod sources;
 mod state;
 mod stats;
 
-pub use series::ChartSeries;
-pub use sources::SourceStat;
-pub use state::DashState;
-pub use stats::{CpuStat, GpuStat, KeyStat, RunStat, TaskStat};
+pub(crate) use sources::SourceStat;
+pub(crate) use state::DashState;
+pub(crate) use stats::{RunStat, TaskStat};

@@ -11,9 +11,9 @@ const MAX_POINTS: usize = 2048;
 
 /// A chart's points: `(step, value)`.
 #[derive(Debug, Clone, Default)]
-pub struct ChartSeries {
+pub(crate) struct ChartSeries {
     /// The points, in arrival order.
-    pub points: Vec<(f64, f64)>,
+    pub(crate) points: Vec<(f64, f64)>,
     stride: u64,
     seen: u64,
     /// Events that carried the key (the x of events without a step).
@@ -67,17 +67,5 @@ impl ChartSeries {
             .find_map(|k| event.get(k).and_then(Value::as_f64))
             .unwrap_or((self.count - 1) as f64);
         self.push(x, y);
-    }
-
-    /// The smallest and largest x and y, if there is a point.
-    pub fn bounds(&self) -> Option<([f64; 2], [f64; 2])> {
-        let mut points = self.points.iter();
-        let &(x0, y0) = points.next()?;
-        let mut b = ([x0, x0], [y0, y0]);
-        for &(x, y) in points {
-            b.0 = [b.0[0].min(x), b.0[1].max(x)];
-            b.1 = [b.1[0].min(y), b.1[1].max(y)];
-        }
-        Some(b)
     }
 }

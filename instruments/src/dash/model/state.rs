@@ -5,31 +5,15 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
-use giving::{Event, Timestamp, Value};
+use giving::{Event, Value};
 
 use super::series::ChartSeries;
 use super::sources::{SourceStat, Sources};
 use super::stats::{CpuStat, GpuStat, KeyStat, RunStat, TaskStat};
-use crate::dash::format::{clock, number, si};
 
 /// Everything the dashboard shows, built from events by [`observe`](DashState::observe).
-///
-/// ```
-/// use giving::{Event, Timestamp, Value};
-/// use giving_instruments::DashState;
-///
-/// let mut state = DashState::new(["acc"]);
-/// let t = Timestamp::from_nanos(1_000_000_000);
-/// let start = [("task", Value::from("train")), ("progress", Value::from((0, 10)))];
-/// state.observe(&Event::new_at(start, t));
-/// let step = [("global_step", Value::from(0)), ("loss", Value::from(0.5))];
-/// state.observe(&Event::new_at(step, t));
-/// assert_eq!(state.key("loss").unwrap().count, 1);
-/// assert_eq!(state.series("loss").unwrap().points, [(0.0, 0.5)]);
-/// assert_eq!(state.tasks()[0].progress, Some((0, 10)));
-/// ```
 #[derive(Debug, Clone)]
-pub struct DashState {
+pub(crate) struct DashState {
     plots: Vec<String>,
     keys: BTreeMap<String, KeyStat>,
     tasks: Vec<TaskStat>,
@@ -46,7 +30,6 @@ pub struct DashState {
     events: u64,
     dropped: u64,
     pending: usize,
-    latest: Option<Timestamp>,
     finished: bool,
     read_every: Duration,
 }
@@ -56,7 +39,7 @@ const META: [&str; 2] = [keys::TASK, keys::UNITS];
 
 impl DashState {
     /// An empty state that charts `loss` and the keys of `plots`.
-    pub fn new<S: Into<String>>(plots: impl IntoIterator<Item = S>) -> Self {
+    pub(crate) fn new<S: Into<String>>(plots: impl IntoIterator<Item = S>) -> Self {
         let mut charted = vec![keys::LOSS.to_owned()];
         for key in plots {
             let key = key.into();
@@ -81,30 +64,27 @@ impl DashState {
             events: 0,
             dropped: 0,
             pending: 0,
-            latest: None,
             finished: false,
             read_every: Self::DEFAULT_READ_EVERY,
         }
     }
 
     /// How often, by default, a chart reads a lazy value: at most once per 50 ms of event time.
-    pub const DEFAULT_READ_EVERY: Duration = Duration::from_millis(50);
+    pub(crate) const DEFAULT_READ_EVERY: Duration = Duration::from_millis(50);
 
     /// Charts read a lazy value (a loss still on the device) at most once per `gap` of event
     /// time; the others are counted but not read, because reading every one makes the backend
     /// hand over every value and slows training. Values already read, and plain numbers, are
     /// always charted. `Duration::ZERO` reads them all.
-    pub fn read_lazy_every(mut self, gap: Duration) -> Self {
+    pub(crate) fn read_lazy_every(mut self, gap: Duration) -> Self {
         self.read_every = gap;
         self
     }
 
     /// Reads one event. Values of any shape are accepted; what cannot be read is shown as is.
-    pub fn observe(&mut self, event: &Event) {
+    pub(crate) fn observe(&mut self, event: &Event) {
         self.events += 1;
         self.sources.observe(event);
-        let time = event.time();
-        self.latest = Some(self.latest.map_or(time, |t| t.max(time)));
         let units = event
             .get(keys::UNITS)
             .and_then(Value::as_str)
@@ -172,56 +152,56 @@ impl DashState {
     }
 
     /// Records the subscription's lag: events dropped and events waiting.
-    pub fn set_lag(&mut self, dropped: u64, pending: usize) {
+    pub(crate) fn set_lag(&mut self, dropped: u64, pending: usize) {
         self.dropped = dropped;
         self.pending = pending;
     }
 
     /// Marks the run as over (the scope ended).
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.finished = true;
     }
 
     /// Whether the run is over.
-    pub fn is_finished(&self) -> bool {
+    pub(crate) fn is_finished(&self) -> bool {
         self.finished
     }
 
     /// The keys charted, `loss` first.
-    pub fn plots(&self) -> &[String] {
+    pub(crate) fn plots(&self) -> &[String] {
         &self.plots
     }
 
     /// Every key seen, in key order.
-    pub fn keys(&self) -> &BTreeMap<String, KeyStat> {
+    pub(crate) fn keys(&self) -> &BTreeMap<String, KeyStat> {
         &self.keys
     }
 
     /// One key's latest value, units and count.
-    pub fn key(&self, key: &str) -> Option<&KeyStat> {
+    pub(crate) fn key(&self, key: &str) -> Option<&KeyStat> {
         self.keys.get(key)
     }
 
     /// The whole run's epoch, progress and ETA.
-    pub fn run(&self) -> &RunStat {
+    pub(crate) fn run(&self) -> &RunStat {
         &self.run
     }
 
     /// Whether charts are drawn on a log scale (the `l` key).
-    pub fn log_scale(&self) -> bool {
+    pub(crate) fn log_scale(&self) -> bool {
         self.log_scale
     }
 
     /// Switches charts between a linear and a log scale.
-    pub fn toggle_log_scale(&mut self) {
+    pub(crate) fn toggle_log_scale(&mut self) {
         self.log_scale = !self.log_scale;
     }
 
     /// Lines kept for the stderr panel.
-    pub const STDERR_LINES: usize = 100;
+    pub(crate) const STDERR_LINES: usize = 100;
 
     /// Adds a line written to stderr while the dashboard is up (shown in its panel).
-    pub fn stderr_line(&mut self, line: impl Into<String>) {
+    pub(crate) fn stderr_line(&mut self, line: impl Into<String>) {
         if self.stderr.len() == Self::STDERR_LINES {
             self.stderr.pop_front();
         }
@@ -231,139 +211,68 @@ impl DashState {
 
     /// The latest lines written to stderr (at most [`STDERR_LINES`](Self::STDERR_LINES)),
     /// and how many there were in all.
-    pub fn stderr(&self) -> (impl ExactSizeIterator<Item = &str>, u64) {
+    pub(crate) fn stderr(&self) -> (impl ExactSizeIterator<Item = &str>, u64) {
         (self.stderr.iter().map(String::as_str), self.stderr_lines)
     }
 
     /// Marks the final screen as held until a key is pressed (`--dash-hold`).
-    pub fn set_waiting_for_key(&mut self, waiting: bool) {
+    pub(crate) fn set_waiting_for_key(&mut self, waiting: bool) {
         self.waiting_for_key = waiting;
     }
 
     /// Whether the final screen waits for a key.
-    pub fn is_waiting_for_key(&self) -> bool {
+    pub(crate) fn is_waiting_for_key(&self) -> bool {
         self.waiting_for_key
     }
 
     /// Every task, in the order they appeared.
-    pub fn tasks(&self) -> &[TaskStat] {
+    pub(crate) fn tasks(&self) -> &[TaskStat] {
         &self.tasks
     }
 
     /// The task that gave progress last.
-    pub fn current_task(&self) -> Option<&TaskStat> {
+    pub(crate) fn current_task(&self) -> Option<&TaskStat> {
         self.current_task.and_then(|i| self.tasks.get(i))
     }
 
     /// A charted key's points.
-    pub fn series(&self, key: &str) -> Option<&ChartSeries> {
+    pub(crate) fn series(&self, key: &str) -> Option<&ChartSeries> {
         self.series.get(key)
     }
 
     /// The latest figures of every GPU, by index.
-    pub fn gpus(&self) -> &BTreeMap<String, GpuStat> {
+    pub(crate) fn gpus(&self) -> &BTreeMap<String, GpuStat> {
         &self.gpus
     }
 
     /// One row per source when events say where they come from (`bench`: a suite's process;
     /// `rank`: a rank fanned in), in order of appearance.
-    pub fn sources(&self) -> &[SourceStat] {
+    pub(crate) fn sources(&self) -> &[SourceStat] {
         self.sources.rows()
     }
 
     /// The sum of the sources' latest rates, with its units, when two or more gave one.
-    pub fn total_rate(&self) -> Option<(f64, &str)> {
+    pub(crate) fn total_rate(&self) -> Option<(f64, &str)> {
         self.sources.total_rate()
     }
 
     /// The latest CPU, memory and process figures.
-    pub fn cpu(&self) -> Option<&CpuStat> {
+    pub(crate) fn cpu(&self) -> Option<&CpuStat> {
         self.cpu.as_ref()
     }
 
     /// Events observed.
-    pub fn events(&self) -> u64 {
+    pub(crate) fn events(&self) -> u64 {
         self.events
     }
 
     /// Events the subscription dropped (see [`set_lag`](DashState::set_lag)).
-    pub fn dropped(&self) -> u64 {
+    pub(crate) fn dropped(&self) -> u64 {
         self.dropped
     }
 
     /// Events waiting in the subscription (see [`set_lag`](DashState::set_lag)).
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.pending
-    }
-
-    /// The one-line summary printed when stdout is not a terminal:
-    /// `train 45% 12/26 epoch 2/5 loss=0.231 rate=5.1k items/s eta 0:32 | run 29% eta 2:40`
-    /// (the current task, the epoch, then the whole run when the loop says what it plans).
-    pub fn plain_line(&self) -> String {
-        let mut line = String::new();
-        let task = self.current_task();
-        if let Some(task) = task {
-            let name = if task.name.is_empty() {
-                "run"
-            } else {
-                &task.name
-            };
-            line += name;
-            if let Some((i, n)) = task.progress {
-                line += &format!(" {:.0}% {i}/{n}", 100.0 * task.ratio());
-            }
-            if let Some(epoch) = self.run.epoch_label() {
-                line += &format!(" {epoch}");
-            }
-        } else {
-            line += &format!("{} events", self.events);
-        }
-        if let Some(loss) = self.key(keys::LOSS).and_then(|k| k.value.as_f64()) {
-            line += &format!(" loss={}", number(loss));
-        }
-        for key in self.plots.iter().skip(1) {
-            if let Some(v) = self.key(key).and_then(|k| k.value.as_f64()) {
-                line += &format!(" {key}={}", number(v));
-            }
-        }
-        let rated = task
-            .filter(|t| t.rate.is_some())
-            .or_else(|| self.tasks.iter().rev().find(|t| t.rate.is_some()));
-        if let Some(t) = rated
-            && let Some(rate) = t.rate
-        {
-            line += &format!(" rate={}", si(rate));
-            if let Some(units) = &t.units {
-                line += &format!(" {units}");
-            }
-        }
-        if let Some(eta) = task.and_then(TaskStat::eta) {
-            line += &format!(" eta {}", clock(eta));
-        }
-        if self.run.progress().is_some() {
-            line += &format!(" | run {:.0}%", 100.0 * self.run.ratio());
-            if let Some(eta) = self.run.eta() {
-                line += &format!(" eta {}", clock(eta));
-            }
-        }
-        for source in self.sources.rows() {
-            line += &format!(" | {}", source.name);
-            if source.done {
-                line += " done";
-            }
-            if let Some((seen, stop)) = source.stop {
-                line += &format!(" {seen}/{stop}");
-            }
-            if let Some(rate) = source.rate {
-                line += &format!(" rate={}", si(rate));
-            }
-        }
-        if let Some((total, units)) = self.total_rate() {
-            line += &format!(" | total rate={} {units}", si(total));
-        }
-        if self.dropped > 0 {
-            line += &format!(" dropped={}", self.dropped);
-        }
-        line
     }
 }

@@ -9,30 +9,30 @@ use giving::{Event, Timestamp, Value};
 /// The latest value of one key, how many events carried it, and its units (the `units` field
 /// of the same event, as rate events have).
 #[derive(Debug, Clone)]
-pub struct KeyStat {
+pub(crate) struct KeyStat {
     /// The latest value (possibly lazy: it is read when drawn).
-    pub value: Value,
+    pub(crate) value: Value,
     /// The units given beside it, if any.
-    pub units: Option<String>,
+    pub(crate) units: Option<String>,
     /// Events that carried this key.
-    pub count: u64,
+    pub(crate) count: u64,
 }
 
 /// One task's progress and rate (`train`, `valid`, `early_stop`, …).
 #[derive(Debug, Clone, Default)]
-pub struct TaskStat {
+pub(crate) struct TaskStat {
     /// The task's name (`""` for events without a task).
-    pub name: String,
+    pub(crate) name: String,
     /// The latest `progress: (i, n)`.
-    pub progress: Option<(u64, u64)>,
+    pub(crate) progress: Option<(u64, u64)>,
     /// When its current run started (its `progress: (0, n)` event, or its first progress).
-    pub started: Option<Timestamp>,
+    pub(crate) started: Option<Timestamp>,
     /// The time of its latest progress.
-    pub last: Option<Timestamp>,
+    pub(crate) last: Option<Timestamp>,
     /// The latest rate given for it.
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// The units of its rate (`items/s`).
-    pub units: Option<String>,
+    pub(crate) units: Option<String>,
     rate_sum: f64,
     rate_count: u64,
 }
@@ -69,12 +69,12 @@ impl TaskStat {
     }
 
     /// The mean of the rates given for this task.
-    pub fn mean_rate(&self) -> Option<f64> {
+    pub(crate) fn mean_rate(&self) -> Option<f64> {
         (self.rate_count > 0).then(|| self.rate_sum / self.rate_count as f64)
     }
 
     /// Done fraction in 0..=1 (0 when the total is 0 or unknown).
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         match self.progress {
             Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
             _ => 0.0,
@@ -82,7 +82,7 @@ impl TaskStat {
     }
 
     /// Estimated time left: the time the first `i` steps took, scaled to the `n - i` left.
-    pub fn eta(&self) -> Option<Duration> {
+    pub(crate) fn eta(&self) -> Option<Duration> {
         let (i, n) = self.progress?;
         if i == 0 || i > n {
             return None;
@@ -96,29 +96,29 @@ impl TaskStat {
 /// The whole run, across epochs: from `{epoch, epochs, total_steps}` (given at each epoch's
 /// start) and `global_step` (given every step).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunStat {
+pub(crate) struct RunStat {
     /// The latest epoch, from 0.
-    pub epoch: Option<u64>,
+    pub(crate) epoch: Option<u64>,
     /// The epochs the run plans.
-    pub epochs: Option<u64>,
+    pub(crate) epochs: Option<u64>,
     /// The steps the run plans over all its epochs.
-    pub total_steps: Option<u64>,
+    pub(crate) total_steps: Option<u64>,
     /// Steps done over the whole run (the latest `global_step` + 1).
-    pub done_steps: Option<u64>,
+    pub(crate) done_steps: Option<u64>,
     /// When the first epoch started.
-    pub started: Option<Timestamp>,
+    pub(crate) started: Option<Timestamp>,
     /// The time of the latest `global_step`.
-    pub last: Option<Timestamp>,
+    pub(crate) last: Option<Timestamp>,
 }
 
 impl RunStat {
     /// `(done, total)` steps of the whole run, when the run says how many it plans.
-    pub fn progress(&self) -> Option<(u64, u64)> {
+    pub(crate) fn progress(&self) -> Option<(u64, u64)> {
         Some((self.done_steps.unwrap_or(0), self.total_steps?))
     }
 
     /// Done fraction of the whole run in 0..=1 (0 when unknown).
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         match self.progress() {
             Some((i, n)) if n > 0 => (i as f64 / n as f64).clamp(0.0, 1.0),
             _ => 0.0,
@@ -127,7 +127,7 @@ impl RunStat {
 
     /// Estimated time left for the whole run: the time its steps so far took, scaled to the
     /// steps left (validation included, as it is part of the time so far).
-    pub fn eta(&self) -> Option<Duration> {
+    pub(crate) fn eta(&self) -> Option<Duration> {
         let (i, n) = self.progress()?;
         if i == 0 || i > n {
             return None;
@@ -137,7 +137,7 @@ impl RunStat {
     }
 
     /// `epoch 2/5` (one-based, as people count epochs), or `epoch 2` without a total.
-    pub fn epoch_label(&self) -> Option<String> {
+    pub(crate) fn epoch_label(&self) -> Option<String> {
         let epoch = self.epoch? + 1;
         Some(match self.epochs {
             Some(n) => format!("epoch {epoch}/{n}"),
@@ -168,15 +168,15 @@ impl RunStat {
 
 /// One GPU of a `gpudata` event.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct GpuStat {
+pub(crate) struct GpuStat {
     /// Load in 0..1.
-    pub load: Option<f64>,
+    pub(crate) load: Option<f64>,
     /// Memory used and total, in MB.
-    pub memory: Option<(f64, f64)>,
+    pub(crate) memory: Option<(f64, f64)>,
     /// Temperature in °C.
-    pub temperature: Option<f64>,
+    pub(crate) temperature: Option<f64>,
     /// Power in W.
-    pub power: Option<f64>,
+    pub(crate) power: Option<f64>,
 }
 
 impl From<&GpuReading<'_>> for GpuStat {
@@ -192,15 +192,15 @@ impl From<&GpuReading<'_>> for GpuStat {
 
 /// The machine and process figures of a `cpudata`/`process` event.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct CpuStat {
+pub(crate) struct CpuStat {
     /// Machine CPU load in 0..1.
-    pub load: Option<f64>,
+    pub(crate) load: Option<f64>,
     /// Machine memory used and total, in MB.
-    pub memory: Option<(f64, f64)>,
+    pub(crate) memory: Option<(f64, f64)>,
     /// This process's resident memory, in MB.
-    pub rss_mb: Option<f64>,
+    pub(crate) rss_mb: Option<f64>,
     /// This process's CPU use, in percent of one core.
-    pub process_cpu: Option<f64>,
+    pub(crate) process_cpu: Option<f64>,
 }
 
 impl CpuStat {
