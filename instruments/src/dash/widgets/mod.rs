@@ -17,3 +17,6 @@ pub(crate) use monitors::{CpuPanel, GpuPanel};
 pub(crate) use progress::Progress;
 pub(crate) use sources::SourcesTable;
 pub(crate) use stderr::StderrPanel;
+
+#[cfg(test)]
+mod tests;
