@@ -63,10 +63,7 @@ pub use args::{
     TensorBoardArgs, TraceArgs,
 };
 #[cfg(feature = "dash")]
-pub use dash::{
-    CpuStat, Dash, DashMode, DashState, GpuStat, KeyStat, RunStat, Series, SourceStat, TaskStat,
-    render_dash,
-};
+pub use dash::{Dash, DashMode};
 pub use early_stop::EarlyStop;
 pub use error::{BoxError, InstrumentError, PanicPayload};
 #[cfg(feature = "cli")]

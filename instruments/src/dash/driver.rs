@@ -12,9 +12,10 @@ use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind,
 
 #[cfg(unix)]
 use super::capture::StderrCapture;
-use super::render::render_dash;
-use super::state::DashState;
+use super::model::DashState;
+use super::plain::plain_line;
 use super::term;
+use super::view::Dashboard;
 use crate::error::InstrumentError;
 use crate::threaded::SinkControl;
 
@@ -137,7 +138,7 @@ impl Driver {
                 }
             } else if done || last_plain.elapsed() >= self.plain_every {
                 last_plain = Instant::now();
-                let line = self.shared.state().plain_line();
+                let line = plain_line(&self.shared.state());
                 if line != printed {
                     let mut out = io::stdout().lock();
                     let _ = writeln!(out, "{line}");
@@ -171,7 +172,7 @@ impl Driver {
                 self.hold_final_screen(&mut s);
             }
             s.leave();
-            let line = self.shared.state().plain_line();
+            let line = plain_line(&self.shared.state());
             println!("{line}");
         }
         Ok(())
@@ -182,7 +183,7 @@ impl Driver {
         let state = self.shared.state().clone();
         screen
             .term
-            .draw(|frame| render_dash(frame, &state))
+            .draw(|frame| frame.render_widget(Dashboard::new(&state), frame.area()))
             .map(drop)
     }
 

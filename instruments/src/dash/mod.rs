@@ -1,8 +1,11 @@
 //! [`Dash`]: a live terminal dashboard of a run's events (ratatui + crossterm), or one plain
 //! line per period when stdout is not a terminal.
 //!
-//! - `state`: [`DashState`], the aggregation of events (pure, fed one event at a time);
-//! - `render`: [`render_dash`], drawing a state into a ratatui frame;
+//! - `model`: [`DashState`], the aggregation of events (pure, fed one event at a time);
+//! - `format`: how numbers, rates, durations and values are written;
+//! - `widgets`: one ratatui widget per panel, drawn from the model;
+//! - `view`: the panels laid out on the screen;
+//! - `plain`: the one line per period printed off a terminal;
 //! - `term`: the terminal (raw mode, alternate screen, restore, panic hook);
 //! - `capture`: stderr pointed at the dashboard's panel while it holds the terminal (unix);
 //! - `driver`: the dashboard thread (redraw timer, plain lines, keys).
@@ -10,10 +13,14 @@
 #[cfg(unix)]
 mod capture;
 mod driver;
-mod render;
-mod sources;
-mod state;
+mod format;
+mod model;
+mod plain;
 mod term;
+#[cfg(test)]
+mod tests;
+mod view;
+mod widgets;
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,11 +34,7 @@ use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
 use crate::threaded::SinkThread;
 use driver::{Driver, Shared};
-
-pub use render::render_dash;
-
-pub use sources::SourceStat;
-pub use state::{CpuStat, DashState, GpuStat, KeyStat, RunStat, Series, TaskStat};
+use model::DashState;
 
 /// Where the dashboard draws.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,7 +57,7 @@ pub enum DashMode {
 /// the terminal is given back); and its own subscription's lag.
 ///
 /// The training thread pays only the cost of giving: a bounded subscription feeds a pipeline
-/// that folds events into a [`DashState`] off the training thread, and a `giving-dash` thread
+/// that folds events into the dashboard's state off the training thread, and a `giving-dash` thread
 /// redraws that state about 10 times a second. In the terminal, `q`, Esc or Ctrl-C restores
 /// the terminal and asks the loop to stop cleanly (the scope's stop token), so every sink
 /// flushes; a panic anywhere restores the terminal before the panic is reported. When stdout
@@ -156,7 +159,9 @@ impl Dash {
     }
 
     /// Charts read a lazy value (a loss still on the device) at most once per `gap` of event
-    /// time (default 50 ms; see [`DashState::read_lazy_every`]).
+    /// time (default 50 ms): the others are counted but not read, because reading every one
+    /// makes the backend hand over every value and slows training. Values already read, and
+    /// plain numbers, are always charted. `Duration::ZERO` reads them all.
     pub fn read_lazy_every(mut self, gap: Duration) -> Self {
         self.read_every = gap;
         self

@@ -7,26 +7,26 @@ use giving::{Event, Value};
 
 /// What the dashboard knows of one source.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SourceStat {
+pub(crate) struct SourceStat {
     /// `mlp.D0` (a suite process) or `rank 3` (a rank).
-    pub name: String,
+    pub(crate) name: String,
     /// The machine a rank runs on, once an event said it.
-    pub host: Option<String>,
+    pub(crate) host: Option<String>,
     /// Its latest rate.
-    pub rate: Option<f64>,
+    pub(crate) rate: Option<f64>,
     /// The rate's units.
-    pub units: String,
+    pub(crate) units: String,
     /// Its latest loss (read only when it is already a number: never a device read here).
-    pub loss: Option<f64>,
+    pub(crate) loss: Option<f64>,
     /// Its early stop's `(rates seen, stop)`, from its `early_stop` progress events.
-    pub stop: Option<(u64, u64)>,
+    pub(crate) stop: Option<(u64, u64)>,
     /// The progress of its current task, `(done, total)`.
-    pub progress: Option<(u64, u64)>,
+    pub(crate) progress: Option<(u64, u64)>,
     /// Events seen from it.
-    pub events: u64,
+    pub(crate) events: u64,
     /// Whether it said it is done ([`DONE`](keys::DONE)): its process ended, its rank
     /// finished.
-    pub done: bool,
+    pub(crate) done: bool,
 }
 
 /// The sources seen so far, in order of appearance.

@@ -1,0 +1,16 @@
+//! The dashboard's model: what it knows of the run, folded from events one at a time. Pure
+//! data (no terminal, no clock: times come from the events); the widgets draw from it.
+//!
+//! - `state`: [`DashState`], the whole of it, fed by [`DashState::observe`];
+//! - `stats`: what it keeps per key, task, the whole run, GPU and machine;
+//! - `series`: a chart's points (`ChartSeries`);
+//! - `sources`: a row per suite process or rank (`SourceStat`).
+
+mod series;
+mod sources;
+mod state;
+mod stats;
+
+pub(crate) use sources::SourceStat;
+pub(crate) use state::DashState;
+pub(crate) use stats::{RunStat, TaskStat};
