@@ -36,7 +36,7 @@ mod watch;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use giving_instruments::LogCommand;
+use giving_log::LogCommand;
 
 use bench::BenchArgs;
 use probes::ProbesArgs;

@@ -366,7 +366,7 @@ fn sigterm_and_sighup_stop_the_run_cleanly_with_a_complete_log() {
             .unwrap()
             .unwrap()
             .path();
-        let mut reader = giving_instruments::log::LogReader::open(&log).unwrap();
+        let mut reader = giving_log::LogReader::open(&log).unwrap();
         let events = reader.by_ref().filter(Result::is_ok).count() as u64;
         let end = reader
             .end()
@@ -412,7 +412,7 @@ fn bench_cpu_time_prints_a_row_per_instrument_set() {
 
 #[test]
 fn log_keys_select_what_the_log_keeps() {
-    use giving_instruments::log::LogReader;
+    use giving_log::LogReader;
 
     let dir = tempfile::tempdir().unwrap();
     let (ok, out) = giving(&[
@@ -538,7 +538,7 @@ fn a_log_path_that_is_not_utf8_is_used_as_is() {
         .unwrap()
         .unwrap()
         .path();
-    let reader = giving_instruments::log::LogReader::open(&log).unwrap();
+    let reader = giving_log::LogReader::open(&log).unwrap();
     let args = &reader.header().command_line;
     assert!(
         args.iter()

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use giving::Event;
 use giving::vocab::keys;
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 use servers::{Lines, free_port, giving_command, nats_jetstream, nats_on, only_file};
 
 /// Every event of the one log in `dir`.

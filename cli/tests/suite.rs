@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 
 mod support;
 use support::{giving_in as giving, outcome};

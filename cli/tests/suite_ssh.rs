@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 
 mod servers;
 mod support;

@@ -4,7 +4,7 @@
 //! SKIPPED where no Vulkan driver is installed.
 #![cfg(feature = "wgpu")]
 
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 
 mod support;
 use support::{giving_code as giving, vulkan_available};

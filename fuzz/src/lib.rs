@@ -8,7 +8,7 @@ use std::path::Path;
 
 use arbitrary::Arbitrary;
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{LogHeader, LogReader, LogWriter};
+use giving_log::{LogHeader, LogReader, LogWriter};
 
 /// A value to give, nested as the fuzzer likes (deep lists test the reader's depth limit).
 #[derive(Arbitrary, Debug, Clone)]

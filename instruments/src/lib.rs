@@ -12,7 +12,8 @@
 //! - [`Rate`]: items/s per task, milabench's method (host timestamps per step, one device sync
 //!   per window).
 //! - [`EarlyStop`]: stops the loop cleanly after N observations of a key.
-//! - [`log`]: the MessagePack log ([`MsgpackLog`]), its reader, `replay`, `dump` and `stats`.
+//! - [`log`]: the MessagePack log ([`MsgpackLog`]), and the format's writer, reader, `replay`,
+//!   `dump` and `stats`, re-exported from the `giving-log` crate.
 //! - `Dash` (feature `dash`): the live terminal dashboard (plain lines when stdout is not a
 //!   terminal).
 //! - `GpuMonitor` (feature `gpu`, NVML) and `CpuMonitor` (feature `cpu`, sysinfo), built on

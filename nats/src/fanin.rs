@@ -8,7 +8,7 @@ use async_nats::jetstream::consumer::push::Ordered;
 use futures::StreamExt;
 use giving::vocab::keys;
 use giving::{Event, Giver, StopToken, Value};
-use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem};
+use giving_log::{LogHeader, StreamDecoder, StreamItem};
 
 use crate::connect::options;
 use crate::error::NatsError;

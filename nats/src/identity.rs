@@ -51,7 +51,7 @@ impl Identity {
             rank: 0,
             local_rank: 0,
             world_size: 1,
-            host: giving_instruments::log::LogHeader::for_this_process().host,
+            host: giving_log::LogHeader::for_this_process().host,
         })
     }
 

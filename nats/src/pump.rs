@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::{Stream, StreamExt};
 use giving::Event;
 use giving_instruments::LazyWindow;
-use giving_instruments::log::{LogHeader, encode_end, encode_event, encode_header};
+use giving_log::{LogHeader, encode_end, encode_event, encode_header};
 
 use crate::buffer::DropOldest;
 use crate::identity::Identity;
@@ -175,7 +175,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use futures::channel::mpsc;
-    use giving_instruments::log::{StreamDecoder, StreamItem};
+    use giving_log::{StreamDecoder, StreamItem};
 
     use super::*;
 

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{LogHeader, LogWriter};
+use giving_log::{LogHeader, LogWriter};
 use giving_suite::runner::{ProcessSpec, run_process};
 
 fn main() {

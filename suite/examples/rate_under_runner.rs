@@ -17,7 +17,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use giving::Value;
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 use giving_suite::runner::{ProcessSpec, run_process};
 
 /// The training run both ways: long enough for a dozen rates after a warm-up window.

@@ -50,5 +50,5 @@ pub enum RunError {
     },
     /// A run's log could not be created.
     #[error(transparent)]
-    Log(#[from] giving_instruments::log::LogError),
+    Log(#[from] giving_log::LogError),
 }

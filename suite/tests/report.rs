@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{LogHeader, LogWriter};
+use giving_log::{LogHeader, LogWriter};
 use giving_suite::report::{Report, load_run};
 
 fn process(dir: &Path, stem: &str, success: bool, rates: &[f64]) {

@@ -257,7 +257,7 @@ pub fn only_file(dir: &Path, ext: &str) -> PathBuf {
 /// `(global_step, loss)` of every loss event in the one log under `dir`, in order.
 pub fn logged_losses(dir: &Path) -> Vec<(i64, f64)> {
     use giving::vocab::keys;
-    giving_instruments::log::LogReader::open(only_file(dir, "msgpack"))
+    giving_log::LogReader::open(only_file(dir, "msgpack"))
         .unwrap()
         .map(Result::unwrap)
         .filter(|e| e.has(keys::LOSS) && e.has(keys::GLOBAL_STEP))

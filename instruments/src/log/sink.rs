@@ -5,10 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use giving::{Delivery, EventStream, Given, Value};
+use giving_log::{FLUSH_EVERY, LogError, LogHeader, LogSummary, LogWriter};
 
-use super::error::LogError;
-use super::header::LogHeader;
-use super::writer::{FLUSH_EVERY, LogSummary, LogWriter};
 use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Reporter, Start};

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use giving::Value;
 use giving::vocab::{GpuReading, keys};
-use giving_instruments::log::LogReader;
+use giving_log::LogReader;
 
 use crate::RunError;
 

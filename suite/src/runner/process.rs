@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use giving::vocab::keys;
 use giving::{Event, Giver, Value};
 use giving_instruments::child::{DATA_FD, STOP_AFTER};
-use giving_instruments::log::{LogHeader, LogWriter};
+use giving_log::{LogHeader, LogWriter};
 use serde::Serialize;
 
 use crate::RunError;

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{LogError, LogHeader, LogReader, LogWriter};
+use giving_log::{LogError, LogHeader, LogReader, LogWriter};
 
 /// The reader's buffer must stay below this (its chunk is 256 KiB; the records are tiny).
 const BUFFER_BOUND: usize = 4 << 20;

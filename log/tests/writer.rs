@@ -1,9 +1,9 @@
-//! Writing logs: names that never collide, files that are never overwritten, lazy values that
-//! panic, and events or headers the reader would refuse.
+//! Writing logs: files that are never overwritten, lazy values that panic, and events or
+//! headers the reader would refuse. (The log instrument's side is giving-instruments'
+//! `log_sink` test.)
 
-use giving::{Event, Timestamp, Value, give};
-use giving_instruments::Overseer;
-use giving_instruments::log::{LogError, LogHeader, LogReader, LogWriter, MsgpackLog};
+use giving::{Event, Timestamp, Value};
+use giving_log::{LogError, LogHeader, LogReader, LogWriter};
 
 /// Reads every event of a log that must be whole.
 fn read_events(path: &std::path::Path) -> Vec<Event> {
@@ -11,40 +11,6 @@ fn read_events(path: &std::path::Path) -> Vec<Event> {
     let events: Vec<Event> = reader.by_ref().collect::<Result<_, _>>().unwrap();
     assert_eq!(reader.end().unwrap().events, events.len() as u64);
     events
-}
-
-fn steps(path: &std::path::Path) -> Vec<u64> {
-    read_events(path)
-        .iter()
-        .map(|e| e.get_as::<u64>("step").unwrap())
-        .collect()
-}
-
-fn give_steps(log: MsgpackLog, n: u64) {
-    let run = Overseer::new().with(log).ctrl_c(false).run(|| {
-        for step in 0..n {
-            give!(step);
-        }
-    });
-    assert!(run.problems.is_empty(), "{:?}", run.problems);
-}
-
-#[test]
-fn two_logs_in_one_directory_in_one_second_get_two_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let first = MsgpackLog::in_dir(dir.path()).unwrap();
-    let second = MsgpackLog::in_dir(dir.path()).unwrap();
-    let third = MsgpackLog::in_dir(dir.path()).unwrap();
-    let paths = [first.path(), second.path(), third.path()].map(|p| p.to_path_buf());
-    assert_ne!(paths[0], paths[1]);
-    assert_ne!(paths[1], paths[2]);
-    assert_ne!(paths[0], paths[2]);
-    give_steps(first, 3);
-    give_steps(second, 5);
-    give_steps(third, 2);
-    assert_eq!(steps(&paths[0]), [0, 1, 2], "the first log is kept whole");
-    assert_eq!(steps(&paths[1]), [0, 1, 2, 3, 4]);
-    assert_eq!(steps(&paths[2]), [0, 1]);
 }
 
 #[test]
@@ -66,8 +32,6 @@ fn create_refuses_an_existing_file_and_leaves_it_intact() {
         other => panic!("expected an I/O error, got {other}"),
     }
     assert!(error.to_string().contains("precious.msgpack"), "{error}");
-    let error = MsgpackLog::create(&path).unwrap_err();
-    assert!(error.to_string().starts_with("cannot create"), "{error}");
     assert_eq!(std::fs::read(&path).unwrap(), b"precious");
 }
 
@@ -116,33 +80,6 @@ fn a_lazy_value_that_panics_is_written_as_nil_with_an_error_field() {
     assert_eq!(hurt.time(), Timestamp::from_nanos(1_002));
     assert_eq!(events[3].get_as::<f64>("loss").unwrap(), 0.5);
     assert!(events[3].get("$error").is_none());
-}
-
-#[test]
-fn the_log_instrument_survives_a_panicking_lazy_value() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.msgpack");
-    let run = Overseer::new()
-        .with(MsgpackLog::create(&path).unwrap())
-        .ctrl_c(false)
-        .run(|| {
-            for step in 0..10u64 {
-                if step == 4 {
-                    give!(step, loss = Value::lazy(Panics));
-                } else {
-                    give!(step, loss = 0.25);
-                }
-            }
-        });
-    assert!(run.problems.is_empty(), "{:?}", run.problems);
-    let events = read_events(&path);
-    assert_eq!(events.len(), 10, "every event, closed cleanly");
-    assert!(
-        events[4]
-            .get_as::<String>("$error")
-            .unwrap()
-            .contains("device lost")
-    );
 }
 
 /// A value of `depth` nested lists around `leaf` (none: the innermost list is empty).
@@ -221,53 +158,4 @@ fn a_header_the_reader_would_refuse_is_not_written() {
         );
         assert!(!path.exists(), "{key}: no file is left behind");
     }
-}
-
-#[test]
-fn the_log_instrument_skips_a_refused_event_and_reports_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.msgpack");
-    let run = Overseer::new()
-        .with(MsgpackLog::create(&path).unwrap())
-        .ctrl_c(false)
-        .run(|| {
-            for step in 0..5u64 {
-                if step == 2 {
-                    give!(step, deep = nested(300, None));
-                } else {
-                    give!(step);
-                }
-            }
-        });
-    assert_eq!(run.problems.len(), 1, "{:?}", run.problems);
-    let message = &run.problems[0].message;
-    assert!(
-        message.contains("event 3") && message.contains("`deep`"),
-        "{message}"
-    );
-    assert_eq!(
-        steps(&path),
-        [0, 1, 3, 4],
-        "the log goes on, closed cleanly"
-    );
-}
-
-#[test]
-fn a_log_instrument_with_a_refused_header_reports_it_and_leaves_no_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.msgpack");
-    let log = MsgpackLog::create(&path)
-        .unwrap()
-        .header_field("format", "mine");
-    let run = Overseer::new()
-        .with(log)
-        .ctrl_c(false)
-        .run(|| give!(step = 1u64));
-    assert_eq!(run.problems.len(), 1, "{:?}", run.problems);
-    assert!(
-        run.problems[0].message.contains("field `format`"),
-        "{}",
-        run.problems[0].message
-    );
-    assert!(!path.exists());
 }

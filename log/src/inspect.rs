@@ -8,10 +8,11 @@ use std::path::{Path, PathBuf};
 
 use giving::{Timestamp, Value};
 
-use super::error::LogError;
-use super::header::{FORMAT_NAME, LogHeader};
-use super::reader::{LogDamage, LogEnd, LogReader};
-use super::time_fmt::utc;
+use crate::error::LogError;
+use crate::format::FORMAT_NAME;
+use crate::header::LogHeader;
+use crate::reader::{LogDamage, LogEnd, LogReader};
+use crate::time_fmt::utc;
 
 /// How whole a log is, from [`DumpSummary::health`] or [`LogStats::health`]; `giving log`
 /// exits with [`exit_code`](LogHealth::exit_code).
@@ -234,7 +235,7 @@ pub(crate) fn output_error(source: std::io::Error) -> LogError {
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{dump, LogHeader, LogWriter};
+/// use giving_log::{dump, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
@@ -432,7 +433,7 @@ impl LogStats {
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{stats, LogHeader, LogWriter};
+/// use giving_log::{stats, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");

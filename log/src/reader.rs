@@ -15,10 +15,10 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use giving::Event;
 
-use super::decode::{DecodeError, Decoder, KeyCache, Record};
-use super::encode::MAX_RECORD;
-use super::error::LogError;
-use super::header::{FORMAT_VERSION, LogHeader, MAX_HEADER};
+use crate::decode::{DecodeError, Decoder, KeyCache, Record};
+use crate::error::LogError;
+use crate::format::{FORMAT_VERSION, MAX_HEADER, MAX_RECORD};
+use crate::header::LogHeader;
 
 /// How much is read from the file at a time (at least: more to double a long record's bytes).
 const CHUNK: usize = 256 * 1024;
@@ -59,7 +59,7 @@ pub struct LogDamage {
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
+/// use giving_log::{LogHeader, LogReader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
@@ -155,7 +155,7 @@ impl LogReader {
     ///
     /// ```
     /// use giving::event;
-    /// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
+    /// use giving_log::{LogHeader, LogReader, LogWriter};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("run.msgpack");
@@ -588,7 +588,7 @@ impl std::fmt::Debug for LogReader {
 /// ```
 /// use giving::prelude::*;
 /// use giving::event;
-/// use giving_instruments::log::{self, LogHeader, LogWriter};
+/// use giving_log::{self as log, LogHeader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");

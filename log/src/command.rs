@@ -3,8 +3,8 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::error::LogError;
-use super::inspect::{LogHealth, dump, output_error, stats};
+use crate::error::LogError;
+use crate::inspect::{LogHealth, dump, output_error, stats};
 
 /// The `giving log …` subcommands, for the `giving` binary to embed:
 /// `#[command(subcommand)] log: LogCommand`, then `log.run()`.
@@ -18,7 +18,7 @@ use super::inspect::{LogHealth, dump, output_error, stats};
 ///
 /// ```
 /// use clap::Parser;
-/// use giving_instruments::log::LogCommand;
+/// use giving_log::LogCommand;
 ///
 /// #[derive(Parser)]
 /// struct Cli {

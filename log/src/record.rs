@@ -1,23 +1,24 @@
 //! One record at a time, for transports that carry the log's records one per message (NATS):
 //! [`encode_header`], [`encode_event`] and [`encode_end`] write exactly the bytes a log file
-//! holds for its header, an event and its end record; [`StreamDecoder`](super::StreamDecoder) reads them back.
+//! holds for its header, an event and its end record; [`StreamDecoder`](crate::StreamDecoder) reads them back.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 use giving::{Event, Timestamp};
 
-use super::encode::{Encoder, panic_message};
-use super::error::LogError;
-use super::header::LogHeader;
+use crate::encode::Encoder;
+use crate::error::LogError;
+use crate::header::LogHeader;
+use crate::panic::panic_message;
 
 /// Appends the log's header record (`header`: command line, host, pid, crate versions, extra
-/// fields) to `out`, read back as [`StreamItem::Header`](super::StreamItem::Header): what a
+/// fields) to `out`, read back as [`StreamItem::Header`](crate::StreamItem::Header): what a
 /// transport sends first so that the receiver knows who is speaking. A header the reader
 /// would refuse leaves `out` as it was and is an error naming `name` and the field.
 ///
 /// ```
-/// use giving_instruments::log::{LogHeader, StreamDecoder, StreamItem, encode_header};
+/// use giving_log::{LogHeader, StreamDecoder, StreamItem, encode_header};
 ///
 /// let mut bytes = Vec::new();
 /// encode_header(&LogHeader::for_this_process(), &mut bytes, "example").unwrap();
@@ -46,7 +47,7 @@ pub fn encode_header(header: &LogHeader, out: &mut Vec<u8>, name: &str) -> Resul
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{StreamDecoder, StreamItem, encode_event};
+/// use giving_log::{StreamDecoder, StreamItem, encode_event};
 ///
 /// let mut bytes = Vec::new();
 /// encode_event(&event!(loss = 0.5), &mut bytes, "example").unwrap();
@@ -83,10 +84,10 @@ pub fn encode_event(event: &Event, out: &mut Vec<u8>, name: &str) -> Result<(), 
 }
 
 /// Appends an end record (`events` written, `dropped` lost) to `out`: the mark that a writer
-/// closed cleanly, read back as [`StreamItem::End`](super::StreamItem::End).
+/// closed cleanly, read back as [`StreamItem::End`](crate::StreamItem::End).
 ///
 /// ```
-/// use giving_instruments::log::{StreamDecoder, StreamItem, encode_end};
+/// use giving_log::{StreamDecoder, StreamItem, encode_end};
 ///
 /// let mut bytes = Vec::new();
 /// encode_end(10, 2, &mut bytes);

@@ -3,8 +3,8 @@
 
 use giving::Event;
 
-use super::decode::{DecodeError, Decoder, KeyCache};
-use super::header::LogHeader;
+use crate::decode::{DecodeError, Decoder, KeyCache};
+use crate::header::LogHeader;
 
 /// Bytes a stream may still deliver: large enough that a record is never "past the end".
 const UNBOUNDED: u64 = u64::MAX / 2;
@@ -37,7 +37,7 @@ pub enum StreamItem {
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{LogHeader, LogWriter, StreamDecoder, StreamItem};
+/// use giving_log::{LogHeader, LogWriter, StreamDecoder, StreamItem};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("l.msgpack");
@@ -117,10 +117,10 @@ impl StreamDecoder {
         let bytes = &self.buf[at..];
         let mut decoder = Decoder::within(bytes, UNBOUNDED);
         let first = match decoder.record(&mut self.keys) {
-            Ok(super::decode::Record::Event(event)) => {
+            Ok(crate::decode::Record::Event(event)) => {
                 return Ok(Some((StreamItem::Event(event), decoder.position())));
             }
-            Ok(super::decode::Record::End { events, dropped }) => {
+            Ok(crate::decode::Record::End { events, dropped }) => {
                 return Ok(Some((
                     StreamItem::End { events, dropped },
                     decoder.position(),
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn garbage_between_records_is_skipped_and_reported_once() {
         let mut out = Vec::new();
-        let mut enc = super::super::encode::Encoder::new(&mut out);
+        let mut enc = crate::encode::Encoder::new(&mut out);
         enc.event(&giving::event!(a = 1u64)).unwrap();
         let record = out.clone();
         let mut decoder = StreamDecoder::new();
@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn a_record_split_anywhere_waits_for_its_end() {
         let mut out = Vec::new();
-        let mut enc = super::super::encode::Encoder::new(&mut out);
+        let mut enc = crate::encode::Encoder::new(&mut out);
         enc.event(&giving::event!(loss = 0.5, task = "train"))
             .unwrap();
         for cut in 1..out.len() {

@@ -9,12 +9,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use giving::{Event, Value};
 
-/// The longest nesting of lists and maps written or read; deeper values are refused.
-pub(crate) const MAX_DEPTH: usize = 128;
-
-/// The largest record written or read. A reader buffers a whole record, so without a bound a
-/// corrupt length would make it buffer the rest of the file; real events are far smaller.
-pub(crate) const MAX_RECORD: usize = 64 << 20;
+use crate::format::{MAX_DEPTH, MAX_RECORD};
+use crate::panic::panic_message;
 
 /// Why a value cannot be written (the caller names the field). A boxed `str`, so that the
 /// encoder's results stay two words: refusals are rare, values are not.
@@ -323,13 +319,6 @@ fn longest_field(event: &Event) -> String {
 
 /// The field added to an event whose lazy value panicked while being read.
 pub(crate) const ERROR_FIELD: &str = "$error";
-
-/// The message of a caught panic.
-pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    crate::error::PanicPayload::new(payload)
-        .message()
-        .to_owned()
-}
 
 /// Refuses a string, list or map of `len` bytes or items: it cannot fit in a record (a
 /// MessagePack length is 32-bit, which this bound also keeps).

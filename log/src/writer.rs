@@ -8,14 +8,15 @@ use std::time::{Duration, Instant};
 
 use giving::{Event, Timestamp};
 
-use super::encode::{Encoder, FieldRefusal, panic_message};
-use super::error::LogError;
-use super::header::LogHeader;
+use crate::encode::{Encoder, FieldRefusal};
+use crate::error::LogError;
+use crate::header::LogHeader;
+use crate::panic::panic_message;
 
 /// The buffer is written to the file once it holds this much.
 const BUFFER: usize = 256 * 1024;
 
-/// How long [`MsgpackLog`](super::MsgpackLog) keeps bytes buffered at most: they are handed
+/// How long giving-instruments' `MsgpackLog` keeps bytes buffered at most: they are handed
 /// to the operating system (`write`, not `fsync`) this long after the first of them was
 /// buffered, even while events keep coming, so a run killed with `SIGKILL` loses at most the
 /// events of the last `FLUSH_EVERY`.
@@ -37,7 +38,7 @@ pub struct LogSummary {
 }
 
 /// Writes a log file synchronously: the header, then events, then an end record on
-/// [`close`](LogWriter::close). [`MsgpackLog`](super::MsgpackLog) runs one on its own thread;
+/// [`close`](LogWriter::close). giving-instruments' `MsgpackLog` runs one on its own thread;
 /// use it directly to convert other data into a log.
 ///
 /// Bytes are buffered and reach the file when 256 KiB are buffered, on
@@ -49,7 +50,7 @@ pub struct LogSummary {
 ///
 /// ```
 /// use giving::event;
-/// use giving_instruments::log::{LogHeader, LogReader, LogWriter};
+/// use giving_log::{LogHeader, LogReader, LogWriter};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("converted.msgpack");
@@ -101,8 +102,11 @@ impl LogWriter {
         Self::with_file(path, file, buf)
     }
 
-    /// A writer to a file (or pipe) opened by the caller, `name` naming it in errors.
-    pub(crate) fn to_open_file(name: PathBuf, file: File) -> Result<Self, LogError> {
+    /// A writer to a file (or pipe) opened by the caller, `name` naming it in errors: a
+    /// child's `DATA_FD`. Nothing is synced, and the file is never removed (not even when
+    /// [`with_header`](LogWriter::with_header) refuses a header). The header is the default
+    /// one until [`with_header`](LogWriter::with_header) replaces it.
+    pub fn to_open_file(name: PathBuf, file: File) -> Result<Self, LogError> {
         let mut buf = Vec::with_capacity(BUFFER + 4096);
         if let Err((key, reason)) = LogHeader::default().encode(&mut buf) {
             return Err(refused(&name, "the header".to_owned(), key, reason));
@@ -131,13 +135,13 @@ impl LogWriter {
     /// with the digits `0-9:;<=>?`, `z`), for a stream that carries other output too: a
     /// child's stdout when a launcher (ssh) forwards nothing else. Each sequence fits one
     /// atomic pipe write, so lines the program prints meanwhile never cut one.
-    pub(crate) fn smuggled(mut self) -> Self {
+    pub fn smuggled(mut self) -> Self {
         self.smuggle = true;
         self
     }
 
     /// Bounds how long bytes stay buffered: each write hands them to the operating system once
-    /// the oldest is `age` old (one clock read per write). [`MsgpackLog`](super::MsgpackLog)
+    /// the oldest is `age` old (one clock read per write). giving-instruments' `MsgpackLog`
     /// uses [`FLUSH_EVERY`], and also writes them out on a timer when events stop coming.
     pub fn flush_every(mut self, age: Duration) -> Self {
         self.flush_every = Some(age);
@@ -145,8 +149,10 @@ impl LogWriter {
     }
 
     /// Replaces the header, as long as nothing has reached the file yet. A header the reader
-    /// would refuse is an error, and the (empty) file is removed.
-    pub(crate) fn with_header(mut self, header: &LogHeader) -> Result<Self, LogError> {
+    /// would refuse is an error, and the (empty) file is removed (unless the caller opened it,
+    /// [`to_open_file`](LogWriter::to_open_file)). Once bytes have been written, the header
+    /// stays as it was.
+    pub fn with_header(mut self, header: &LogHeader) -> Result<Self, LogError> {
         if self.bytes == 0 && self.events == 0 {
             self.buf.clear();
             if let Err((key, reason)) = header.encode(&mut self.buf) {
@@ -226,7 +232,7 @@ impl LogWriter {
     /// When the buffered bytes must be written out, with
     /// [`flush_every`](LogWriter::flush_every): for a timer that writes them out when no
     /// event comes to do it.
-    pub(crate) fn write_out_deadline(&self) -> Option<Instant> {
+    pub fn write_out_deadline(&self) -> Option<Instant> {
         match (self.first_buffered, self.flush_every) {
             (Some(first), Some(age)) if !self.buf.is_empty() => Some(first + age),
             _ => None,

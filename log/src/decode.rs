@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use giving::{Event, Key, Timestamp, Value};
 
-use super::encode::{MAX_DEPTH, MAX_RECORD};
+use crate::format::{MAX_DEPTH, MAX_RECORD};
 
 /// Why a record could not be decoded.
 #[derive(Debug, Clone, PartialEq)]

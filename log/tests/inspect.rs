@@ -1,7 +1,7 @@
 //! `giving log dump` and `giving log stats` as library functions.
 
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{LogHeader, LogWriter, dump, stats};
+use giving_log::{LogHeader, LogWriter, dump, stats};
 
 fn write(path: &std::path::Path, n: u64, close: bool) {
     let mut header = LogHeader::for_this_process();
@@ -93,12 +93,12 @@ fn run_log(
     command: &str,
     path: &std::path::Path,
 ) -> (
-    Result<giving_instruments::log::LogHealth, giving_instruments::log::LogError>,
+    Result<giving_log::LogHealth, giving_log::LogError>,
     String,
     String,
 ) {
     use clap::Parser;
-    use giving_instruments::log::LogCommand;
+    use giving_log::LogCommand;
 
     #[derive(Parser)]
     struct Cli {
@@ -126,7 +126,7 @@ fn written_len(dir: &std::path::Path, n: u64) -> usize {
 #[cfg(feature = "cli")]
 #[test]
 fn a_clean_log_is_clean_with_exit_code_0() {
-    use giving_instruments::log::LogHealth;
+    use giving_log::LogHealth;
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.msgpack");
@@ -155,7 +155,7 @@ fn a_clean_log_is_clean_with_exit_code_0() {
 #[cfg(feature = "cli")]
 #[test]
 fn a_cut_log_is_cut_with_exit_code_3() {
-    use giving_instruments::log::LogHealth;
+    use giving_log::LogHealth;
 
     let dir = tempfile::tempdir().unwrap();
     // No end record: the writer was killed at a record boundary.
@@ -187,7 +187,7 @@ fn a_cut_log_is_cut_with_exit_code_3() {
 #[cfg(feature = "cli")]
 #[test]
 fn a_damaged_or_miscounted_log_is_corrupt_with_exit_code_4() {
-    use giving_instruments::log::LogHealth;
+    use giving_log::LogHealth;
 
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.msgpack");

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::header::FORMAT_VERSION;
+use crate::format::FORMAT_VERSION;
 
 /// An error writing or reading a MessagePack log. Every variant names the file.
 #[derive(Debug, thiserror::Error)]

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use giving::{Event, Timestamp, Value};
-use giving_instruments::log::{self, LogError, LogHeader, LogReader, LogWriter, MsgpackLog};
+use giving_log::{self as log, LogError, LogHeader, LogReader, LogWriter};
 
 /// A deterministic pseudo-random sequence (xorshift), so failures reproduce.
 struct Rng(u64);
@@ -224,42 +224,6 @@ fn a_future_version_is_refused() {
         error,
         LogError::UnsupportedVersion { version: 9, .. }
     ));
-}
-
-#[test]
-fn the_log_instrument_writes_what_a_scope_gives_with_header() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.msgpack");
-    let log = MsgpackLog::create(&path)
-        .unwrap()
-        .crate_version("giving-models", "0.1.0")
-        .header_field("run", "test");
-    let run = giving_instruments::Overseer::new().with(log).run(|| {
-        for step in 0..1000u64 {
-            giving::give!(step, loss = 0.5, lazy = Value::lazy(Doubled(step)));
-        }
-    });
-    assert!(run.problems.is_empty(), "{:?}", run.problems);
-    let reader = LogReader::open(&path).unwrap();
-    let header = reader.header().clone();
-    assert_eq!(header.crate_versions["giving-models"], "0.1.0");
-    assert_eq!(header.extra["run"], Value::from("test"));
-    assert!(!header.command_line.is_empty());
-    let events: Vec<Event> = reader.collect::<Result<_, _>>().unwrap();
-    assert_eq!(events.len(), 1000);
-    assert_eq!(
-        events[7].get_as::<u64>("lazy").unwrap(),
-        14,
-        "lazy values are resolved"
-    );
-}
-
-struct Doubled(u64);
-
-impl giving::Resolve for Doubled {
-    fn resolve(&self) -> Result<Value, giving::ResolveError> {
-        Ok(Value::U64(self.0 * 2))
-    }
 }
 
 #[test]

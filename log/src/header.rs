@@ -4,17 +4,8 @@ use std::collections::BTreeMap;
 
 use giving::{Timestamp, Value};
 
-use super::encode::{Encoder, FieldRefusal};
-
-/// The `format` field of every log header.
-pub const FORMAT_NAME: &str = "giving-log";
-
-/// The format version this crate writes and reads.
-pub const FORMAT_VERSION: u64 = 1;
-
-/// The largest header a reader looks for before refusing the file (so that a file that is not
-/// a log is refused without reading all of it); the writer refuses larger headers.
-pub(crate) const MAX_HEADER: usize = 1 << 20;
+use crate::encode::{Encoder, FieldRefusal};
+use crate::format::{FORMAT_NAME, FORMAT_VERSION, MAX_HEADER};
 
 /// The fields every header has: an extra field of the same name would replace them when read.
 const RESERVED: [&str; 7] = [
@@ -188,13 +179,13 @@ fn within_header(out: &[u8], start: usize, key: &str) -> Result<(), FieldRefusal
 }
 
 /// This machine's name, for the header.
-#[cfg(feature = "cpu")]
+#[cfg(feature = "sysinfo")]
 fn host_name() -> String {
     sysinfo::System::host_name().unwrap_or_default()
 }
 
 /// This machine's name, for the header (without sysinfo: the kernel's, where it tells).
-#[cfg(not(feature = "cpu"))]
+#[cfg(not(feature = "sysinfo"))]
 fn host_name() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|name| name.trim().to_owned())

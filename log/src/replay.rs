@@ -4,8 +4,8 @@ use std::path::Path;
 
 use giving::Given;
 
-use super::error::LogError;
-use super::reader::{LogDamage, LogReader};
+use crate::error::LogError;
+use crate::reader::{LogDamage, LogReader};
 
 /// What a replay gave.
 #[derive(Debug)]
@@ -23,22 +23,21 @@ pub struct ReplaySummary {
 
 /// Gives every event of the log at `path` into the scope `gv`, in order and with its original
 /// timestamp, as fast as the pipelines take them. Timestamp-based instruments such as
-/// [`Rate`](crate::Rate) compute the same values as during the run.
+/// giving-instruments' `Rate` compute the same values as during the run.
 ///
 /// ```
 /// use giving::prelude::*;
-/// use giving::{give, given};
-/// use giving_instruments::Overseer;
-/// use giving_instruments::log::{MsgpackLog, replay};
+/// use giving::{event, given};
+/// use giving_log::{LogHeader, LogWriter, replay};
 ///
+/// // A run's log (giving-instruments' `MsgpackLog` writes one the same way).
 /// let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("run.msgpack");
-/// let run = Overseer::new().with(MsgpackLog::create(&path).unwrap()).run(|| {
-///     for loss in [0.9, 0.3, 0.5] {
-///         give!(loss);
-///     }
-/// });
-/// assert!(run.problems.is_empty());
+/// let mut writer = LogWriter::create(&path, &LogHeader::for_this_process()).unwrap();
+/// for loss in [0.9, 0.3, 0.5] {
+///     writer.write(&event!(loss)).unwrap();
+/// }
+/// writer.close(0).unwrap();
 ///
 /// // Offline: the same pipeline, fed by the log.
 /// let gv = given();
