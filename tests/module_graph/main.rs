@@ -119,6 +119,7 @@ crates! {
     giving: "src/lib.rs",
     giving_operators: "operators/src/lib.rs",
     giving_macros: "macros/src/lib.rs",
+    giving_log: "log/src/lib.rs",
     giving_instruments: "instruments/src/lib.rs",
     giving_burn: "burn/src/lib.rs",
     giving_models: "models/src/lib.rs",
