@@ -1,6 +1,6 @@
 //! Why a lazy value could not be read.
 
-/// Why a [`Resolve`] could not produce its value.
+/// Why a [`Resolve`](crate::Resolve) could not produce its value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("could not resolve lazy value: {message}")]
 pub struct ResolveError {
