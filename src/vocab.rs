@@ -153,6 +153,18 @@ pub mod keys {
     /// `bool`, `true`: the last event of a source (a suite's process that ended, a rank that
     /// finished), with its [`BENCH`] or [`RANK`]. A dashboard stops counting it in the total.
     pub const DONE: &str = "done";
+    /// `str`: the name of one of voir's out-of-band events (`"stop"`, `"error"`, `"phase"`,
+    /// …), in a line a voir benchmark writes to `DATA_FD` (`{"$event": "stop"}`) instead of
+    /// data. The suite runner acts on it (docs/protocol.md); giving-log's
+    /// `protocol::OutOfBand` reads it.
+    pub const VOIR_EVENT: &str = "$event";
+    /// any: what comes with a [`VOIR_EVENT`]: `{type, message}` for an `error`, `{name}` for a
+    /// `phase`; absent for a `stop`.
+    pub const VOIR_DATA: &str = "$data";
+    /// `str`: the voir phase a suite's process is in (`init`, `parse_args`, `load_script`,
+    /// `run_script`, `finalize`), added with [`BENCH`] by the suite runner to the `phase`
+    /// event it gives again. The suite dashboard shows it in the process's row.
+    pub const PHASE: &str = "phase";
 }
 
 mod monitor;

@@ -284,8 +284,16 @@ fn run_with_dash(
 fn print_result(result: &ProcessResult) {
     let o = &result.outcome;
     let status = match (o.killed, o.exit_code, o.signal) {
+        // It asked to be ended (voir's early stop): a success however it ended.
+        _ if o.stopped.is_some() => format!(
+            "ok (stopped: {}{})",
+            o.stopped.as_deref().unwrap_or_default(),
+            o.killed.map_or_else(String::new, |how| format!(", {how}"))
+        ),
         (Some(how), _, _) if o.interrupted => format!("INTERRUPTED ({how})"),
         (Some(how), _, _) => format!("KILLED at max_duration ({how})"),
+        // It exited 0 but reported an error (`$event: error`).
+        (None, Some(0), _) if !o.success => format!("FAILED ({})", o.error_events.join("; ")),
         (None, Some(0), _) => "ok".to_owned(),
         (None, Some(code), _) => format!("FAILED (exit {code})"),
         (None, None, Some(signal)) => format!("FAILED (signal {signal})"),
@@ -302,8 +310,18 @@ fn print_result(result: &ProcessResult) {
         0 => String::new(),
         n => format!(", {n} protocol error(s): {}", o.protocol_errors[0]),
     };
+    // What a failed voir benchmark said (it exited non-zero after its error event), and the
+    // voir phase it ended in.
+    let errors = match (&o.error_events[..], o.exit_code) {
+        ([], _) | (_, Some(0)) => String::new(),
+        (errors, _) => format!(", error: {}", errors.join("; ")),
+    };
+    let phase = o
+        .phases
+        .last()
+        .map_or_else(String::new, |p| format!(", phase {p}"));
     println!(
-        "  {}.{}: {status}, {} events, {rate}, {:.1}s{problems}",
+        "  {}.{}: {status}, {} events, {rate}, {:.1}s{errors}{phase}{problems}",
         result.bench, result.tag, o.events, o.duration_s
     );
 }

@@ -142,6 +142,16 @@ twice:
   inherits: _sh
   plan: {method: njobs, n: 2}
   argv: ["true"]
+# voir's early stop (`{"$event": "stop"}`), then a sleep past max_duration: ended at once, a
+# success.
+early_stop:
+  inherits: _sh
+  max_duration: 60
+  argv: ["printf '{{\"$event\": \"phase\", \"$data\": {{\"name\": \"run_script\"}}}}\\n{{\"rate\": 3.0, \"task\": \"train\"}}\\n{{\"$event\": \"stop\"}}\\n' >&3; exec sleep 30"]
+# voir's Overseer when the script raised: the error event, then exit 1.
+reports_an_error:
+  inherits: _sh
+  argv: ["printf '{{\"$event\": \"error\", \"$data\": {{\"type\": \"ValueError\", \"message\": \"bad batch\"}}}}\\n' >&3; exit 1"]
 "#;
 
 #[test]
@@ -207,12 +217,28 @@ fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
     let stdout = std::fs::read_to_string(dir.join("smuggled.D0.stdout")).unwrap();
     assert_eq!(stdout, "before\n\nafter\n");
 
+    let stopped = outcome(&dir, "early_stop.D0");
+    assert_eq!(stopped["stopped"], "voir early stop", "{stopped}");
+    assert_eq!(stopped["success"], true, "{stopped}");
+    assert!(stopped["duration_s"].as_f64().unwrap() < 30.0, "{stopped}");
+    assert!(
+        out.contains("early_stop.D0: ok (stopped: voir early stop, sigterm), 3 events, 1 rates"),
+        "{out}"
+    );
+    assert!(out.contains(", phase run_script\n"), "{out}");
+    assert!(
+        out.contains("reports_an_error.D0: FAILED (exit 1), 1 events, no rate, ")
+            && out.contains(", error: ValueError: bad batch\n"),
+        "{out}"
+    );
+
     let fails = outcome(&dir, "fails.D0");
     assert_eq!(fails["exit_code"], 101);
     // The validation layers, printed after the run.
     for finding in [
         "[error] error: fails.D0: panic: boom (thread 'main' panicked at src/main.rs:3:5:)",
         "[error] error: hangs.D0: killed at max_duration (sigterm)",
+        "[error] error: reports_an_error.D0: error event: ValueError: bad batch",
         "[loss] error: nan.D0: the loss was NaN 1 time(s) of 2",
         "[ensure_rate] error: nan.D0: no training rate retrieved",
         "[planning] error: twice: 0 of 2 planned processes reported events",

@@ -10,7 +10,9 @@ use crate::report::{ProcessData, RunData};
 /// A validation layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layer {
-    /// A process failed: its Rust panic message or Python traceback, else its exit status.
+    /// A process failed: the error it reported (`{"$event": "error"}`), else its Rust panic
+    /// message or Python traceback, else its exit status. A process stopped early at its own
+    /// request (`{"$event": "stop"}`) did not fail.
     Error,
     /// A process gave no rate (milabench: "no training rate retrieved").
     EnsureRate,
@@ -284,9 +286,13 @@ fn usage(thresholds: Option<(f64, f64)>, p: &ProcessData) -> Option<(Severity, S
     (!low.is_empty()).then(|| (Severity::Error, low.join("; ")))
 }
 
-/// Why a process failed, from its stderr: a Rust panic's message, a Python traceback's last
-/// line, else how it ended.
+/// Why a process failed: the errors it reported (`$event: error`, as milabench's `error` layer
+/// shows them), else from its stderr a Rust panic's message or a Python traceback's last line,
+/// else how it ended.
 fn failure(p: &ProcessData) -> String {
+    if !p.error_events.is_empty() {
+        return format!("error event: {}", p.error_events.join("; "));
+    }
     let lines: Vec<&str> = p.stderr.lines().collect();
     if let Some(i) = lines.iter().rposition(|l| l.contains("panicked at")) {
         let message = lines.get(i + 1).map_or("", |m| m.trim());
@@ -325,6 +331,8 @@ mod tests {
         ProcessData {
             tag: tag.to_owned(),
             success,
+            stopped: None,
+            error_events: Vec::new(),
             rates: rates.to_vec(),
             peak_memory_mb: None,
             gpu_usage: None,
@@ -382,6 +390,28 @@ mod tests {
             "panic: loss exploded (thread 'main' panicked at src/main.rs:3:5:)"
         );
         assert_eq!(found[1].message, "Python exception: ValueError: bad batch");
+    }
+
+    #[test]
+    fn error_names_the_error_event_first_and_a_stopped_process_did_not_fail() {
+        let mut reported = process(
+            "D0",
+            false,
+            &[],
+            &[],
+            "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad batch\n",
+        );
+        reported.error_events = vec!["ValueError: bad batch".to_owned()];
+        let mut stopped = process("D1", true, &[1.0], &[], "");
+        stopped.stopped = Some("voir early stop".to_owned());
+        stopped.killed = Some("sigterm".to_owned());
+        stopped.exit_code = None;
+        let found = validate(&run(vec![reported, stopped]), &[Layer::Error]);
+        let found: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            found,
+            ["[error] error: b.D0: error event: ValueError: bad batch"]
+        );
     }
 
     #[test]

@@ -59,6 +59,9 @@ pub(crate) fn plain_line(state: &DashState) -> String {
     }
     for source in state.sources() {
         line += &format!(" | {}", source.name);
+        if let Some(phase) = &source.phase {
+            line += &format!(" [{phase}]");
+        }
         if source.done {
             line += " done";
         }

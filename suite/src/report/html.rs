@@ -30,12 +30,17 @@ pub fn html(report: &Report, run: &RunData) -> String {
         let _ = writeln!(page, "<section><h2>{}</h2>", escape(&bench.name));
         page.push_str(&rate_plot(bench));
         for p in &bench.processes {
-            let status = if p.success { "ok" } else { "failed" };
+            let status = match (&p.stopped, p.success) {
+                (Some(why), true) => format!("ok, stopped: {why}"),
+                (_, true) => "ok".to_owned(),
+                (_, false) => "failed".to_owned(),
+            };
             let _ = writeln!(
                 page,
-                "<details><summary>{}.{} ({status}, {} rates, {} events)</summary>",
+                "<details><summary>{}.{} ({}, {} rates, {} events)</summary>",
                 escape(&bench.name),
                 escape(&p.tag),
+                escape(&status),
                 p.rates.len(),
                 p.events
             );

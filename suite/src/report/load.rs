@@ -17,8 +17,13 @@ pub struct ProcessData {
     pub tag: String,
     /// The GPU it was given (`None`: the CPU, or `njobs`).
     pub device: Option<usize>,
-    /// Whether it exited 0 without being killed (from `{bench}.{tag}.json`).
+    /// Whether it succeeded (from `{bench}.{tag}.json`): it asked to be stopped, or exited 0
+    /// without being killed and without reporting an error.
     pub success: bool,
+    /// Why it was stopped as a success (`voir early stop`: it sent `{"$event": "stop"}`).
+    pub stopped: Option<String>,
+    /// The errors it reported (`{"$event": "error"}`), as `{type}: {message}`.
+    pub error_events: Vec<String>,
     /// The rates in its data file.
     pub rates: Vec<f64>,
     /// The most GPU memory any device used while it ran (MiB, from `gpudata`).
@@ -31,7 +36,8 @@ pub struct ProcessData {
     pub events: u64,
     /// Its exit code (`None`: a signal, or it did not start).
     pub exit_code: Option<i64>,
-    /// `sigterm` / `sigkill` when `max_duration` ended it.
+    /// `sigterm` / `sigkill` when the runner ended it (`max_duration`, an interrupt, or the
+    /// stop it asked for).
     pub killed: Option<String>,
     /// Its captured stderr (the last 64 KiB).
     pub stderr: String,
@@ -153,6 +159,13 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         let (energy_j, mean_power_w) = data_file.energy();
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
+            stopped: outcome["stopped"].as_str().map(str::to_owned),
+            error_events: outcome["error_events"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.as_str().map(str::to_owned))
+                .collect(),
             rates: data_file.rates,
             rate_times: data_file.rate_times,
             energy_j,

@@ -8,6 +8,7 @@ mod plan;
 mod process;
 mod ssh;
 mod system;
+mod wait;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

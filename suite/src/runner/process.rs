@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
@@ -18,15 +18,13 @@ use giving_log::{LogHeader, LogWriter};
 use serde::Serialize;
 
 use crate::RunError;
-use crate::protocol::{DataDecoder, Incoming, Unsmuggler};
+use crate::protocol::{DataDecoder, Incoming, OutOfBand, Unsmuggler};
 
 use super::nats::{NatsRoute, NatsSource};
+use super::wait::{Cause, wait};
 
 /// The descriptor number a child finds its pipe at (`DATA_FD=3`), as voir's.
 const CHILD_FD: i32 = 3;
-
-/// How often the runner looks whether a child has exited.
-const POLL: Duration = Duration::from_millis(20);
 
 /// What to run, and where its files go.
 #[derive(Debug, Clone)]
@@ -77,9 +75,15 @@ pub struct ProcessOutcome {
     pub exit_code: Option<i32>,
     /// The signal that ended it.
     pub signal: Option<i32>,
-    /// `"sigterm"` when `max_duration` passed and it stopped on SIGTERM, `"sigkill"` when it
-    /// had to be killed after the grace period; `None` when it ended on its own.
+    /// How the runner ended it, when it did: `"sigterm"` when it ended on SIGTERM, `"sigkill"`
+    /// when it had to be killed after the grace period; `None` when it ended on its own. The
+    /// runner ends a process when `max_duration` passed, when the run is interrupted, or when
+    /// the process asked to be ended (then `stopped` says so).
     pub killed: Option<&'static str>,
+    /// Why the process was ended as a success, when it asked to be (`{"$event": "stop"}`,
+    /// voir's early stop: `"voir early stop"`): the runner terminated it, or it ended by itself
+    /// after asking; milabench counts it a success whatever its exit status.
+    pub stopped: Option<String>,
     /// Whether it was stopped because the runner was interrupted (then `killed` says how).
     pub interrupted: bool,
     /// Seconds from start to exit.
@@ -93,7 +97,14 @@ pub struct ProcessOutcome {
     /// What the process said about itself: its log header (command line, host, pid, crate
     /// versions) or its last `meta` event; `None` when it said nothing.
     pub meta: Option<serde_json::Value>,
-    /// Whether it ran and exited 0 without being killed.
+    /// The errors it reported (`{"$event": "error"}`: voir's, when the script raised), as
+    /// `{type}: {message}`. One fails the process, unless it was `stopped`.
+    pub error_events: Vec<String>,
+    /// The voir phases it went through (`{"$event": "phase"}`), in order: the last is the one
+    /// it was in when it ended.
+    pub phases: Vec<String>,
+    /// Whether it succeeded: it asked to be stopped, or it exited 0 without being killed and
+    /// without reporting an error (milabench's rule).
     pub success: bool,
 }
 
@@ -145,13 +156,17 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         .take()
         .map(|out| reader_thread(out, tx, Some(stdout_file)));
     let forward = spec.forward.clone();
-    let writer = std::thread::spawn(move || sink(log, rx, forward));
+    // Set by the writer when the child asks to be ended; the wait below watches it.
+    let stop_asked = Arc::new(AtomicBool::new(false));
+    let asked = stop_asked.clone();
+    let writer = std::thread::spawn(move || sink(log, rx, forward, &asked));
 
-    let (status, killed, interrupted) = wait(
+    let (status, ending) = wait(
         &mut child,
         spec.max_duration,
         spec.grace,
         spec.interrupt.as_deref(),
+        &stop_asked,
     )
     .map_err(io("wait for", &spec.stem))?;
     let duration_s = started.elapsed().as_secs_f64();
@@ -168,6 +183,9 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         rates,
         errors: mut protocol_errors,
         meta,
+        stopped,
+        error_events,
+        phases,
     } = writer.join().unwrap_or_else(|_| Received {
         errors: vec!["the log writer panicked".to_owned()],
         ..Received::default()
@@ -178,18 +196,26 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
             NATS_DRAIN.as_secs()
         ));
     }
+    // A stop counts when the runner ended the process for it, or the process ended by
+    // itself after asking: not when it came while the runner was ending it for another reason.
+    let stopped = stopped.filter(|_| matches!(ending.cause, None | Some(Cause::Stop)));
+    let killed = ending.killed;
     Ok(ProcessOutcome {
         argv: spec.argv.clone(),
         exit_code: status.code(),
         signal: status.signal(),
         killed,
-        interrupted,
+        interrupted: ending.cause == Some(Cause::Interrupt),
         duration_s,
         events,
         rates,
-        success: status.success() && killed.is_none(),
+        success: stopped.is_some()
+            || (status.success() && killed.is_none() && error_events.is_empty()),
+        stopped,
         protocol_errors,
         meta,
+        error_events,
+        phases,
     })
 }
 
@@ -283,12 +309,15 @@ fn not_started(
         exit_code: None,
         signal: None,
         killed: None,
+        stopped: None,
         interrupted: false,
         duration_s: 0.0,
         events: 0,
         rates: Vec::new(),
         protocol_errors: vec![message],
         meta: None,
+        error_events: Vec::new(),
+        phases: Vec::new(),
         success: false,
     }
 }
@@ -305,51 +334,6 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
         path: path.to_path_buf(),
         source,
     }
-}
-
-/// Waits for `child`; past `max_duration`, or when `interrupt` is set, sends SIGTERM to its
-/// process group, and SIGKILL `grace` later. Once it has exited, whatever it left running in
-/// its group is killed, so that nothing outlives its benchmark (or holds its pipes open).
-fn wait(
-    child: &mut Child,
-    max_duration: Duration,
-    grace: Duration,
-    interrupt: Option<&AtomicBool>,
-) -> std::io::Result<(std::process::ExitStatus, Option<&'static str>, bool)> {
-    let started = Instant::now();
-    let group = child.id() as libc::pid_t;
-    let mut killed = None;
-    let mut interrupted = false;
-    let mut terminated_at = Duration::ZERO;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            signal_group(group, libc::SIGKILL);
-            return Ok((status, killed, interrupted));
-        }
-        let elapsed = started.elapsed();
-        let asked = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
-        if killed.is_none() && (elapsed >= max_duration || asked) {
-            interrupted = asked && elapsed < max_duration;
-            killed = Some("sigterm");
-            terminated_at = elapsed;
-            signal_group(group, libc::SIGTERM);
-        } else if killed == Some("sigterm") && elapsed >= terminated_at + grace {
-            killed = Some("sigkill");
-            signal_group(group, libc::SIGKILL);
-            // A child that left its group (setsid) is still killed itself.
-            let _ = child.kill();
-        }
-        std::thread::sleep(POLL);
-    }
-}
-
-/// Sends `signal` to the process group `group` (the benchmark's: it was started as the
-/// group's leader); a group already gone is not an error.
-fn signal_group(group: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved. The
-    // group is the child's own (`process_group(0)`), led by a child this runner has not
-    // reaped yet or has just reaped, so its id is not reused by an unrelated group.
-    unsafe { libc::kill(-group, signal) };
 }
 
 /// Reads a pipe to its end, decoding: the data pipe (`plain` is `None`) in either form;
@@ -397,14 +381,26 @@ struct Received {
     rates: Vec<f64>,
     errors: Vec<String>,
     meta: Option<serde_json::Value>,
+    /// Set when the child asked to be ended (`$event: stop`).
+    stopped: Option<String>,
+    /// The errors it reported (`$event: error`), as `{type}: {message}`.
+    error_events: Vec<String>,
+    /// The voir phases it entered (`$event: phase`), in order.
+    phases: Vec<String>,
 }
 
+/// Why a process that asked to be ended was, in its record.
+const STOP_REASON: &str = "voir early stop";
+
 /// Writes what the readers decode to the `.data` log; protocol errors become `problem`
-/// events there too.
+/// events there too. voir's out-of-band events are kept there as they came, and acted on: a
+/// `stop` sets `stop_asked` (the runner then ends the process), an `error` and a `phase` are
+/// recorded, and a `phase` is given again with [`PHASE`](keys::PHASE) for the dashboard.
 fn sink(
     mut log: LogWriter,
     rx: std::sync::mpsc::Receiver<Incoming>,
     forward: Option<(Giver, String)>,
+    stop_asked: &AtomicBool,
 ) -> Received {
     let mut out = Received::default();
     for item in rx {
@@ -437,9 +433,28 @@ fn sink(
         {
             out.meta = Some(meta);
         }
+        let mut phase = None;
+        match OutOfBand::of(&event) {
+            Some(OutOfBand::Stop) => {
+                out.stopped = Some(STOP_REASON.to_owned());
+                stop_asked.store(true, Ordering::Relaxed);
+            }
+            Some(error @ OutOfBand::Error { .. }) => {
+                out.error_events.extend(error.error_text());
+            }
+            Some(OutOfBand::Phase(name)) => {
+                out.phases.push(name.clone());
+                phase = Some(name);
+            }
+            Some(OutOfBand::Other(_)) | None => {}
+        }
         out.events += 1;
         if let Some((giver, name)) = &forward {
-            giver.give(event.with(keys::BENCH, name.as_str()));
+            let given = event.with(keys::BENCH, name.as_str());
+            giver.give(match phase {
+                Some(phase) => given.with(keys::PHASE, phase.as_str()),
+                None => given,
+            });
         }
         if let Err(e) = log.write(&event) {
             out.errors.push(format!("cannot write the data file: {e}"));

@@ -1,6 +1,7 @@
 //! The dashboard's rows per source: when events say where they come from — a suite's process
 //! (`bench`, added by `giving suite run`) or a rank of a distributed run (`rank`, fanned in
-//! from NATS) — each source gets its own row: progress toward its early stop, rate, loss.
+//! from NATS) — each source gets its own row: progress toward its early stop, rate, loss, and
+//! for a voir benchmark the phase it is in.
 
 use giving::vocab::{ProgressEvent, RateEvent, keys};
 use giving::{Event, Value};
@@ -12,6 +13,9 @@ pub(crate) struct SourceStat {
     pub(crate) name: String,
     /// The machine a rank runs on, once an event said it.
     pub(crate) host: Option<String>,
+    /// The voir phase it is in (`run_script`), from the [`PHASE`](keys::PHASE) the suite
+    /// runner adds to a voir benchmark's `phase` events.
+    pub(crate) phase: Option<String>,
     /// Its latest rate.
     pub(crate) rate: Option<f64>,
     /// The rate's units.
@@ -63,6 +67,9 @@ impl Sources {
         }
         if matches!(event.get(keys::DONE), Some(Value::Bool(true))) {
             row.done = true;
+        }
+        if let Some(phase) = event.get(keys::PHASE).and_then(Value::as_str) {
+            row.phase = Some(phase.to_owned());
         }
         if let Some(rate) = RateEvent::of(event) {
             row.rate = Some(rate.rate);
@@ -196,6 +203,25 @@ mod tests {
         ]));
         assert_eq!(sources.total_rate(), Some((3.0, "")));
         assert!(sources.rows()[2].done);
+    }
+
+    #[test]
+    fn a_voir_benchmark_shows_the_phase_it_is_in() {
+        let mut sources = Sources::default();
+        let phase = |name: &str| {
+            event(&[
+                (keys::BENCH, Value::from("py.D0")),
+                (keys::PHASE, Value::from(name)),
+            ])
+        };
+        sources.observe(&phase("init"));
+        assert_eq!(sources.rows()[0].phase.as_deref(), Some("init"));
+        sources.observe(&phase("run_script"));
+        sources.observe(&event(&[
+            (keys::BENCH, Value::from("py.D0")),
+            (keys::RATE, Value::F64(5.0)),
+        ]));
+        assert_eq!(sources.rows()[0].phase.as_deref(), Some("run_script"));
     }
 
     #[test]

@@ -71,7 +71,7 @@ impl Widget for SourcesTable<'_> {
     }
 }
 
-/// One source: `name @ host (done)`, `seen/stop`, `i/n`, rate, loss, events.
+/// One source: `name [phase] @ host (done)`, `seen/stop`, `i/n`, rate, loss, events.
 fn source_row(s: &SourceStat) -> Row<'static> {
     let stop = s
         .stop
@@ -80,6 +80,9 @@ fn source_row(s: &SourceStat) -> Row<'static> {
         .progress
         .map_or_else(String::new, |(i, n)| format!("{i}/{n}"));
     let mut name = s.name.clone();
+    if let Some(phase) = &s.phase {
+        name += &format!(" [{phase}]");
+    }
     if let Some(host) = &s.host {
         name += &format!(" @ {host}");
     }

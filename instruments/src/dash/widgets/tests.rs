@@ -209,6 +209,29 @@ fn progress_shows_the_tasks_that_fit() {
 }
 
 #[test]
+fn a_voir_benchmarks_row_shows_its_phase() {
+    let mut state = DashState::new(Vec::<String>::new());
+    let phase = [
+        ("bench", Value::from("py.D0")),
+        ("phase", Value::from("run_script")),
+    ];
+    state.observe(&Event::new_at(phase, at(0)));
+    let table = SourcesTable::new(&state);
+    assert_eq!(table.height(), 4);
+    let mut expected = Buffer::with_lines([
+        "┌ sources (1) ───────────────────────────────────────────────────────────────────────────┐",
+        "│source                     stop     progress     rate               loss       events   │",
+        "│py.D0 [run_script]                               -                  -          1        │",
+        "└────────────────────────────────────────────────────────────────────────────────────────┘",
+    ]);
+    expected.set_style(
+        Rect::new(1, 1, 88, 1),
+        Style::new().add_modifier(Modifier::UNDERLINED),
+    );
+    assert_eq!(render(table, 90, 4), expected);
+}
+
+#[test]
 fn sources_table_has_a_row_per_source_and_their_total() {
     let mut state = DashState::new(Vec::<String>::new());
     for (bench, rate) in [("mlp.D0", 1200.0), ("cnn.D0", 300.0)] {
