@@ -95,8 +95,8 @@ fn the_dev_suite_runs_and_its_data_files_are_logs() {
     let cols: Vec<&str> = row.split_whitespace().collect();
     assert_eq!(
         &cols[1..4],
-        ["0", "1", "0"],
-        "fail n ngpu (none: the CPU): {row}"
+        ["0", "1", "1"],
+        "fail n ngpu (milabench's: 1 per `per_gpu` process, even on the CPU): {row}"
     );
     assert_eq!(cols[8], format!("{score:.2}"), "score: {row}");
     assert!(
@@ -314,6 +314,7 @@ fn repeat_runs_every_benchmark_in_rounds() {
         r#"
 _sh:
   command: [sh, -c]
+  weight: 1
 a:
   inherits: _sh
   argv: ["echo a >> order; printf '{{\"rate\": 4.0, \"meta\": {{\"sh\": \"1\"}}}}\n' >&3"]
@@ -334,8 +335,9 @@ b:
     assert!(ok, "{report}");
     let row = report.lines().find(|l| l.starts_with("b ")).unwrap();
     let cols: Vec<&str> = row.split_whitespace().collect();
-    // Two processes on one slot (the CPU): n 2, ngpu 0, the score is their mean rate.
-    assert_eq!(&cols[1..5], ["0", "2", "0", "8.00"], "{row}");
+    // Two processes on one slot (the CPU): n 2, ngpu 1 (milabench's: one GPU per `per_gpu`
+    // process), the score is their mean rate.
+    assert_eq!(&cols[1..5], ["0", "2", "1", "8.00"], "{row}");
     assert_eq!(cols[8], "8.00", "{row}");
 
     // The HTML page: the report, a plot per benchmark, each process's output, escaped.

@@ -357,6 +357,8 @@ mod tests {
             benches: vec![BenchData {
                 name: "b".into(),
                 weight: 1.0,
+                njobs: false,
+                num_machines: 1,
                 usage: None,
                 processes,
             }],

@@ -29,20 +29,25 @@ fn on_device(dir: &Path, stem: &str, device: Option<usize>, success: bool, rates
     std::fs::write(dir.join(format!("{stem}.json")), outcome.to_string()).unwrap();
 }
 
+/// milabench's `report/__init__.py` `_make_row`: `score = (acc if acc > 0 else perf) ×
+/// (1 − fail / max(n, 1))`, `acc` = Σ over `summary["per_gpu"]` devices of their trimmed mean
+/// (`summary.py` `aggregate` fills `per_gpu` only for a process whose config has a `device`:
+/// `per_gpu` plans, not `njobs`). `make_report`: exp(Σ w·ln(score + 1) / Σ w).
 #[test]
 fn breakdown_and_score_follow_milabench() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     std::fs::write(
         dir.join("config.json"),
-        r#"{"benches": [{"name": "a", "weight": 1.0}, {"name": "b", "weight": 3.0}, {"name": "never", "weight": 1.0}]}"#,
+        r#"{"benches": [{"name": "a", "weight": 1.0}, {"name": "b", "weight": 3.0, "plan": {"method": "njobs", "n": 2}}, {"name": "never", "weight": 1.0}]}"#,
     )
     .unwrap();
     std::fs::write(dir.join("system.json"), r#"{"host": "h", "n_cpu": 2}"#).unwrap();
     // a: two devices. D0's 5 rates lose their min and max: mean(10, 20, 30) = 20; D1: mean 40.
     on_device(dir, "a.D0", Some(0), true, &[1.0, 10.0, 20.0, 30.0, 1000.0]);
     on_device(dir, "a.D1", Some(1), true, &[40.0]);
-    // b: one of two processes failed: (5 + 15) × (1 − 1/2) = 10.
+    // b (njobs): one of two processes failed; no device, so acc = 0 and the score is
+    // perf × (1 − 1/2) = mean(5, 15) × 0.5 = 5 (not the sum of the job slots).
     process(dir, "b.0", true, &[5.0]);
     process(dir, "b.1", false, &[15.0]);
 
@@ -53,16 +58,20 @@ fn breakdown_and_score_follow_milabench() {
         "a benchmark with no process has no row"
     );
     let a = &report.rows[0];
-    assert_eq!((a.bench.as_str(), a.fail, a.n, a.ngpu), ("a", 0, 2, 2));
+    // ngpu is milabench's: 1 GPU per `per_gpu` process × 1 machine; 2 devices were used.
+    assert_eq!(
+        (a.bench.as_str(), a.fail, a.n, a.ngpu, a.devices),
+        ("a", 0, 2, 1, 2)
+    );
     assert!((a.score - 60.0).abs() < 1e-9, "{}", a.score);
     // perf over all 6 rates of a: 1 and 1000 dropped, mean(10, 20, 30, 40) = 25.
     assert_eq!(a.perf.unwrap().mean, 25.0);
     let b = &report.rows[1];
     assert_eq!((b.fail, b.n), (1, 2));
-    assert!((b.score - 10.0).abs() < 1e-9);
+    assert!((b.score - 5.0).abs() < 1e-9, "{}", b.score);
     assert_eq!(report.failure_rate, 0.25);
     assert!(!report.passes());
-    let want = ((61f64).ln() * 1.0 + (11f64).ln() * 3.0) / 4.0;
+    let want = ((61f64).ln() * 1.0 + (6f64).ln() * 3.0) / 4.0;
     assert!((report.score.unwrap() - want.exp()).abs() < 1e-9);
 
     let text = report.to_string();
@@ -76,6 +85,51 @@ fn breakdown_and_score_follow_milabench() {
         ),
         "{text}"
     );
+}
+
+/// milabench's `summary.py` `_summarize` writes `"weight": config.get("weight", 0)` and
+/// `report/__init__.py` `_make_row` reads `config.get("weight", summary.get("weight", 0))`:
+/// a benchmark without a weight weighs 0, so it is left out of the global score
+/// exp(Σ w·ln(score + 1) / Σ w) = exp(1·ln(9 + 1) / 1) = 10.
+#[test]
+fn the_default_weight_is_zero_as_milabench() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "w", "weight": 1.0}, {"name": "unweighted"}]}"#,
+    )
+    .unwrap();
+    on_device(dir, "w.D0", Some(0), true, &[9.0]);
+    on_device(dir, "unweighted.D0", Some(0), true, &[99.0]);
+    let report = Report::new(&load_run(dir).unwrap());
+    assert_eq!(report.rows[1].weight, 0.0);
+    assert!((report.score.unwrap() - 10.0).abs() < 1e-9);
+}
+
+/// milabench's `summary.py` `ngpu(pack) = node_count(pack) × local_gpu(pack)`: `node_count`
+/// is `num_machines` (default 1), `local_gpu` is `len(config["devices"])` under `njobs` (every
+/// GPU of the machine, `NJobs` in `commands/__init__.py`) and 1 under `per_gpu`. Here: njobs
+/// on 2 machines of 4 GPUs = 2 × 4 = 8; per_gpu on 2 machines = 2 × 1 = 2.
+#[test]
+fn ngpu_is_milabench_gpus_per_process_times_machines() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [
+            {"name": "jobs", "plan": {"method": "njobs", "n": 2}, "num_machines": 2},
+            {"name": "each", "plan": {"method": "per_gpu"}, "num_machines": 2}]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("system.json"), r#"{"n_gpu": 4}"#).unwrap();
+    process(dir, "jobs.0", true, &[1.0]);
+    process(dir, "jobs.1", true, &[1.0]);
+    on_device(dir, "each.D0", Some(0), true, &[1.0]);
+    on_device(dir, "each.D1", Some(1), true, &[1.0]);
+    let report = Report::new(&load_run(dir).unwrap());
+    let got: Vec<(usize, usize)> = report.rows.iter().map(|r| (r.ngpu, r.devices)).collect();
+    assert_eq!(got, [(8, 0), (2, 2)]);
 }
 
 #[test]
@@ -103,11 +157,12 @@ fn repetitions_share_their_device_and_dotted_names_are_found() {
     assert_eq!(tags, [vec!["D0.R1", "D0.R2"], vec!["D0"]]);
     let report = Report::new(&run);
     let r = &report.rows[0];
-    assert_eq!((r.n, r.ngpu, r.score), (2, 0, 20.0));
+    // On the CPU too, a `per_gpu` process counts 1 GPU in milabench's ngpu.
+    assert_eq!((r.n, r.ngpu, r.devices, r.score), (2, 1, 0, 20.0));
     let big = &report.rows[1];
     assert_eq!(
-        (big.bench.as_str(), big.n, big.ngpu, big.score),
-        ("r.big", 1, 1, 7.0)
+        (big.bench.as_str(), big.n, big.ngpu, big.devices, big.score),
+        ("r.big", 1, 1, 1, 7.0)
     );
 }
 

@@ -38,7 +38,8 @@ pub struct Bench {
     pub tags: Vec<String>,
     /// `false`: never run (default `true`).
     pub enabled: bool,
-    /// Its weight in the suite's score (default 1).
+    /// Its weight in the suite's score (default 0, as milabench's `summary.py`
+    /// `config.get("weight", 0)`: a benchmark counts in the global score only when given one).
     pub weight: f64,
     /// After this long, the benchmark is stopped (default 600 s, as milabench).
     #[serde(serialize_with = "seconds")]
@@ -108,7 +109,7 @@ pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Ben
         env: BTreeMap::new(),
         tags: Vec::new(),
         enabled: true,
-        weight: 1.0,
+        weight: 0.0,
         max_duration: Duration::from_secs(600),
         early_stop: EarlyStopOptions::default(),
         usage: None,

@@ -68,8 +68,13 @@ pub struct GpuUsage {
 pub struct BenchData {
     /// Its name.
     pub name: String,
-    /// Its weight in the score.
+    /// Its weight in the score (0 where the configuration gives none, as milabench).
     pub weight: f64,
+    /// Whether it ran under `plan: {method: njobs}` (its processes share the machine: it is
+    /// scored by its `perf`, not per device).
+    pub njobs: bool,
+    /// On how many nodes it ran (`num_machines`, 1 where not written).
+    pub num_machines: u32,
     /// Its `validation.usage` thresholds, as `(gpu_load_threshold, gpu_mem_threshold)`.
     pub usage: Option<(f64, f64)>,
     /// Its processes.
@@ -116,7 +121,12 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         .filter_map(|b| {
             Some(BenchData {
                 name: b["name"].as_str()?.to_owned(),
-                weight: b["weight"].as_f64().unwrap_or(1.0),
+                weight: b["weight"].as_f64().unwrap_or(0.0),
+                njobs: b["plan"]["method"].as_str() == Some("njobs"),
+                num_machines: b["num_machines"]
+                    .as_u64()
+                    .and_then(|n| u32::try_from(n).ok())
+                    .unwrap_or(1),
                 usage: b["usage"]["gpu_load_threshold"]
                     .as_f64()
                     .zip(b["usage"]["gpu_mem_threshold"].as_f64()),

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::load::RunData;
+use super::load::{BenchData, RunData};
 use super::stats::{Metrics, global_score};
 
 /// Failure rates up to this pass (milabench's 1%).
@@ -20,14 +20,19 @@ pub struct Row {
     pub fail: usize,
     /// Processes run.
     pub n: usize,
-    /// GPUs it ran on (0 on the CPU).
+    /// milabench's `ngpu` (`summary.py` `ngpu`): `num_machines` × the GPUs of one process —
+    /// 1 under `per_gpu` (even on the CPU), every GPU of the machine under `njobs`.
     pub ngpu: usize,
+    /// The distinct GPUs its processes were given (0 on the CPU, and under `njobs`): what
+    /// `ngpu` meant here before it took milabench's meaning.
+    pub devices: usize,
     /// Statistics of every rate of every process.
     pub perf: Option<Metrics>,
     /// The most GPU memory used, MiB.
     pub peak_memory: Option<f64>,
-    /// Σ over devices of the mean of the rates its processes gave there (every repetition),
-    /// × (1 − fail/n).
+    /// milabench's score (`report/__init__.py`, `_make_row`): Σ over devices of the mean of
+    /// the rates its processes gave there (every repetition), or `perf` under `njobs` (its
+    /// processes have no device), × (1 − fail/n).
     pub score: f64,
     /// Its weight.
     pub weight: f64,
@@ -58,6 +63,7 @@ pub struct Report {
 impl Report {
     /// Computes the report of a run read by [`load_run`](super::load_run).
     pub fn new(run: &RunData) -> Self {
+        let machine_gpus = run.system["n_gpu"].as_u64().unwrap_or(0) as usize;
         let rows: Vec<Row> = run
             .benches
             .iter()
@@ -70,38 +76,28 @@ impl Report {
                     .iter()
                     .flat_map(|p| p.rates.iter().copied())
                     .collect();
-                // A device is a process slot of the plan (`D0`, `1`): its repetitions share it.
-                let mut devices: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
-                for p in &b.processes {
-                    let slot = repetition_slot(&p.tag);
-                    devices.entry(slot).or_default().extend(&p.rates);
-                }
-                let per_device: f64 = devices
-                    .values()
-                    .filter_map(|rates| Metrics::of(rates))
-                    .map(|m| m.mean)
-                    .sum::<f64>()
-                    // An empty f64 sum is -0.0, which would print as "-0.00".
-                    + 0.0;
                 let perf = Metrics::of(&all);
-                let ngpu = b
+                let score = score(b, perf, fail, n);
+                let devices = b
                     .processes
                     .iter()
                     .filter_map(|p| p.device)
                     .collect::<BTreeSet<_>>()
                     .len();
+                let ngpu = ngpu(b, machine_gpus);
                 Row {
                     bench: b.name.clone(),
                     fail,
                     n,
                     ngpu,
+                    devices,
                     perf,
                     peak_memory: b
                         .processes
                         .iter()
                         .filter_map(|p| p.peak_memory_mb)
                         .reduce(f64::max),
-                    score: per_device * (1.0 - fail as f64 / n as f64),
+                    score,
                     weight: b.weight,
                     energy_kj: sum(b.processes.iter().filter_map(|p| p.energy_j))
                         .map(|j| j / 1000.0),
@@ -253,6 +249,45 @@ impl fmt::Display for Report {
         }
         Ok(())
     }
+}
+
+/// milabench's `ngpu` (`summary.py`: `ngpu(pack) = node_count(pack) × local_gpu(pack)`,
+/// `local_gpu` is `len(config["devices"])` under `njobs` — every GPU of the machine — and 1
+/// otherwise), with `machine_gpus` the GPUs of the machine that ran it (`system.json`).
+fn ngpu(bench: &BenchData, machine_gpus: usize) -> usize {
+    let local = if bench.njobs { machine_gpus } else { 1 };
+    bench.num_machines as usize * local
+}
+
+/// milabench's score of a benchmark (`report/__init__.py`, `_make_row`): `acc` is Σ over its
+/// devices of the mean of the rates given there (`per_gpu`: every process has a device, the
+/// CPU's process counts as device 0), 0 under `njobs` (no process has a device, so
+/// `summary.py`'s `per_gpu` is empty); the score is `(acc if acc > 0 else perf)` × (1 − fail/n).
+fn score(bench: &BenchData, perf: Option<Metrics>, fail: usize, n: usize) -> f64 {
+    let acc = if bench.njobs {
+        0.0
+    } else {
+        // A device is a process slot of the plan (`D0`, `node.D1`): its repetitions share it.
+        let mut devices: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        for p in &bench.processes {
+            devices
+                .entry(repetition_slot(&p.tag))
+                .or_default()
+                .extend(&p.rates);
+        }
+        devices
+            .values()
+            .filter_map(|rates| Metrics::of(rates))
+            .map(|m| m.mean)
+            .sum::<f64>()
+    };
+    let acc = if acc > 0.0 {
+        acc
+    } else {
+        perf.map_or(0.0, |m| m.mean)
+    };
+    // An empty f64 sum is -0.0, which would print as "-0.00".
+    acc * (1.0 - fail as f64 / n.max(1) as f64) + 0.0
 }
 
 /// The plan slot of a process's tag: `D0` for `D0.R2` (a repetition), the tag itself
