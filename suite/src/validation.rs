@@ -334,7 +334,6 @@ mod tests {
             stopped: None,
             error_events: Vec::new(),
             rates: rates.to_vec(),
-            peak_memory_mb: None,
             gpu_usage: None,
             losses: losses.to_vec(),
             events: (rates.len() + losses.len()) as u64,
@@ -345,8 +344,7 @@ mod tests {
             meta: None,
             stem: tag.into(),
             rate_times: Vec::new(),
-            energy_j: None,
-            mean_power_w: None,
+            gpu: Default::default(),
         }
     }
 

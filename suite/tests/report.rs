@@ -213,13 +213,20 @@ fn usage_reads_the_thresholds_from_the_config_and_the_load_from_gpudata() {
     assert_eq!(found[0].message, "mean GPU load 0.30 below 0.5");
 }
 
-/// A `gpudata` sample of two devices drawing `watts` each.
+/// A `gpudata` sample of two devices drawing `watts` each, load 0.5, `watts × 2` MiB used.
 fn powered(watts: [f64; 2], at_s: u64) -> Event {
     let gpus = watts
         .iter()
         .enumerate()
         .map(|(i, &w)| {
-            let gpu = [("power".to_owned(), Value::F64(w))];
+            let gpu = [
+                ("power".to_owned(), Value::F64(w)),
+                ("load".to_owned(), Value::F64(0.5)),
+                (
+                    "memory".to_owned(),
+                    Value::List(vec![Value::F64(w * 2.0), Value::F64(1000.0)]),
+                ),
+            ];
             (i.to_string(), Value::Map(gpu.into_iter().collect()))
         })
         .collect();
@@ -229,6 +236,16 @@ fn powered(watts: [f64; 2], at_s: u64) -> Event {
     )
 }
 
+/// milabench's `summary.py`: `aggregate` keeps a `per_gpu` process's own device and adds
+/// `power × (now − last_time)` per kept sample after the first (`energy / 1000`: kJ);
+/// `_summarize` reads the *first* process's `energy[0]` and `elapsed[0]` and gives
+/// `perf_watt = perf["mean"] / (energy[0] / elapsed[0])` (perf per kW); `report/__init__.py`
+/// `_make_row`: `median_watt` = mean over devices of `gpu_load[device]["power"]["median"]`.
+///
+/// Here `a.D0` (device 0: 100, 200, 100 W at 0, 1, 2 s) has 200 × 1 + 100 × 1 = 300 J over
+/// 2 s: energy 0.3 kJ, perf_watt = 600 / (0.3 / 2) = 4000; `a.D1` (device 1: 50 W flat)
+/// has 100 J, so every process together is 0.4 kJ (ours, `energy_total_kj`).
+/// median_watt = (median(100, 200, 100) + median(50, 50, 50)) / 2 = (100 + 50) / 2 = 75.
 #[test]
 fn energy_and_perf_watt_come_from_power_samples_and_compare_adds_ratios() {
     let dir = tempfile::tempdir().unwrap();
@@ -238,39 +255,46 @@ fn energy_and_perf_watt_come_from_power_samples_and_compare_adds_ratios() {
         r#"{"benches": [{"name": "a", "weight": 1.0}, {"name": "cpu", "weight": 1.0}]}"#,
     )
     .unwrap();
-    let mut log = LogWriter::create(dir.join("a.D0.data"), &LogHeader::for_this_process()).unwrap();
-    // Device 0: 100, 200, 100 W at 0, 1, 2 s: 150 + 150 = 300 J; device 1: 50 W flat: 100 J.
-    for (t, w) in [(0, 100.0), (1, 200.0), (2, 100.0)] {
-        log.write(&powered([w, 50.0], t)).unwrap();
+    for (stem, device) in [("a.D0", 0), ("a.D1", 1)] {
+        let mut log = LogWriter::create(
+            dir.join(format!("{stem}.data")),
+            &LogHeader::for_this_process(),
+        )
+        .unwrap();
+        for (t, w) in [(0, 100.0), (1, 200.0), (2, 100.0)] {
+            log.write(&powered([w, 50.0], t)).unwrap();
+        }
+        if device == 0 {
+            log.write(&Event::new_at(
+                [("rate", Value::F64(600.0))],
+                Timestamp::from_nanos(2_000_000_000),
+            ))
+            .unwrap();
+        }
+        log.close(0).unwrap();
+        let outcome = serde_json::json!({"success": true, "device": device});
+        std::fs::write(dir.join(format!("{stem}.json")), outcome.to_string()).unwrap();
     }
-    log.write(&Event::new_at(
-        [("rate", Value::F64(600.0))],
-        Timestamp::from_nanos(2_000_000_000),
-    ))
-    .unwrap();
-    log.close(0).unwrap();
-    std::fs::write(dir.join("a.D0.json"), r#"{"success": true, "device": 0}"#).unwrap();
     process(dir, "cpu.D0", true, &[3.0]);
 
     let report = Report::new(&load_run(dir).unwrap());
     let a = &report.rows[0];
-    assert!(
-        (a.energy_kj.unwrap() - 0.4).abs() < 1e-9,
-        "{:?}",
-        a.energy_kj
-    );
-    // 400 J over 2 s: 200 W; 600 items/s over 200 W: 3 items/J.
-    assert!(
-        (a.perf_watt.unwrap() - 3.0).abs() < 1e-9,
-        "{:?}",
-        a.perf_watt
-    );
+    let close = |x: Option<f64>, want: f64| x.is_some_and(|x| (x - want).abs() < 1e-9);
+    assert!(close(a.energy_kj, 0.3), "{:?}", a.energy_kj);
+    assert!(close(a.energy_total_kj, 0.4), "{:?}", a.energy_total_kj);
+    assert!(close(a.perf_watt, 4000.0), "{:?}", a.perf_watt);
+    assert!(close(a.median_watt, 75.0), "{:?}", a.median_watt);
+    // Device 0 used 200, 400, 200 MiB (fewer than 5 samples: none trimmed).
+    assert_eq!(a.peak_memory, Some(400.0));
     assert_eq!(
         (report.rows[1].energy_kj, report.rows[1].perf_watt),
         (None, None)
     );
     let text = report.to_string();
-    assert!(text.contains("energy (kJ)  perf_watt"), "{text}");
+    assert!(
+        text.contains("energy (kJ)  perf_watt median_watt"),
+        "{text}"
+    );
     assert!(!text.contains("perf_base"), "{text}");
 
     // Against a base where `a` was half as fast and `cpu` absent.

@@ -8,6 +8,7 @@ use giving::Value;
 use giving::vocab::{GpuReading, keys};
 use giving_log::LogReader;
 
+use super::gpu::{GpuFigures, GpuRecord, GpuSample, aggregate};
 use crate::RunError;
 
 /// One process of a run, as read back.
@@ -26,8 +27,6 @@ pub struct ProcessData {
     pub error_events: Vec<String>,
     /// The rates in its data file.
     pub rates: Vec<f64>,
-    /// The most GPU memory any device used while it ran (MiB, from `gpudata`).
-    pub peak_memory_mb: Option<f64>,
     /// GPU usage while it ran, where `gpudata` was recorded (the `usage` layer reads it).
     pub gpu_usage: Option<GpuUsage>,
     /// The losses in its data file (NaN included), in order.
@@ -45,11 +44,9 @@ pub struct ProcessData {
     pub stem: PathBuf,
     /// Its rates with their times, in seconds since its first event (for plots).
     pub rate_times: Vec<(f64, f64)>,
-    /// The energy its GPUs used, in joules, from the `power` of its `gpudata` samples
-    /// (trapezoids between samples, every device); `None` without power samples.
-    pub energy_j: Option<f64>,
-    /// The mean power its GPUs drew together, in W (energy over the sampled time).
-    pub mean_power_w: Option<f64>,
+    /// Its `gpudata` as milabench's `aggregate` keeps it: the samples of its device (every
+    /// device without one), their energy and the time they span.
+    pub gpu: GpuRecord,
     /// What it said about itself (its log header, or its `meta` event), if anything.
     pub meta: Option<serde_json::Value>,
 }
@@ -166,7 +163,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         let outcome = json(&path)?;
         let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
         let gpu_usage = data_file.usage();
-        let (energy_j, mean_power_w) = data_file.energy();
+        let device = outcome["device"].as_u64().map(|d| d as usize);
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
             stopped: outcome["stopped"].as_str().map(str::to_owned),
@@ -178,14 +175,12 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
                 .collect(),
             rates: data_file.rates,
             rate_times: data_file.rate_times,
-            energy_j,
-            mean_power_w,
-            peak_memory_mb: data_file.peak,
+            gpu: aggregate(data_file.gpu_samples, device),
             gpu_usage,
             losses: data_file.losses,
             events: data_file.events,
             exit_code: outcome["exit_code"].as_i64(),
-            device: outcome["device"].as_u64().map(|d| d as usize),
+            device,
             meta: Some(outcome["meta"].clone()).filter(|m| !m.is_null()),
             killed: outcome["killed"].as_str().map(str::to_owned),
             stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
@@ -229,7 +224,6 @@ pub fn load_runs(dirs: &[PathBuf]) -> Result<RunData, RunError> {
 struct DataFile {
     rates: Vec<f64>,
     losses: Vec<f64>,
-    peak: Option<f64>,
     /// Every device's load in every `gpudata` sample.
     loads: Vec<f64>,
     /// The highest used/total memory of any device in any sample.
@@ -237,30 +231,11 @@ struct DataFile {
     events: u64,
     /// Rates with their times since the first event, in seconds.
     rate_times: Vec<(f64, f64)>,
-    /// Per device: `(seconds since the first event, watts)` samples.
-    power: BTreeMap<String, Vec<(f64, f64)>>,
+    /// Its `gpudata` samples, in order.
+    gpu_samples: Vec<GpuSample>,
 }
 
 impl DataFile {
-    /// Joules used by every device together and the mean power over the sampled time.
-    fn energy(&self) -> (Option<f64>, Option<f64>) {
-        let mut joules = 0.0;
-        let mut sampled = 0.0f64;
-        for samples in self.power.values() {
-            for pair in samples.windows(2) {
-                let ((t0, w0), (t1, w1)) = (pair[0], pair[1]);
-                joules += (t1 - t0) * (w0 + w1) / 2.0;
-            }
-            if let (Some(first), Some(last)) = (samples.first(), samples.last()) {
-                sampled = sampled.max(last.0 - first.0);
-            }
-        }
-        if self.power.values().all(|s| s.len() < 2) {
-            return (None, None);
-        }
-        (Some(joules), (sampled > 0.0).then(|| joules / sampled))
-    }
-
     fn usage(&self) -> Option<GpuUsage> {
         let peak_memory_fraction = self.peak_fraction?;
         let mean_load = if self.loads.is_empty() {
@@ -301,24 +276,31 @@ fn read_data(path: &Path) -> DataFile {
         if let Some(loss) = event.get(keys::LOSS) {
             out.losses.push(loss.as_f64().unwrap_or(f64::NAN));
         }
+        let mut sample = GpuSample {
+            at,
+            gpus: Vec::new(),
+        };
         for gpu in GpuReading::all(&event) {
+            sample.gpus.push((
+                gpu.index.to_owned(),
+                GpuFigures {
+                    load: gpu.load,
+                    memory_used: gpu.memory.map(|(used, _)| used),
+                    power: gpu.power,
+                },
+            ));
             if let Some(load) = gpu.load {
                 out.loads.push(load);
             }
-            if let Some(power) = gpu.power {
-                out.power
-                    .entry(gpu.index.to_owned())
-                    .or_default()
-                    .push((at, power));
+            if let Some((used, total)) = gpu.memory
+                && total > 0.0
+            {
+                let fraction = used / total;
+                out.peak_fraction = Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
             }
-            if let Some((used, total)) = gpu.memory {
-                out.peak = Some(out.peak.map_or(used, |p| p.max(used)));
-                if total > 0.0 {
-                    let fraction = used / total;
-                    out.peak_fraction =
-                        Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
-                }
-            }
+        }
+        if !sample.gpus.is_empty() {
+            out.gpu_samples.push(sample);
         }
     }
     out

@@ -14,6 +14,11 @@ pub struct Metrics {
     pub std: f64,
     /// Standard error of the mean: `std / sqrt(n)`.
     pub sem: f64,
+    /// The median of the kept samples (numpy's `percentile(xs, 50)`: the mean of the two
+    /// middle ones when `n` is even).
+    pub median: f64,
+    /// The largest kept sample (with 5 samples or more, the second largest of all).
+    pub max: f64,
 }
 
 impl Metrics {
@@ -38,11 +43,18 @@ impl Metrics {
         let n = xs.len();
         let mean = xs.iter().sum::<f64>() / n as f64;
         let std = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        let median = if n % 2 == 1 {
+            xs[n / 2]
+        } else {
+            (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+        };
         Some(Self {
             n,
             mean,
             std,
             sem: std / (n as f64).sqrt(),
+            median,
+            max: xs[n - 1],
         })
     }
 }
@@ -78,6 +90,17 @@ mod tests {
         assert_eq!((m.n, m.mean, m.std), (2, 2.0, 1.0));
         assert!((m.sem - 1.0 / 2f64.sqrt()).abs() < 1e-12);
         assert_eq!(Metrics::of(&[f64::NAN]), None);
+    }
+
+    /// milabench's `summary.py` `_metrics`: sorted, min and max dropped from 5 samples, then
+    /// `np.percentile(xs, [50, 100])`: [1, 2, 3, 4, 100, 7] keeps [2, 3, 4, 7], median
+    /// (3 + 4) / 2 = 3.5, max 7; [5, 1, 3] keeps all, median 3, max 5.
+    #[test]
+    fn median_and_max_are_numpy_percentiles_after_the_trim() {
+        let m = Metrics::of(&[1.0, 2.0, 3.0, 4.0, 100.0, 7.0]).unwrap();
+        assert_eq!((m.median, m.max), (3.5, 7.0));
+        let m = Metrics::of(&[5.0, 1.0, 3.0]).unwrap();
+        assert_eq!((m.median, m.max), (3.0, 5.0));
     }
 
     #[test]

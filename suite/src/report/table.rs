@@ -5,7 +5,8 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::load::{BenchData, RunData};
+use super::gpu::memory_and_power;
+use super::load::{BenchData, ProcessData, RunData};
 use super::stats::{Metrics, global_score};
 
 /// Failure rates up to this pass (milabench's 1%).
@@ -28,7 +29,8 @@ pub struct Row {
     pub devices: usize,
     /// Statistics of every rate of every process.
     pub perf: Option<Metrics>,
-    /// The most GPU memory used, MiB.
+    /// milabench's `peak_memory`, MiB: the largest per-device max of the memory used, after
+    /// the min/max trim (see [`memory_and_power`](super::gpu::memory_and_power)).
     pub peak_memory: Option<f64>,
     /// milabench's score (`report/__init__.py`, `_make_row`): Σ over devices of the mean of
     /// the rates its processes gave there (every repetition), or `perf` under `njobs` (its
@@ -36,11 +38,17 @@ pub struct Row {
     pub score: f64,
     /// Its weight.
     pub weight: f64,
-    /// The energy its GPUs used, kJ (every process); `None` where no power was monitored.
+    /// milabench's `energy (Kj)`: the energy of its first process (by tag) only, kJ, as
+    /// `summary.py` `_summarize` reads `agg["energy"][0]`; `None` where it has no power.
     pub energy_kj: Option<f64>,
-    /// `perf` per watt (items/s per W, i.e. items per joule): `perf` over the mean power
-    /// its processes' GPUs drew.
+    /// The energy of every process together, kJ (each by milabench's formula): not a
+    /// milabench column, kept because `energy_kj` counts one process only.
+    pub energy_total_kj: Option<f64>,
+    /// milabench's `perf_watt`: `perf` over the first process's mean power in **kW**
+    /// (`perf / (energy_kJ / elapsed_s)`: items per kJ).
     pub perf_watt: Option<f64>,
+    /// milabench's `median_watt`: the mean over devices of each device's median power, W.
+    pub median_watt: Option<f64>,
     /// The base run's `perf` for this benchmark (`--compare`).
     pub perf_base: Option<f64>,
 }
@@ -85,6 +93,10 @@ impl Report {
                     .collect::<BTreeSet<_>>()
                     .len();
                 let ngpu = ngpu(b, machine_gpus);
+                let (peak_memory, median_watt) =
+                    memory_and_power(b.processes.iter().flat_map(|p| &p.gpu.samples));
+                // milabench's `agg["energy"][0]`: the first process read (here, by tag).
+                let first = b.processes.first();
                 Row {
                     bench: b.name.clone(),
                     fail,
@@ -92,19 +104,14 @@ impl Report {
                     ngpu,
                     devices,
                     perf,
-                    peak_memory: b
-                        .processes
-                        .iter()
-                        .filter_map(|p| p.peak_memory_mb)
-                        .reduce(f64::max),
+                    peak_memory,
                     score,
                     weight: b.weight,
-                    energy_kj: sum(b.processes.iter().filter_map(|p| p.energy_j))
+                    energy_kj: first.and_then(|p| p.gpu.energy_j).map(|j| j / 1000.0),
+                    energy_total_kj: sum(b.processes.iter().filter_map(|p| p.gpu.energy_j))
                         .map(|j| j / 1000.0),
-                    perf_watt: mean(b.processes.iter().filter_map(|p| p.mean_power_w))
-                        .zip(perf)
-                        .filter(|(watts, _)| *watts > 0.0)
-                        .map(|(watts, perf)| perf.mean / watts),
+                    perf_watt: perf_watt(first, perf),
+                    median_watt,
                     perf_base: None,
                 }
             })
@@ -190,7 +197,11 @@ impl fmt::Display for Report {
             "bench", "fail", "n", "ngpu", "perf", "sem%", "std%", "peak_memory", "score", "weight"
         )?;
         if energy {
-            write!(f, " {:>12} {:>10}", "energy (kJ)", "perf_watt")?;
+            write!(
+                f,
+                " {:>12} {:>10} {:>11}",
+                "energy (kJ)", "perf_watt", "median_watt"
+            )?;
         }
         if compare {
             write!(f, " {:>12} {:>10}", "perf_base", "perf_ratio")?;
@@ -217,9 +228,10 @@ impl fmt::Display for Report {
             if energy {
                 write!(
                     f,
-                    " {:>12} {:>10}",
+                    " {:>12} {:>10} {:>11}",
                     fixed(r.energy_kj, 3),
-                    fixed(r.perf_watt, 3)
+                    fixed(r.perf_watt, 3),
+                    fixed(r.median_watt, 3)
                 )?;
             }
             if compare {
@@ -249,6 +261,15 @@ impl fmt::Display for Report {
         }
         Ok(())
     }
+}
+
+/// milabench's `perf_watt` (`summary.py` `_summarize`): `perf["mean"] / (energy[0] /
+/// elapsed[0])`, the first process's energy in kJ over its sampled seconds: `perf` per kW.
+/// `None` where that power is not positive (milabench's division fails and prints 0).
+fn perf_watt(first: Option<&ProcessData>, perf: Option<Metrics>) -> Option<f64> {
+    let first = first?;
+    let kilowatts = first.gpu.energy_j? / 1000.0 / first.gpu.elapsed_s;
+    (kilowatts.is_finite() && kilowatts > 0.0).then_some(perf?.mean / kilowatts)
 }
 
 /// milabench's `ngpu` (`summary.py`: `ngpu(pack) = node_count(pack) × local_gpu(pack)`,
@@ -309,12 +330,6 @@ fn fixed(x: Option<f64>, digits: usize) -> String {
 /// The sum of `xs`, `None` when there is none.
 fn sum(xs: impl Iterator<Item = f64>) -> Option<f64> {
     xs.fold(None, |acc, x| Some(acc.unwrap_or(0.0) + x))
-}
-
-/// The mean of `xs`, `None` when there is none.
-fn mean(xs: impl Iterator<Item = f64>) -> Option<f64> {
-    let (n, total) = xs.fold((0usize, 0.0), |(n, t), x| (n + 1, t + x));
-    (n > 0).then(|| total / n as f64)
 }
 
 fn pct(x: f64) -> String {
