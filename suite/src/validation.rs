@@ -20,11 +20,14 @@ pub enum Layer {
     Loss,
     /// Fewer processes reported events than were planned.
     Planning,
-    /// GPU load or memory below the benchmark's `validation.usage` thresholds (milabench's
-    /// `usage` layer); a warning where no `gpudata` was recorded to check them against.
+    /// milabench's `usage` layer: per device, a mean GPU load below the benchmark's
+    /// `validation.usage` threshold (0.5 by default) is an error, a mean memory use below its
+    /// threshold a warning; a warning where thresholds were set and no `gpudata` was recorded.
     Usage,
     /// A process that reported events said nothing about itself (no log header, no `meta`
-    /// event), or two processes of the run used different versions of the same package.
+    /// event) in a run whose runner recorded nothing either (no `system.json`: milabench's
+    /// runner writes `meta` itself), or two processes of the run used different versions of
+    /// the same package.
     Version,
 }
 
@@ -190,17 +193,24 @@ pub fn validate(run: &RunData, layers: &[Layer]) -> Vec<Finding> {
                         }
                     }
                     Layer::Usage => {
-                        if let Some(finding) = usage(bench.usage, p) {
-                            find(finding.0, subject, finding.1);
+                        for (severity, message) in usage(bench.usage, p) {
+                            find(severity, subject.clone(), message);
                         }
                     }
-                    Layer::Version if p.events > 0 && p.meta.is_none() => find(
-                        Severity::Error,
-                        subject,
-                        "no metadata: neither a giving log header nor a `meta` event, so what ran \
-                         (program, versions) is unknown"
-                            .to_owned(),
-                    ),
+                    // milabench's runner writes `meta` itself: where ours wrote `system.json`
+                    // (giving's version, the host) and the command line in `{bench}.{tag}.json`,
+                    // a child that says nothing about itself is known all the same.
+                    Layer::Version
+                        if p.events > 0 && p.meta.is_none() && !runner_knows_meta(run) =>
+                    {
+                        find(
+                            Severity::Error,
+                            subject,
+                            "no metadata: neither a giving log header nor a `meta` event, and \
+                             no `system.json` from the runner, so what ran is unknown"
+                                .to_owned(),
+                        )
+                    }
                     _ => {}
                 }
             }
@@ -260,30 +270,78 @@ fn versions(meta: Option<&serde_json::Value>) -> Vec<(String, String)> {
         .collect()
 }
 
-/// The `usage` layer for one process: its mean GPU load and peak memory fraction against the
-/// benchmark's thresholds (nothing to check without thresholds).
-fn usage(thresholds: Option<(f64, f64)>, p: &ProcessData) -> Option<(Severity, String)> {
-    let (load_threshold, memory_threshold) = thresholds?;
-    let Some(used) = p.gpu_usage else {
-        return Some((
-            Severity::Warning,
-            "no GPU usage was recorded (no `gpudata`: run it with a GPU monitor)".to_owned(),
-        ));
-    };
-    let mut low = Vec::new();
-    if used.mean_load < load_threshold {
-        low.push(format!(
-            "mean GPU load {:.2} below {load_threshold}",
-            used.mean_load
-        ));
+/// Whether the runner recorded what ran (`system.json` with giving's version), as milabench's
+/// runner writes the `meta` event itself.
+fn runner_knows_meta(run: &RunData) -> bool {
+    run.system["giving_version"].is_string()
+}
+
+/// milabench's thresholds where a benchmark sets none (`validation/usage.py`, `UsageCheck`).
+const DEFAULT_USAGE_THRESHOLDS: (f64, f64) = (0.5, 0.5);
+
+/// The `usage` layer for one process, as milabench's `validation/usage.py`: per device, the
+/// mean load over its samples below `gpu_load_threshold` is an error, the mean memory
+/// used/total below `gpu_mem_threshold` a warning (a missing load or memory counts 0, as
+/// milabench's `.get("load", 0)` and `.get("memory", [0, 1])`). Thresholds not configured are
+/// milabench's 0.5. The samples are the process's own device's (milabench's monitor sees
+/// only the process's `CUDA_VISIBLE_DEVICES`; ours sees every GPU through NVML). Without
+/// `gpudata`, a warning where thresholds were configured (milabench says nothing).
+fn usage(configured: Option<(f64, f64)>, p: &ProcessData) -> Vec<(Severity, String)> {
+    let (load_threshold, memory_threshold) = configured.unwrap_or(DEFAULT_USAGE_THRESHOLDS);
+    if p.gpu.samples.is_empty() {
+        return configured
+            .map(|_| {
+                (
+                    Severity::Warning,
+                    "no GPU usage was recorded (no `gpudata`: run it with a GPU monitor)"
+                        .to_owned(),
+                )
+            })
+            .into_iter()
+            .collect();
     }
-    if used.peak_memory_fraction < memory_threshold {
-        low.push(format!(
-            "peak GPU memory {:.2} of the total below {memory_threshold}",
-            used.peak_memory_fraction
-        ));
+    // device → (Σ load, Σ memory fraction, max load, max memory fraction, samples).
+    let mut devices: BTreeMap<&str, (f64, f64, f64, f64, usize)> = BTreeMap::new();
+    for sample in &p.gpu.samples {
+        for (index, gpu) in &sample.gpus {
+            let load = gpu.load.unwrap_or(0.0);
+            let memory = match (gpu.memory_used, gpu.memory_total) {
+                (Some(used), Some(total)) if total > 0.0 => used / total,
+                _ => 0.0,
+            };
+            let d = devices.entry(index).or_insert((0.0, 0.0, 0.0, 0.0, 0));
+            *d = (
+                d.0 + load,
+                d.1 + memory,
+                d.2.max(load),
+                d.3.max(memory),
+                d.4 + 1,
+            );
+        }
     }
-    (!low.is_empty()).then(|| (Severity::Error, low.join("; ")))
+    let mut out = Vec::new();
+    for (device, (load, memory, max_load, max_memory, count)) in devices {
+        let (load, memory) = (load / count as f64, memory / count as f64);
+        if load < load_threshold {
+            out.push((
+                Severity::Error,
+                format!(
+                    "device {device}: mean GPU load {load:.2} below {load_threshold} (max load: \
+                     {max_load:.2})"
+                ),
+            ));
+        }
+        if memory < memory_threshold {
+            out.push((
+                Severity::Warning,
+                format!(
+                    "device {device}: mean GPU memory used {memory:.2} of the total below \
+                     {memory_threshold} (max use: {max_memory:.2})"
+                ),
+            ));
+        }
+    }
+    out
 }
 
 /// Why a process failed: the errors it reported (`$event: error`, as milabench's `error` layer
@@ -334,7 +392,6 @@ mod tests {
             stopped: None,
             error_events: Vec::new(),
             rates: rates.to_vec(),
-            gpu_usage: None,
             losses: losses.to_vec(),
             events: (rates.len() + losses.len()) as u64,
             exit_code: Some(if success { 0 } else { 101 }),
@@ -468,6 +525,12 @@ mod tests {
         let mut voir = process("D1", true, &[3.0], &[], "");
         voir.meta = Some(serde_json::json!({"giving": "0.2.0", "torch": "2.4.0"}));
         let silent = process("D2", true, &[3.0], &[], "");
+        let mut known = run(vec![header.clone(), silent.clone()]);
+        known.system = serde_json::json!({"giving_version": "0.1.0"});
+        assert!(
+            validate(&known, &[Layer::Version]).is_empty(),
+            "the runner's system.json knows what ran, as milabench's runner writes `meta`"
+        );
         let found: Vec<String> = validate(&run(vec![header, voir, silent]), &[Layer::Version])
             .iter()
             .map(ToString::to_string)
@@ -476,41 +539,73 @@ mod tests {
             found,
             [
                 "[version] error: b.D2: no metadata: neither a giving log header nor a `meta` \
-                 event, so what ran (program, versions) is unknown",
+                 event, and no `system.json` from the runner, so what ran is unknown",
                 "[version] error: giving: different versions in one run: 0.1.0 (b.D0), 0.2.0 (b.D1)"
             ]
         );
     }
 
+    /// A process's samples of one device: `(load, used MiB)` of 1000 MiB each.
+    fn sampled(tag: &str, samples: &[(f64, f64)]) -> ProcessData {
+        use crate::report::{GpuFigures, GpuSample};
+        let mut p = process(tag, true, &[10.0], &[], "");
+        p.gpu.samples = samples
+            .iter()
+            .enumerate()
+            .map(|(i, &(load, used))| GpuSample {
+                at: i as f64,
+                gpus: vec![(
+                    "0".to_owned(),
+                    GpuFigures {
+                        load: Some(load),
+                        memory_used: Some(used),
+                        memory_total: Some(1000.0),
+                        power: None,
+                    },
+                )],
+            })
+            .collect();
+        p
+    }
+
+    /// milabench's `validation/usage.py` `Layer.report`: per device, `avg_load / count <
+    /// gpu_load_threshold` fails (`failed += 1`), `avg_mem / count < gpu_mem_threshold` only
+    /// warns (`warn += 1`); thresholds default to 0.5 (`UsageCheck`). `busy`: loads 0.9, 0.7
+    /// (mean 0.8), memory 0.7, 0.5 (mean 0.6): nothing. `idle`: loads 0.2, 0.4 (mean 0.3 <
+    /// 0.5: error), memory 0.1, 0.9 (mean 0.5, not below 0.5 although its peak is 0.9 — and
+    /// below 0.6: a warning once the threshold is 0.6).
     #[test]
-    fn usage_checks_the_thresholds_and_warns_without_gpu_data() {
-        use crate::report::GpuUsage;
-        let mut busy = process("D0", true, &[10.0], &[], "");
-        busy.gpu_usage = Some(GpuUsage {
-            mean_load: 0.9,
-            peak_memory_fraction: 0.7,
-        });
-        let mut idle = process("D1", true, &[10.0], &[], "");
-        idle.gpu_usage = Some(GpuUsage {
-            mean_load: 0.2,
-            peak_memory_fraction: 0.1,
-        });
+    fn usage_fails_on_load_warns_on_memory_with_milabench_defaults() {
+        let busy = sampled("D0", &[(0.9, 700.0), (0.7, 500.0)]);
+        let idle = sampled("D1", &[(0.2, 100.0), (0.4, 900.0)]);
         let blind = process("D2", true, &[10.0], &[], "");
         let mut r = run(vec![busy, idle, blind]);
-        assert!(
-            validate(&r, &[Layer::Usage]).is_empty(),
-            "no thresholds, nothing checked"
-        );
-        r.benches[0].usage = Some((0.5, 0.5));
-        let found = validate(&r, &[Layer::Usage]);
-        assert_eq!(found.len(), 2, "{found:?}");
-        assert_eq!(found[0].subject, "b.D1");
-        assert_eq!(found[0].severity, Severity::Error);
+        let found: Vec<String> = validate(&r, &[Layer::Usage])
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
-            found[0].message,
-            "mean GPU load 0.20 below 0.5; peak GPU memory 0.10 of the total below 0.5"
+            found,
+            ["[usage] error: b.D1: device 0: mean GPU load 0.30 below 0.5 (max load: 0.40)"],
+            "milabench's defaults; no gpudata and no thresholds: nothing"
         );
-        assert_eq!(found[1].subject, "b.D2");
-        assert_eq!(found[1].severity, Severity::Warning);
+        r.benches[0].usage = Some((0.5, 0.6));
+        let found = validate(&r, &[Layer::Usage]);
+        let got: Vec<(&str, Severity)> = found
+            .iter()
+            .map(|f| (f.subject.as_str(), f.severity))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("b.D1", Severity::Error),
+                ("b.D1", Severity::Warning),
+                ("b.D2", Severity::Warning)
+            ]
+        );
+        assert_eq!(
+            found[1].message,
+            "device 0: mean GPU memory used 0.50 of the total below 0.6 (max use: 0.90)"
+        );
     }
 }

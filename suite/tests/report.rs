@@ -185,6 +185,11 @@ fn gpudata(devices: [(f64, f64, f64); 2], at: u64) -> Event {
     Event::new_at([("gpudata", Value::Map(gpus))], Timestamp::from_nanos(at))
 }
 
+/// milabench's `validation/usage.py`: per device, mean load below `gpu_load_threshold` is a
+/// failure, mean memory used/total below `gpu_mem_threshold` a warning; `summary.py`
+/// `aggregate` keeps only a `per_gpu` process's own device. `a.D0` was given device 1:
+/// loads 0.4, 0.2 → mean 0.30 < 0.5 (error, max 0.40); memory 600, 200 of 1000 → mean 0.40
+/// < 0.5 (warning, max 0.60). Device 0 (loads 0.9) is not its own and is not checked.
 #[test]
 fn usage_reads_the_thresholds_from_the_config_and_the_load_from_gpudata() {
     use giving_suite::validation::{Layer, Severity, validate};
@@ -197,20 +202,33 @@ fn usage_reads_the_thresholds_from_the_config_and_the_load_from_gpudata() {
     )
     .unwrap();
     let mut log = LogWriter::create(dir.join("a.D0.data"), &LogHeader::for_this_process()).unwrap();
-    // Loads 0.2, 0.4, 0.3, 0.3: mean 0.3; memory peaks at 600 of 1000 MiB.
-    log.write(&gpudata([(0.2, 100.0, 1000.0), (0.4, 600.0, 1000.0)], 1))
+    log.write(&gpudata([(0.9, 900.0, 1000.0), (0.4, 600.0, 1000.0)], 1))
         .unwrap();
-    log.write(&gpudata([(0.3, 200.0, 1000.0), (0.3, 300.0, 1000.0)], 2))
+    log.write(&gpudata([(0.9, 900.0, 1000.0), (0.2, 200.0, 1000.0)], 2))
         .unwrap();
     log.close(0).unwrap();
-    std::fs::write(dir.join("a.D0.json"), r#"{"success": true}"#).unwrap();
+    std::fs::write(dir.join("a.D0.json"), r#"{"success": true, "device": 1}"#).unwrap();
 
     let run = load_run(dir).unwrap();
     assert_eq!(run.benches[0].usage, Some((0.5, 0.5)));
-    let found = validate(&run, &[Layer::Usage]);
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].severity, Severity::Error);
-    assert_eq!(found[0].message, "mean GPU load 0.30 below 0.5");
+    let findings = validate(&run, &[Layer::Usage]);
+    let found: Vec<(Severity, &str)> = findings
+        .iter()
+        .map(|f| (f.severity, f.message.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Severity::Error,
+                "device 1: mean GPU load 0.30 below 0.5 (max load: 0.40)"
+            ),
+            (
+                Severity::Warning,
+                "device 1: mean GPU memory used 0.40 of the total below 0.5 (max use: 0.60)"
+            )
+        ]
+    );
 }
 
 /// A `gpudata` sample of two devices drawing `watts` each, load 0.5, `watts × 2` MiB used.

@@ -237,7 +237,8 @@ fn usage(value: &Value) -> Located<Option<UsageThresholds>> {
     };
     let fraction = |key: &'static str| -> Located<f64> {
         match usage.get(key) {
-            None => Ok(0.0),
+            // milabench's `UsageCheck.gpu_*_threshold`: `.get(key, 0.5)`.
+            None => Ok(0.5),
             Some(v) => v
                 .as_f64()
                 .filter(|x| (0.0..=1.0).contains(x))

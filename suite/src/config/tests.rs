@@ -109,6 +109,23 @@ fn options_enabled_early_stop_usage_and_plan() {
     assert_eq!(suite.selected(&Selection::default()).count(), 0);
 }
 
+/// milabench's `validation/usage.py` `UsageCheck`: `get("gpu_load_threshold", 0.5)` and
+/// `get("gpu_mem_threshold", 0.5)`; and `summary.py` `config.get("weight", 0)`.
+#[test]
+fn a_usage_threshold_not_given_is_milabench_s_half_and_the_weight_zero() {
+    let suite =
+        load("a:\n  command: [x]\n  validation: {usage: {gpu_mem_threshold: 0.25}}\n").unwrap();
+    let a = &suite.benches[0];
+    assert_eq!(
+        a.usage,
+        Some(UsageThresholds {
+            gpu_load_threshold: 0.5,
+            gpu_mem_threshold: 0.25
+        })
+    );
+    assert_eq!(a.weight, 0.0);
+}
+
 #[test]
 fn select_and_exclude_by_name_or_tag() {
     let suite = load("a:\n  command: [x]\n  tags: [fast]\nb:\n  command: [x]\n  tags: [slow]\nc:\n  command: [x]\n  tags: [fast, big]\n").unwrap();

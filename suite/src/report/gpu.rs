@@ -16,6 +16,8 @@ pub struct GpuFigures {
     pub load: Option<f64>,
     /// Memory used, MiB.
     pub memory_used: Option<f64>,
+    /// The device's memory, MiB.
+    pub memory_total: Option<f64>,
     /// Power drawn, W.
     pub power: Option<f64>,
 }
@@ -126,6 +128,7 @@ mod tests {
                     let figures = GpuFigures {
                         load: Some(0.5),
                         memory_used: Some(100.0),
+                        memory_total: Some(1000.0),
                         power: Some(w),
                     };
                     (i.to_owned(), figures)
@@ -175,6 +178,7 @@ mod tests {
         let gpu = |load: f64, used: f64, power: f64| GpuFigures {
             load: Some(load),
             memory_used: Some(used),
+            memory_total: Some(1000.0),
             power: Some(power),
         };
         let mut samples: Vec<GpuSample> = [100.0, 900.0, 300.0, 200.0, 400.0]

@@ -27,8 +27,6 @@ pub struct ProcessData {
     pub error_events: Vec<String>,
     /// The rates in its data file.
     pub rates: Vec<f64>,
-    /// GPU usage while it ran, where `gpudata` was recorded (the `usage` layer reads it).
-    pub gpu_usage: Option<GpuUsage>,
     /// The losses in its data file (NaN included), in order.
     pub losses: Vec<f64>,
     /// Events in its data file.
@@ -51,15 +49,6 @@ pub struct ProcessData {
     pub meta: Option<serde_json::Value>,
 }
 
-/// GPU usage of one process, from its `gpudata` samples (every device of every sample).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GpuUsage {
-    /// Mean load (0..1) over the samples that gave one.
-    pub mean_load: f64,
-    /// The highest memory used, as a fraction of the device's total (0..1).
-    pub peak_memory_fraction: f64,
-}
-
 /// A benchmark of a run, as read back.
 #[derive(Debug, Clone)]
 pub struct BenchData {
@@ -72,7 +61,8 @@ pub struct BenchData {
     pub njobs: bool,
     /// On how many nodes it ran (`num_machines`, 1 where not written).
     pub num_machines: u32,
-    /// Its `validation.usage` thresholds, as `(gpu_load_threshold, gpu_mem_threshold)`.
+    /// Its `validation.usage` thresholds, as `(gpu_load_threshold, gpu_mem_threshold)`
+    /// (`None` where not configured).
     pub usage: Option<(f64, f64)>,
     /// Its processes.
     pub processes: Vec<ProcessData>,
@@ -162,7 +152,6 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         };
         let outcome = json(&path)?;
         let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
-        let gpu_usage = data_file.usage();
         let device = outcome["device"].as_u64().map(|d| d as usize);
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
@@ -176,7 +165,6 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             rates: data_file.rates,
             rate_times: data_file.rate_times,
             gpu: aggregate(data_file.gpu_samples, device),
-            gpu_usage,
             losses: data_file.losses,
             events: data_file.events,
             exit_code: outcome["exit_code"].as_i64(),
@@ -224,30 +212,11 @@ pub fn load_runs(dirs: &[PathBuf]) -> Result<RunData, RunError> {
 struct DataFile {
     rates: Vec<f64>,
     losses: Vec<f64>,
-    /// Every device's load in every `gpudata` sample.
-    loads: Vec<f64>,
-    /// The highest used/total memory of any device in any sample.
-    peak_fraction: Option<f64>,
     events: u64,
     /// Rates with their times since the first event, in seconds.
     rate_times: Vec<(f64, f64)>,
     /// Its `gpudata` samples, in order.
     gpu_samples: Vec<GpuSample>,
-}
-
-impl DataFile {
-    fn usage(&self) -> Option<GpuUsage> {
-        let peak_memory_fraction = self.peak_fraction?;
-        let mean_load = if self.loads.is_empty() {
-            0.0
-        } else {
-            self.loads.iter().sum::<f64>() / self.loads.len() as f64
-        };
-        Some(GpuUsage {
-            mean_load,
-            peak_memory_fraction,
-        })
-    }
 }
 
 /// The last 64 KiB of a text file (empty when it cannot be read) (where a panic message or a traceback is).
@@ -286,18 +255,10 @@ fn read_data(path: &Path) -> DataFile {
                 GpuFigures {
                     load: gpu.load,
                     memory_used: gpu.memory.map(|(used, _)| used),
+                    memory_total: gpu.memory.map(|(_, total)| total),
                     power: gpu.power,
                 },
             ));
-            if let Some(load) = gpu.load {
-                out.loads.push(load);
-            }
-            if let Some((used, total)) = gpu.memory
-                && total > 0.0
-            {
-                let fraction = used / total;
-                out.peak_fraction = Some(out.peak_fraction.map_or(fraction, |p| p.max(fraction)));
-            }
         }
         if !sample.gpus.is_empty() {
             out.gpu_samples.push(sample);

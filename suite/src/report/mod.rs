@@ -9,6 +9,6 @@ mod table;
 
 pub use gpu::{GpuFigures, GpuRecord, GpuSample};
 pub use html::html;
-pub use load::{BenchData, GpuUsage, ProcessData, RunData, load_run, load_runs};
+pub use load::{BenchData, ProcessData, RunData, load_run, load_runs};
 pub use stats::{Metrics, global_score};
 pub use table::Report;
