@@ -107,6 +107,25 @@ fn the_default_weight_is_zero_as_milabench() {
     assert!((report.score.unwrap() - 10.0).abs() < 1e-9);
 }
 
+/// milabench's `summary.py` `aggregate` keys `per_gpu` by `config["device"]` (the index on
+/// its node), so the same device on two nodes pools its rates: `_make_row`'s acc =
+/// mean(10, 30) + mean(5) = 20 + 5 = 25 (not 10 + 30 + 5).
+#[test]
+fn the_same_device_on_two_nodes_is_one_device_of_the_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    std::fs::write(
+        dir.join("config.json"),
+        r#"{"benches": [{"name": "n", "weight": 1.0, "num_machines": 2}]}"#,
+    )
+    .unwrap();
+    on_device(dir, "n.main.D0", Some(0), true, &[10.0]);
+    on_device(dir, "n.far.D0", Some(0), true, &[30.0]);
+    on_device(dir, "n.far.D1", Some(1), true, &[5.0]);
+    let report = Report::new(&load_run(dir).unwrap());
+    assert_eq!(report.rows[0].score, 25.0);
+}
+
 /// milabench's `summary.py` `ngpu(pack) = node_count(pack) × local_gpu(pack)`: `node_count`
 /// is `num_machines` (default 1), `local_gpu` is `len(config["devices"])` under `njobs` (every
 /// GPU of the machine, `NJobs` in `commands/__init__.py`) and 1 under `per_gpu`. Here: njobs

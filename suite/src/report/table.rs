@@ -32,9 +32,9 @@ pub struct Row {
     /// milabench's `peak_memory`, MiB: the largest per-device max of the memory used, after
     /// the min/max trim (see [`memory_and_power`](super::gpu::memory_and_power)).
     pub peak_memory: Option<f64>,
-    /// milabench's score (`report/__init__.py`, `_make_row`): Σ over devices of the mean of
-    /// the rates its processes gave there (every repetition), or `perf` under `njobs` (its
-    /// processes have no device), × (1 − fail/n).
+    /// milabench's score (`report/__init__.py`, `_make_row`): Σ over device indices of the
+    /// mean of the rates its processes gave there (every repetition, every node), or `perf`
+    /// under `njobs` (its processes have no device), × (1 − fail/n).
     pub score: f64,
     /// Its weight.
     pub weight: f64,
@@ -288,11 +288,12 @@ fn score(bench: &BenchData, perf: Option<Metrics>, fail: usize, n: usize) -> f64
     let acc = if bench.njobs {
         0.0
     } else {
-        // A device is a process slot of the plan (`D0`, `node.D1`): its repetitions share it.
-        let mut devices: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        // `summary.py` keys `per_gpu` by `config["device"]`: repetitions, and the same device
+        // index on several nodes, pool their rates; the CPU's process is milabench's device 0.
+        let mut devices: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
         for p in &bench.processes {
             devices
-                .entry(repetition_slot(&p.tag))
+                .entry(p.device.unwrap_or(0))
                 .or_default()
                 .extend(&p.rates);
         }
@@ -311,17 +312,6 @@ fn score(bench: &BenchData, perf: Option<Metrics>, fail: usize, n: usize) -> f64
     acc * (1.0 - fail as f64 / n.max(1) as f64) + 0.0
 }
 
-/// The plan slot of a process's tag: `D0` for `D0.R2` (a repetition), the tag itself
-/// otherwise. Only a trailing `.R<number>` is a repetition.
-fn repetition_slot(tag: &str) -> &str {
-    match tag.rsplit_once(".R") {
-        Some((slot, round)) if !round.is_empty() && round.bytes().all(|b| b.is_ascii_digit()) => {
-            slot
-        }
-        _ => tag,
-    }
-}
-
 /// `x` with `digits` decimals, or `-`.
 fn fixed(x: Option<f64>, digits: usize) -> String {
     x.map_or_else(|| "-".to_owned(), |x| format!("{x:.digits$}"))
@@ -334,16 +324,4 @@ fn sum(xs: impl Iterator<Item = f64>) -> Option<f64> {
 
 fn pct(x: f64) -> String {
     format!("{:.1}%", x * 100.0)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn only_a_trailing_round_number_is_a_repetition() {
-        use super::repetition_slot;
-        assert_eq!(repetition_slot("D0.R2"), "D0");
-        assert_eq!(repetition_slot("node.Rack.D0"), "node.Rack.D0");
-        assert_eq!(repetition_slot("D1"), "D1");
-        assert_eq!(repetition_slot("x.R"), "x.R");
-    }
 }
