@@ -132,6 +132,9 @@ pub mod keys {
     /// `u64`: the configuration a tuning session evaluates (from 0), given by `giving-tuner`
     /// with `task = "tune"` and the keys below.
     pub const ITERATION: &str = "iteration";
+    /// `str`: the dataset split a burn-train `Learner` event is about (`"train"`, `"valid"`,
+    /// `"test"`), given by giving-burn's `GivingLogger` and `GivingRenderer` (feature `train`).
+    pub const SPLIT: &str = "split";
     /// `f64`: a tuned configuration's QoS (accuracy in percent on the tuning set; predicted
     /// when the session uses a QoS model).
     pub const QOS: &str = "qos";
