@@ -10,9 +10,9 @@ use burn_train::metric::NumericEntry;
 use burn_train::metric::store::Split;
 use giving::Event;
 use giving::vocab::keys;
-use giving_burn::train::{GivingLogger, metric_key};
-use giving_instruments::Overseer;
+use giving_burn::train::{GivingLogger, GivingRenderer, metric_key};
 use giving_instruments::log::{LogReader, MsgpackLog};
+use giving_instruments::{Overseer, RateMeter};
 
 /// The events of the log at `path`, and whether it has its end record.
 fn read_log(path: &Path) -> (Vec<Event>, bool) {
@@ -68,6 +68,7 @@ fn every_value_burn_train_writes_is_in_the_giving_log_with_its_epoch_and_iterati
         training
             .with_metric_logger(GivingLogger::new())
             .with_metric_logger(FileMetricLogger::new(&burn_dir))
+            .renderer(GivingRenderer::new())
             .launch(learner);
     });
     assert!(run.problems.is_empty(), "{:?}", run.problems);
@@ -104,4 +105,83 @@ fn every_value_burn_train_writes_is_in_the_giving_log_with_its_epoch_and_iterati
         .filter_map(|e| e.get_as::<u64>(keys::GLOBAL_STEP).ok())
         .collect();
     assert_eq!(global, (0..12).collect::<Vec<u64>>());
+}
+
+#[test]
+fn the_renderer_gives_each_iteration_as_a_step_of_its_task_and_the_rate_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let burn_dir = dir.path().join("burn");
+    let log = MsgpackLog::in_dir(dir.path().join("log")).unwrap();
+    let path = log.path().to_path_buf();
+    let run = Overseer::new().ctrl_c(false).quiet(true).with(log).run(|| {
+        let (training, learner) = support::training(&burn_dir, 2, 24);
+        training
+            .with_metric_logger(GivingLogger::new())
+            .renderer(GivingRenderer::new().window(4))
+            .launch(learner);
+    });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let (events, ended) = read_log(&path);
+    assert!(ended);
+
+    let task = |e: &Event| {
+        e.get(keys::TASK)
+            .and_then(|v| v.as_str())
+            .map(str::to_string)
+    };
+    let train: Vec<&Event> = events
+        .iter()
+        .filter(|e| task(e).as_deref() == Some("train"))
+        .collect();
+    // Per epoch: the start {task, progress: (0, 24)}, then six steps of four items.
+    assert_eq!(train.len(), 2 * 7);
+    for epoch in train.chunks(7) {
+        assert!(!epoch[0].has(keys::STEP));
+        assert_eq!(
+            epoch[0].get_as::<(u64, u64)>(keys::PROGRESS).unwrap(),
+            (0, 24)
+        );
+        for (i, step) in epoch[1..].iter().enumerate() {
+            let i = i as u64;
+            assert_eq!(step.get_as::<u64>(keys::STEP).unwrap(), i);
+            assert_eq!(step.get_as::<u64>(keys::BATCH).unwrap(), 4);
+            assert_eq!(
+                step.get_as::<(u64, u64)>(keys::PROGRESS).unwrap(),
+                (4 * (i + 1), 24)
+            );
+            // Every fourth step closes a window, and the epoch's last one.
+            assert_eq!(step.has(keys::SYNCED), i == 3 || i == 5, "step {i}");
+        }
+    }
+    let valid_steps = events
+        .iter()
+        .filter(|e| task(e).as_deref() == Some("valid") && e.has(keys::STEP))
+        .count();
+    assert_eq!(valid_steps, 2 * 2);
+    let epochs: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.has(keys::EPOCHS))
+        .filter(|e| e.get(keys::SPLIT).and_then(|v| v.as_str()) == Some("train"))
+        .map(|e| {
+            (
+                e.get_as(keys::EPOCH).unwrap(),
+                e.get_as(keys::EPOCHS).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(epochs, vec![(1, 2), (2, 2)]);
+
+    // The rate instrument's meter reads a rate of items per second from these steps.
+    let mut meter = RateMeter::new(0);
+    let rates: Vec<Event> = events.iter().filter_map(|e| meter.observe(e)).collect();
+    let train_rates: Vec<&Event> = rates
+        .iter()
+        .filter(|e| task(e).as_deref() == Some("train"))
+        .collect();
+    assert_eq!(train_rates.len(), 4);
+    assert!(
+        train_rates
+            .iter()
+            .all(|r| r.get_as::<f64>(keys::RATE).unwrap() > 0.0)
+    );
 }
