@@ -1,6 +1,8 @@
 //! A tiny classifier trained by burn-train's `Learner` on `flex`, for the Learner tests.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use burn::backend::{Autodiff, Flex};
 use burn::data::dataloader::batcher::Batcher;
@@ -22,6 +24,11 @@ use burn_train::{
 
 /// The training backend.
 pub type Train = Autodiff<Flex>;
+
+/// Training steps taken so far in this test process (one test per process reads it).
+pub static TRAIN_STEPS: AtomicU64 = AtomicU64::new(0);
+/// How long each training step sleeps, in milliseconds: a step as long as a real one.
+pub static STEP_MILLIS: AtomicU64 = AtomicU64::new(0);
 
 /// What the Learner trains: the classifier with SGD at a constant rate.
 pub type Components = LearningComponentsMarker<
@@ -65,6 +72,8 @@ impl<B: AutodiffBackend> TrainStep for Classifier<B> {
     type Output = ClassificationOutput<B>;
 
     fn step(&self, batch: Batch<B>) -> TrainOutput<ClassificationOutput<B>> {
+        TRAIN_STEPS.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(STEP_MILLIS.load(Ordering::Relaxed)));
         let item = self.classify(batch);
         TrainOutput::new(self, item.loss.backward(), item)
     }
