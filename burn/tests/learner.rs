@@ -43,7 +43,8 @@ fn giving_value(events: &[Event], split: &str, epoch: usize, iteration: usize, k
         .filter(|e| {
             e.has(key)
                 && e.get(keys::SPLIT).and_then(|v| v.as_str()) == Some(split)
-                && e.get_as::<u64>(keys::EPOCH).ok() == Some(epoch as u64)
+                // giving counts epochs from 0, burn-train from 1.
+                && e.get_as::<u64>(keys::EPOCH).ok() == Some(epoch as u64 - 1)
                 && e.get_as::<u64>(keys::ITERATION).ok() == Some(iteration as u64)
         })
         .collect();
@@ -169,7 +170,7 @@ fn the_renderer_gives_each_iteration_as_a_step_of_its_task_and_the_rate_reads_th
             )
         })
         .collect();
-    assert_eq!(epochs, vec![(1, 2), (2, 2)]);
+    assert_eq!(epochs, vec![(0, 2), (1, 2)]);
 
     // The rate instrument's meter reads a rate of items per second from these steps.
     let mut meter = RateMeter::new(0);

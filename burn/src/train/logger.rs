@@ -13,7 +13,9 @@ use super::keys::metric_key;
 /// burn-train's `MetricLogger` that gives each metric update of every split as one event.
 ///
 /// Register it with `SupervisedTraining::with_metric_logger(GivingLogger::new())`. Each update
-/// becomes `{epoch, split, iteration, <metric>: value, ..}`: `split` is `"train"`, `"valid"`
+/// becomes `{epoch, split, iteration, <metric>: value, ..}`: `epoch` counts from 0 as in the
+/// vocabulary (burn-train's epoch − 1: its `epoch-1` files are giving's epoch 0), `split` is
+/// `"train"`, `"valid"`
 /// or `"test"`, `iteration` counts the split's updates from 1 in each epoch (the line of
 /// burn-train's own `FileMetricLogger` file that holds the same values), the training split
 /// adds `global_step` (from 0 over the whole run, as the bundled loops give it with `loss`),
@@ -73,7 +75,7 @@ impl MetricLogger for GivingLogger {
         let iteration = counter.1;
 
         let mut event = Event::builder()
-            .field(keys::EPOCH, epoch)
+            .field(keys::EPOCH, epoch.saturating_sub(1))
             .field(keys::SPLIT, split.to_string())
             .field(keys::ITERATION, iteration);
         if *split == Split::Train {

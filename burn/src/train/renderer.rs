@@ -18,7 +18,7 @@ const DEFAULT_WINDOW: usize = 10;
 ///
 /// Register it with `SupervisedTraining::renderer(GivingRenderer::new())`. For each epoch of a
 /// split (`task` `"train"` or `"valid"`; `"test"` for an evaluation) it gives
-/// `{epoch, epochs, split}` and the task's start `{task, progress: (0, items)}`, then per
+/// `{epoch, epochs, split}` (`epoch` from 0, as in the vocabulary) and the task's start `{task, progress: (0, items)}`, then per
 /// iteration `{task, split, epoch, step, batch, progress: (items done, items)}`: `step` counts
 /// from 0 in each epoch, `batch` is the items of the iteration, and every `window`-th step
 /// and the epoch's last carry `synced: true`. burn-train reads each iteration's outputs on
@@ -175,13 +175,16 @@ impl MetricsRendererTraining for GivingRenderer {
     fn render_train(&mut self, item: TrainingProgress, _indicators: Vec<ProgressType>) {
         let step = training_step(&item);
         let global = &item.global_progress;
-        self.give_step("train", global.items_processed, global.items_total, &step);
+        // burn-train counts epochs from 1, the vocabulary from 0.
+        let epoch = global.items_processed.saturating_sub(1);
+        self.give_step("train", epoch, global.items_total, &step);
     }
 
     fn render_valid(&mut self, item: TrainingProgress, _indicators: Vec<ProgressType>) {
         let step = training_step(&item);
         let global = &item.global_progress;
-        self.give_step("valid", global.items_processed, global.items_total, &step);
+        let epoch = global.items_processed.saturating_sub(1);
+        self.give_step("valid", epoch, global.items_total, &step);
     }
 
     /// Nothing is printed: the summary, when asked for, is for burn-train's own renderers.
@@ -202,7 +205,7 @@ impl MetricsRendererEvaluation for GivingRenderer {
             done: item.progress.items_processed,
             total: item.progress.items_total,
         };
-        self.give_step("test", 1, 1, &step);
+        self.give_step("test", 0, 1, &step);
     }
 
     fn on_test_end(
