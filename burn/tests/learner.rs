@@ -10,7 +10,7 @@ use burn_train::metric::NumericEntry;
 use burn_train::metric::store::Split;
 use giving::Event;
 use giving::vocab::keys;
-use giving_burn::train::{GivingLogger, GivingRenderer, metric_key};
+use giving_burn::train::{GivingLogger, GivingRenderer, metric_key, metric_value};
 use giving_instruments::log::{LogReader, MsgpackLog};
 use giving_instruments::{Overseer, RateMeter};
 
@@ -89,7 +89,7 @@ fn every_value_burn_train_writes_is_in_the_giving_log_with_its_epoch_and_iterati
                     let given = giving_value(&events, split, epoch, i + 1, &key);
                     assert_eq!(
                         given,
-                        *value,
+                        metric_value(metric, *value),
                         "{split} epoch {epoch} iteration {} {key}",
                         i + 1
                     );

@@ -266,7 +266,7 @@ pub fn train_mlp_learner<B: AutodiffBackend>(
     let training = training
         .with_metric_logger(GivingLogger::new())
         .with_metric_logger(tally.clone())
-        .renderer(GivingRenderer::new());
+        .renderer(GivingRenderer::new().window(config.window));
     let learner = Learner::new(model, AdamConfig::new().init(), config.lr);
     let start = Instant::now();
     let _model = training.launch(learner).model;

@@ -8,7 +8,9 @@ use giving::vocab::keys;
 /// The metrics the bundled loops give keep their vocabulary key (docs/events.md), so the
 /// dashboard and the sinks treat a Learner run as they treat the bundled loops: `Loss` is
 /// `loss` on the training split and `val_loss` on the validation split (the bundled loops'
-/// validation loss), `Accuracy` is `accuracy`, `Learning Rate` is `lr`. Any other name is
+/// validation loss), `Accuracy` is `accuracy` on the validation split and `train_accuracy`
+/// on the others (the vocabulary's `accuracy` is validation accuracy; see [`metric_value`]
+/// for its scale), `Learning Rate` is `lr`. Any other name is
 /// lower-cased with every run of characters other than letters and digits made one `_`
 /// (`CPU Usage` is `cpu_usage`).
 ///
@@ -24,7 +26,8 @@ pub fn metric_key(name: &str, split: &Split) -> String {
     match (name, split) {
         ("Loss", Split::Valid) => keys::VAL_LOSS.to_string(),
         ("Loss", _) => keys::LOSS.to_string(),
-        ("Accuracy", _) => keys::ACCURACY.to_string(),
+        ("Accuracy", Split::Valid) => keys::ACCURACY.to_string(),
+        ("Accuracy", _) => "train_accuracy".to_string(),
         ("Learning Rate", _) => keys::LR.to_string(),
         _ => snake_case(name),
     }
@@ -46,4 +49,21 @@ fn snake_case(name: &str) -> String {
         }
     }
     key
+}
+
+/// The value giving gives for burn-train metric `name`'s value `value`: burn-train's
+/// accuracies are percentages and the vocabulary's a fraction in `0..=1`, so `Accuracy` is
+/// divided by 100; every other value is given as burn-train logs it.
+///
+/// ```
+/// use giving_burn::train::metric_value;
+///
+/// assert_eq!(metric_value("Accuracy", 87.5), 0.875);
+/// assert_eq!(metric_value("Loss", 0.25), 0.25);
+/// ```
+pub fn metric_value(name: &str, value: f64) -> f64 {
+    match name {
+        "Accuracy" => value / 100.0,
+        _ => value,
+    }
 }

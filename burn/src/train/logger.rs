@@ -8,7 +8,7 @@ use burn_train::metric::{MetricDefinition, MetricId, NumericEntry};
 use giving::vocab::keys;
 use giving::{Event, Giver, Value};
 
-use super::keys::metric_key;
+use super::keys::{metric_key, metric_value};
 
 /// burn-train's `MetricLogger` that gives each metric update of every split as one event.
 ///
@@ -20,7 +20,8 @@ use super::keys::metric_key;
 /// burn-train's own `FileMetricLogger` file that holds the same values), the training split
 /// adds `global_step` (from 0 over the whole run, as the bundled loops give it with `loss`),
 /// and each metric's key is [`metric_key`](super::metric_key) of its name. A numeric metric
-/// gives the value burn-train logs for the update (an `f64`); a text metric its serialized
+/// gives the value burn-train logs for the update (an `f64`, an accuracy as a fraction:
+/// [`metric_value`](super::metric_value)); a text metric its serialized
 /// form (a string). burn-train hands the logger numbers it has already read, not tensors, so
 /// nothing here is lazy.
 ///
@@ -88,7 +89,8 @@ impl MetricLogger for GivingLogger {
             };
             // The entry burn-train serializes into its FileMetricLogger's line for this update.
             let value = numeric.numeric_entry.clone();
-            event = event.field(metric_key(&name, split), Value::F64(value.current()));
+            let given = metric_value(&name, value.current());
+            event = event.field(metric_key(&name, split), Value::F64(given));
             self.numeric
                 .entry((name, split.clone(), epoch))
                 .or_default()

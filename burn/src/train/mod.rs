@@ -12,7 +12,7 @@ mod logger;
 mod renderer;
 mod stop;
 
-pub use keys::metric_key;
+pub use keys::{metric_key, metric_value};
 pub use logger::GivingLogger;
 pub use renderer::GivingRenderer;
 pub use stop::StopBridge;
