@@ -13,7 +13,7 @@ use burn::optim::AdamConfig;
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
-use burn_train::logger::MetricLogger;
+use burn_train::logger::{FileMetricLogger, MetricLogger};
 use burn_train::metric::store::{EpochSummary, MetricsUpdate, Split};
 use burn_train::metric::{AccuracyMetric, LossMetric, MetricDefinition, MetricId, NumericEntry};
 use burn_train::{
@@ -207,21 +207,42 @@ impl MetricLogger for Tally {
     fn log_epoch_summary(&mut self, _summary: EpochSummary) {}
 }
 
+/// Who observes a Learner run: giving, or burn-train's defaults (the baseline of the overhead
+/// measurement, `giving bench --cpu-time --learner`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Observed {
+    /// giving's logger and renderer, and the stop bridge.
+    Giving,
+    /// burn-train's own `FileMetricLogger` and its default renderer (its CLI renderer when
+    /// the TUI is not compiled in or stdout is not a terminal: a line per iteration).
+    BurnDefault,
+}
+
 struct LearnerTask<'a> {
     config: &'a TrainConfig,
+    observed: Observed,
 }
 
 impl BackendTask for LearnerTask<'_> {
     type Output = Result<TrainReport, Error>;
 
     fn run<B: AutodiffBackend>(self, device: B::Device) -> Self::Output {
-        train_mlp_learner::<B>(&device, self.config)
+        train_mlp_learner_observed::<B>(&device, self.config, self.observed)
     }
 }
 
 /// Trains the bundled MLP on the digits with burn-train's `Learner` on `device`, observed by
 /// giving (see [`train_mlp_learner`]).
 pub fn train_learner(config: &TrainConfig, device: &DeviceSpec) -> Result<TrainReport, Error> {
+    train_learner_observed(config, device, Observed::Giving)
+}
+
+/// [`train_learner`], observed by giving or by burn-train's defaults.
+pub fn train_learner_observed(
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    observed: Observed,
+) -> Result<TrainReport, Error> {
     if config.steps.is_some() {
         return Err(Error::InvalidConfig(
             "--steps is not supported with the Learner (burn-train runs whole epochs; stop it \
@@ -229,7 +250,7 @@ pub fn train_learner(config: &TrainConfig, device: &DeviceSpec) -> Result<TrainR
                 .to_string(),
         ));
     }
-    device.run(LearnerTask { config })?
+    device.run(LearnerTask { config, observed })?
 }
 
 /// Trains the default MLP on the run's digit sets with burn-train's `Learner` (Adam at
@@ -240,6 +261,14 @@ pub fn train_learner(config: &TrainConfig, device: &DeviceSpec) -> Result<TrainR
 pub fn train_mlp_learner<B: AutodiffBackend>(
     device: &B::Device,
     config: &TrainConfig,
+) -> Result<TrainReport, Error> {
+    train_mlp_learner_observed::<B>(device, config, Observed::Giving)
+}
+
+fn train_mlp_learner_observed<B: AutodiffBackend>(
+    device: &B::Device,
+    config: &TrainConfig,
+    observed: Observed,
 ) -> Result<TrainReport, Error> {
     config.validate()?;
     let (train, valid) = digit_sets(config);
@@ -259,14 +288,26 @@ pub fn train_mlp_learner<B: AutodiffBackend>(
     .num_epochs(config.epochs)
     // burn-train's own application log would install a global `log` logger into a file.
     .with_application_logger(None);
-    // The two lines a burn-train user adds (and the stop bridge).
-    let bridge = StopBridge::current(training.interrupter())
-        .map_err(|e| Error::InvalidConfig(format!("cannot watch giving's stop: {e}")))?;
     let interrupter = training.interrupter();
-    let training = training
-        .with_metric_logger(GivingLogger::new())
-        .with_metric_logger(tally.clone())
-        .renderer(GivingRenderer::new().window(config.window));
+    let (training, bridge) = match observed {
+        Observed::Giving => {
+            // The two lines a burn-train user adds (and the stop bridge).
+            let bridge = StopBridge::current(training.interrupter())
+                .map_err(|e| Error::InvalidConfig(format!("cannot watch giving's stop: {e}")))?;
+            let training = training
+                .with_metric_logger(GivingLogger::new())
+                .with_metric_logger(tally.clone())
+                .renderer(GivingRenderer::new().window(config.window));
+            (training, Some(bridge))
+        }
+        // What burn-train registers when no logger is given, and its default renderer.
+        Observed::BurnDefault => (
+            training
+                .with_metric_logger(FileMetricLogger::new(&artifacts))
+                .with_metric_logger(tally.clone()),
+            None,
+        ),
+    };
     let learner = Learner::new(model, AdamConfig::new().init(), config.lr);
     let start = Instant::now();
     let _model = training.launch(learner).model;
