@@ -53,6 +53,9 @@ pub mod keys {
     pub const LR: &str = "lr";
     /// `f64`: validation accuracy, in 0..=1.
     pub const ACCURACY: &str = "accuracy";
+    /// `f64`: training accuracy, in 0..=1 (a burn-train `Learner`'s `Accuracy` on its training
+    /// split, given by giving-burn's `GivingLogger`).
+    pub const TRAIN_ACCURACY: &str = "train_accuracy";
     /// `f64`: validation loss.
     pub const VAL_LOSS: &str = "val_loss";
     /// map of GPU index → `{load, memory: [used, total], temperature, power}`. Given by the

@@ -27,7 +27,7 @@ pub fn metric_key(name: &str, split: &Split) -> String {
         ("Loss", Split::Valid) => keys::VAL_LOSS.to_string(),
         ("Loss", _) => keys::LOSS.to_string(),
         ("Accuracy", Split::Valid) => keys::ACCURACY.to_string(),
-        ("Accuracy", _) => "train_accuracy".to_string(),
+        ("Accuracy", _) => keys::TRAIN_ACCURACY.to_string(),
         ("Learning Rate", _) => keys::LR.to_string(),
         _ => snake_case(name),
     }
