@@ -219,6 +219,28 @@ impl Giver {
             && (self.scopes.iter().any(|s| !s.is_finished()) || routing::has_global_scopes())
     }
 
+    /// The stop tokens of this giver's scopes and of the global scopes open now: a loop that
+    /// runs on a thread of its own (burn-train's `Learner`, through giving-burn's `StopBridge`)
+    /// watches them to stop when [`iterate`](crate::iterate) would have stopped.
+    ///
+    /// ```
+    /// use giving::{Giver, given};
+    ///
+    /// let gv = given();
+    /// let tokens = Giver::current().stop_tokens();
+    /// gv.stop_token().stop();
+    /// assert!(tokens.iter().any(|t| t.is_stopped()));
+    /// ```
+    pub fn stop_tokens(&self) -> Vec<crate::StopToken> {
+        let mut tokens: Vec<crate::StopToken> = self
+            .scopes
+            .iter()
+            .map(|scope| scope.stop_token().clone())
+            .collect();
+        tokens.extend(routing::global_stop_tokens());
+        tokens
+    }
+
     /// Gives `event` to this giver's scopes and to the global scopes (once each).
     pub fn give(&self, event: Event) {
         if !routing::any_scope_open() {

@@ -238,6 +238,14 @@ pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
 }
 
 /// Whether a global scope is open.
+/// The stop tokens of the global scopes open now.
+pub(crate) fn global_stop_tokens() -> Vec<crate::StopToken> {
+    global_scopes()
+        .iter()
+        .map(|scope| scope.stop_token().clone())
+        .collect()
+}
+
 pub(crate) fn has_global_scopes() -> bool {
     !global_scopes().is_empty()
 }

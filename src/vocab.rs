@@ -53,6 +53,9 @@ pub mod keys {
     pub const LR: &str = "lr";
     /// `f64`: validation accuracy, in 0..=1.
     pub const ACCURACY: &str = "accuracy";
+    /// `f64`: training accuracy, in 0..=1 (a burn-train `Learner`'s `Accuracy` on its training
+    /// split, given by giving-burn's `GivingLogger`).
+    pub const TRAIN_ACCURACY: &str = "train_accuracy";
     /// `f64`: validation loss.
     pub const VAL_LOSS: &str = "val_loss";
     /// map of GPU index → `{load, memory: [used, total], temperature, power}`. Given by the
@@ -132,6 +135,9 @@ pub mod keys {
     /// `u64`: the configuration a tuning session evaluates (from 0), given by `giving-tuner`
     /// with `task = "tune"` and the keys below.
     pub const ITERATION: &str = "iteration";
+    /// `str`: the dataset split a burn-train `Learner` event is about (`"train"`, `"valid"`,
+    /// `"test"`), given by giving-burn's `GivingLogger` and `GivingRenderer` (feature `train`).
+    pub const SPLIT: &str = "split";
     /// `f64`: a tuned configuration's QoS (accuracy in percent on the tuning set; predicted
     /// when the session uses a QoS model).
     pub const QOS: &str = "qos";

@@ -92,6 +92,44 @@ dash_run() {
   tmux_ kill-session -t tui || true
 }
 
+# `train mlp --learner`: burn-train's Learner under the dashboard as the bundled loop is (its
+# progress, rate and loss through giving-burn), `q` stops it through the stop bridge and the
+# log ends cleanly; then `--stop 2` ends it after two rates.
+learner_run() {
+  local run="$work/learner"
+  mkdir -p "$run"
+  tmux_ new-session -d -s tui -x 120 -y 40 \
+    "'$bin' train mlp --learner --dash --epochs 1000 --rate-skip 0 --log '$run/logs' 2>'$run/stderr'; echo \$? > '$run/code'; sleep 600"
+  for text in "giving dash" "progress" "train" "items/s" "loss = " "global_step"; do
+    wait_screen "$run" "$text"
+  done
+  echo "== tui.sh: the dashboard shows the Learner's run"
+  cat "$run/screen"
+  tmux_ send-keys -t tui q
+  for _ in $(seq 1 600); do
+    [ -f "$run/code" ] && break
+    sleep 0.1
+  done
+  [ -f "$run/code" ] || fail "giving train --learner did not exit within 60 s of q"
+  code="$(cat "$run/code")"
+  [ "$code" = 0 ] || { cat "$run/stderr" >&2; fail "exit code $code after q (--learner)"; }
+  tmux_ capture-pane -p -t tui > "$run/screen"
+  grep -qF "(stopped early)" "$run/screen" || fail "no summary of a Learner run stopped early"
+  logs=("$run"/logs/*.msgpack)
+  "$bin" log stats "${logs[0]}" > "$run/stats" || fail "giving log stats failed (--learner)"
+  grep -q "end record" "$run/stats" || fail "the Learner's log has no end record"
+  grep -qE "^ +loss +[0-9]+" "$run/stats" || fail "the Learner's log has no loss"
+  tmux_ kill-session -t tui || true
+
+  "$bin" train mlp --learner --stop 2 --rate-skip 0 --epochs 1000 --log "$run/stop" > "$run/out" 2>&1 ||
+    fail "giving train mlp --learner --stop 2 failed: $(tail -3 "$run/out")"
+  grep -qF "(stopped early)" "$run/out" || fail "--stop 2 did not stop the Learner: $(tail -3 "$run/out")"
+  logs=("$run"/stop/*.msgpack)
+  "$bin" log stats "${logs[0]}" > "$run/stats" || fail "giving log stats failed (--learner --stop)"
+  grep -qE "^ +rate +2 " "$run/stats" || fail "--stop 2 did not end after two rates: $(grep rate "$run/stats")"
+  echo "== tui.sh: --learner stops on q and after --stop N rates; its log ends cleanly; OK"
+}
+
 # Waits up to 60 s for `text` on the screen of session `tui`; the screen is left in $1/screen.
 wait_screen() {
   local run="$1" text="$2"
@@ -155,4 +193,6 @@ echo "== tui.sh: Ctrl-C"
 dash_run C-c interrupt
 echo "== tui.sh: SIGTERM"
 dash_run SIGTERM terminate 143
+echo "== tui.sh: --learner"
+learner_run
 echo "== tui.sh: OK"

@@ -34,3 +34,8 @@ mod probe;
 
 pub use lazy::{LazyTensor, data_to_value, resolution_count};
 pub use probe::{probe_autodiff_tensors, probe_tensors};
+
+/// burn-train's `Learner` observed by giving: see [`train::GivingLogger`],
+/// [`train::GivingRenderer`] and [`train::StopBridge`].
+#[cfg(feature = "train")]
+pub mod train;

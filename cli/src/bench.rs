@@ -27,6 +27,11 @@ pub(crate) struct BenchArgs {
     /// each instrument set, interleaved: a table that shows overheads wall time cannot.
     #[arg(long, conflicts_with = "instrumented")]
     cpu_time: bool,
+    /// With `--cpu-time`: compare burn-train's `Learner` (the mlp, whole epochs) observed by
+    /// burn-train's defaults (its file logger and CLI renderer) and by giving's logger and
+    /// renderer, bare and with the rate and the log.
+    #[arg(long, requires = "cpu_time")]
+    learner: bool,
     #[command(flatten)]
     instruments: InstrumentArgs,
 }
@@ -112,6 +117,12 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
             config.batch_size,
             args.repeats
         );
+        if args.learner {
+            // The Learner runs whole epochs, and validates each: a few validation batches.
+            config.steps = None;
+            config.valid_size = config.batch_size;
+            return crate::cpu_time::learner_table(&config, &common.device, args.repeats);
+        }
         return crate::cpu_time::table(model, &config, &common.device, args.repeats);
     }
     say!(

@@ -15,6 +15,7 @@ use giving_instruments::{
     CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate, TensorBoard,
     Trace,
 };
+use giving_models::learner::{Observed, train_learner_observed};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig};
 use giving_nats::{Identity, NatsPublisher};
 
@@ -129,6 +130,14 @@ fn measure(
     device: &DeviceSpec,
     instruments: Vec<Box<dyn Instrument>>,
 ) -> Result<(f64, f64)> {
+    measure_with(instruments, || giving_models::train(model, config, device))
+}
+
+/// CPU time per step of one run of `train`: (training thread, whole process), in microseconds.
+fn measure_with(
+    instruments: Vec<Box<dyn Instrument>>,
+    train: impl FnOnce() -> Result<giving_models::TrainReport, giving_models::Error>,
+) -> Result<(f64, f64)> {
     let process = ProcessTime::now();
     let run = Overseer::new()
         .with_all(instruments)
@@ -136,7 +145,7 @@ fn measure(
         .ctrl_c(false)
         .run(|| {
             let thread = ThreadTime::now();
-            let report = giving_models::train(model, config, device);
+            let report = train();
             (report, thread.elapsed())
         });
     let process = process.elapsed();
@@ -194,6 +203,85 @@ pub(crate) fn table(
             set.name,
             100.0 * (t / bare_thread - 1.0),
             100.0 * (p / bare_process - 1.0),
+        );
+    }
+    Ok(())
+}
+
+/// A Learner set under measurement: who observes it, and the instruments beside.
+struct LearnerSet {
+    name: &'static str,
+    observed: Observed,
+    build: Build,
+}
+
+fn learner_sets() -> Vec<LearnerSet> {
+    vec![
+        LearnerSet {
+            name: "burn-train default (file logger, CLI renderer)",
+            observed: Observed::BurnDefault,
+            build: |_| Ok(Vec::new()),
+        },
+        LearnerSet {
+            name: "giving logger + renderer",
+            observed: Observed::Giving,
+            build: |_| Ok(Vec::new()),
+        },
+        LearnerSet {
+            name: "giving logger + renderer, rate+log",
+            observed: Observed::Giving,
+            build: |dir| {
+                Ok(vec![
+                    Box::new(Rate::new()),
+                    Box::new(MsgpackLog::in_dir(dir)?),
+                ])
+            },
+        },
+    ]
+}
+
+/// `--cpu-time --learner`: the Learner observed by burn-train's defaults and by giving, every
+/// set `repeats` times interleaved after a warm-up; the table compares each with burn-train's
+/// default (the training thread is the one that calls `launch`; burn-train's loggers and
+/// renderer run on threads of its own, counted in the process column).
+pub(crate) fn learner_table(
+    config: &TrainConfig,
+    device: &DeviceSpec,
+    repeats: usize,
+) -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("giving-bench-learner-{}", std::process::id()));
+    let sets = learner_sets();
+    let run = |observed, instruments| {
+        measure_with(instruments, || {
+            train_learner_observed(config, device, observed)
+        })
+    };
+    run(Observed::Giving, Vec::new())?; // warm-up
+    let mut thread = vec![Vec::new(); sets.len()];
+    let mut process = vec![Vec::new(); sets.len()];
+    for round in 0..repeats.max(1) {
+        for (index, set) in sets.iter().enumerate() {
+            let (t, p) = run(set.observed, (set.build)(&dir)?)?;
+            thread[index].push(t);
+            process[index].push(p);
+        }
+        say!("round {}/{} done", round + 1, repeats.max(1));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    say!(
+        "\n| Learner observed by | training thread CPU µs/step: median (min–max) | vs burn-train default | process CPU µs/step: median (min–max) | vs burn-train default |"
+    );
+    say!("|---|---|---|---|---|");
+    let (base_thread, _, _) = summary(thread[0].clone());
+    let (base_process, _, _) = summary(process[0].clone());
+    for (index, set) in sets.iter().enumerate() {
+        let (t, t_min, t_max) = summary(thread[index].clone());
+        let (p, p_min, p_max) = summary(process[index].clone());
+        say!(
+            "| {} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
+            set.name,
+            100.0 * (t / base_thread - 1.0),
+            100.0 * (p / base_process - 1.0),
         );
     }
     Ok(())

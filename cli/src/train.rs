@@ -27,6 +27,10 @@ pub(crate) struct TrainArgs {
     /// Number of epochs [default: the model's].
     #[arg(long)]
     epochs: Option<usize>,
+    /// Train with burn-train's `Learner` instead of the bundled loop (mlp only; observed
+    /// through giving-burn's logger, renderer and stop bridge: every instrument flag works).
+    #[arg(long, conflicts_with = "steps")]
+    learner: bool,
     /// Print a progress line every N steps (0: only epochs and the summary).
     #[arg(long, default_value_t = 100)]
     every: u64,
@@ -101,6 +105,11 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
         config.epochs = steps.div_ceil(per_epoch);
     }
     let model = common.model;
+    if args.learner && model != ModelKind::Mlp {
+        return Err(anyhow!(
+            "--learner trains the mlp only (burn-train's Learner), not {model}"
+        ));
+    }
     // Bad settings are refused before anything is printed or created (a log file).
     config.validate()?;
     let probes = args.probes.instrument()?;
@@ -141,7 +150,14 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
             Ok(())
         });
     }
-    let run = overseer.run(|| giving_models::train(model, &config, &common.device));
+    let learner = args.learner;
+    let run = overseer.run(|| {
+        if learner {
+            giving_models::learner::train_learner(&config, &common.device)
+        } else {
+            giving_models::train(model, &config, &common.device)
+        }
+    });
     let code = run.exit_code();
     if !run.problems.is_empty() {
         eprintln!(

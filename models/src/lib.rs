@@ -34,6 +34,8 @@ pub mod data;
 mod device;
 mod error;
 pub mod host;
+#[cfg(feature = "learner")]
+pub mod learner;
 pub mod model;
 pub mod rng;
 mod settings;

@@ -497,7 +497,7 @@ where
 }
 
 /// The digit training and validation sets of a run: disjoint index ranges of one seed.
-fn digit_sets(config: &TrainConfig) -> (ClassificationData, ClassificationData) {
+pub(crate) fn digit_sets(config: &TrainConfig) -> (ClassificationData, ClassificationData) {
     let n = config.train_size as u64;
     (
         data::digits(0..n, config.seed),
