@@ -237,7 +237,6 @@ pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
     }
 }
 
-/// Whether a global scope is open.
 /// The stop tokens of the global scopes open now.
 pub(crate) fn global_stop_tokens() -> Vec<crate::StopToken> {
     global_scopes()
@@ -246,6 +245,7 @@ pub(crate) fn global_stop_tokens() -> Vec<crate::StopToken> {
         .collect()
 }
 
+/// Whether a global scope is open.
 pub(crate) fn has_global_scopes() -> bool {
     !global_scopes().is_empty()
 }
