@@ -35,7 +35,7 @@ mod probe;
 pub use lazy::{LazyTensor, data_to_value, resolution_count};
 pub use probe::{probe_autodiff_tensors, probe_tensors};
 
-/// burn-train's `Learner` observed by giving: see [`train::GivingLogger`],
-/// [`train::GivingRenderer`] and [`train::StopBridge`].
+// Documented by its own module doc (one doc per module: rustdoc would read an outer doc's
+// links and the module's own in one scope).
 #[cfg(feature = "train")]
 pub mod train;
