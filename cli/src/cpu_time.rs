@@ -178,34 +178,62 @@ pub(crate) fn table(
     let dir = std::env::temp_dir().join(format!("giving-bench-cpu-{}", std::process::id()));
     let sets = sets();
     measure(model, config, device, Vec::new())?; // warm-up
-    let mut thread = vec![Vec::new(); sets.len()];
-    let mut process = vec![Vec::new(); sets.len()];
+    let rounds = interleaved_rounds(sets.len(), repeats, |index| {
+        measure(model, config, device, (sets[index].build)(&dir)?)
+    })?;
+    let _ = std::fs::remove_dir_all(&dir);
+    let names: Vec<&str> = sets.iter().map(|set| set.name).collect();
+    print_table("instruments", "vs bare", &names, &rounds);
+    Ok(())
+}
+
+/// Measures every set `repeats` times (at least once), interleaved round by round so that drift
+/// affects them alike: each set's training-thread and process CPU times per step.
+fn interleaved_rounds(
+    sets: usize,
+    repeats: usize,
+    mut measure_set: impl FnMut(usize) -> Result<(f64, f64)>,
+) -> Result<Rounds> {
+    let mut thread = vec![Vec::new(); sets];
+    let mut process = vec![Vec::new(); sets];
     for round in 0..repeats.max(1) {
-        for (index, set) in sets.iter().enumerate() {
-            let (t, p) = measure(model, config, device, (set.build)(&dir)?)?;
+        for index in 0..sets {
+            let (t, p) = measure_set(index)?;
             thread[index].push(t);
             process[index].push(p);
         }
         say!("round {}/{} done", round + 1, repeats.max(1));
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    Ok(Rounds { thread, process })
+}
+
+/// What [`interleaved_rounds`] measured: per set, one CPU time per step per round.
+struct Rounds {
+    /// The training thread's.
+    thread: Vec<Vec<f64>>,
+    /// The whole process's.
+    process: Vec<Vec<f64>>,
+}
+
+/// Prints the rounds as a markdown table: per set, the median (min–max) CPU µs per step of the
+/// training thread and of the process, each against the first set's median.
+fn print_table(first_column: &str, against: &str, names: &[&str], rounds: &Rounds) {
+    let Rounds { thread, process } = rounds;
     say!(
-        "\n| instruments | training thread CPU µs/step: median (min–max) | vs bare | process CPU µs/step: median (min–max) | vs bare |"
+        "\n| {first_column} | training thread CPU µs/step: median (min–max) | {against} | process CPU µs/step: median (min–max) | {against} |"
     );
     say!("|---|---|---|---|---|");
-    let (bare_thread, _, _) = summary(thread[0].clone());
-    let (bare_process, _, _) = summary(process[0].clone());
-    for (index, set) in sets.iter().enumerate() {
+    let (base_thread, _, _) = summary(thread[0].clone());
+    let (base_process, _, _) = summary(process[0].clone());
+    for (index, name) in names.iter().enumerate() {
         let (t, t_min, t_max) = summary(thread[index].clone());
         let (p, p_min, p_max) = summary(process[index].clone());
         say!(
-            "| {} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
-            set.name,
-            100.0 * (t / bare_thread - 1.0),
-            100.0 * (p / bare_process - 1.0),
+            "| {name} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
+            100.0 * (t / base_thread - 1.0),
+            100.0 * (p / base_process - 1.0),
         );
     }
-    Ok(())
 }
 
 /// A Learner set under measurement: who observes it, and the instruments beside.
@@ -257,32 +285,16 @@ pub(crate) fn learner_table(
         })
     };
     run(Observed::Giving, Vec::new())?; // warm-up
-    let mut thread = vec![Vec::new(); sets.len()];
-    let mut process = vec![Vec::new(); sets.len()];
-    for round in 0..repeats.max(1) {
-        for (index, set) in sets.iter().enumerate() {
-            let (t, p) = run(set.observed, (set.build)(&dir)?)?;
-            thread[index].push(t);
-            process[index].push(p);
-        }
-        say!("round {}/{} done", round + 1, repeats.max(1));
-    }
+    let rounds = interleaved_rounds(sets.len(), repeats, |index| {
+        run(sets[index].observed, (sets[index].build)(&dir)?)
+    })?;
     let _ = std::fs::remove_dir_all(&dir);
-    say!(
-        "\n| Learner observed by | training thread CPU µs/step: median (min–max) | vs burn-train default | process CPU µs/step: median (min–max) | vs burn-train default |"
+    let names: Vec<&str> = sets.iter().map(|set| set.name).collect();
+    print_table(
+        "Learner observed by",
+        "vs burn-train default",
+        &names,
+        &rounds,
     );
-    say!("|---|---|---|---|---|");
-    let (base_thread, _, _) = summary(thread[0].clone());
-    let (base_process, _, _) = summary(process[0].clone());
-    for (index, set) in sets.iter().enumerate() {
-        let (t, t_min, t_max) = summary(thread[index].clone());
-        let (p, p_min, p_max) = summary(process[index].clone());
-        say!(
-            "| {} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
-            set.name,
-            100.0 * (t / base_thread - 1.0),
-            100.0 * (p / base_process - 1.0),
-        );
-    }
     Ok(())
 }
