@@ -77,7 +77,7 @@ pub use give::Giver;
 pub use given::{Entered, Given, GivenHandle, InGiven, given};
 pub use iterate::{Iterate, iterate};
 pub use keyed::{EventStreamOps, Template, TemplateError, ValueStreamOps};
-pub use pipeline::{FinishError, Pipeline, PipelineError};
+pub use pipeline::{FinishError, Pipeline, PipelineError, panic_message};
 pub use probe::{Override, Probe, ProbeError};
 pub use queue::Delivery;
 pub use stop::StopToken;

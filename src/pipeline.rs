@@ -326,14 +326,24 @@ fn blocking<T>(wait: impl FnOnce() -> Result<T, FinishError>) -> Result<T, Finis
     }
 }
 
-fn panic_message(panic: &(dyn Any + Send)) -> String {
-    if let Some(message) = panic.downcast_ref::<&str>() {
-        (*message).to_owned()
-    } else if let Some(message) = panic.downcast_ref::<String>() {
-        message.clone()
-    } else {
-        "(non-string panic payload)".to_owned()
-    }
+/// The message of a caught panic (what `catch_unwind` or `JoinHandle::join` returned): the
+/// `&str` or `String` given to `panic!`, or `(no message)` for any other payload. One wording
+/// for every crate that reports a panic (pipelines, the Overseer, the log's `$error`).
+///
+/// ```
+/// let caught = std::panic::catch_unwind(|| panic!("device {}", "lost")).unwrap_err();
+/// assert_eq!(giving::panic_message(caught.as_ref()), "device lost");
+/// let caught = std::panic::catch_unwind(|| panic!("literal")).unwrap_err();
+/// assert_eq!(giving::panic_message(caught.as_ref()), "literal");
+/// let caught = std::panic::catch_unwind(|| std::panic::panic_any(7u8)).unwrap_err();
+/// assert_eq!(giving::panic_message(caught.as_ref()), "(no message)");
+/// ```
+pub fn panic_message(panic: &(dyn Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned())
 }
 
 /// The runtime for pipelines spawned from sync code: one worker thread, so pipelines take

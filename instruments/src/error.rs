@@ -88,7 +88,7 @@ impl PanicPayload {
     /// Keeps `payload` (what `catch_unwind` or `JoinHandle::join` returned).
     pub fn new(payload: Box<dyn Any + Send>) -> Self {
         Self {
-            message: panic_message(payload.as_ref()),
+            message: giving::panic_message(payload.as_ref()),
             payload: Arc::new(Mutex::new(Some(payload))),
         }
     }
@@ -130,13 +130,4 @@ impl fmt::Debug for PanicPayload {
             .field("message", &self.message)
             .finish_non_exhaustive()
     }
-}
-
-/// The message of a panic payload: its `&str` or `String`, or `(no message)`.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    payload
-        .downcast_ref::<&str>()
-        .map(|s| (*s).to_owned())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "(no message)".to_owned())
 }

@@ -10,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use giving::{Event, Value};
 
 use crate::format::{MAX_DEPTH, MAX_RECORD};
-use crate::panic::panic_message;
+use giving::panic_message;
 
 /// Why a value cannot be written (the caller names the field). A boxed `str`, so that the
 /// encoder's results stay two words: refusals are rare, values are not.
@@ -279,7 +279,7 @@ impl<'a> Encoder<'a> {
                     self.str(key);
                     self.value(value, 1)
                 }))
-                .map_err(panic_message)
+                .map_err(|panic| panic_message(panic.as_ref()))
             };
             match written {
                 Ok(Ok(())) => {}

@@ -13,7 +13,7 @@
 //! re-exports it as `giving_instruments::log`. The format is specified for readers in other
 //! languages in `docs/log-format.md`.
 //!
-//! Modules depend one way: the format's constants and the panic helper at the bottom; the
+//! Modules depend one way: the format's constants at the bottom; the
 //! error, the encoder and the decoder on them; the header on the encoder; writers and readers
 //! on those; inspection, replay and the command line on the reader.
 
@@ -25,7 +25,6 @@ mod error;
 mod format;
 mod header;
 mod inspect;
-mod panic;
 pub mod protocol;
 mod reader;
 mod record;

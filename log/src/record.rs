@@ -10,7 +10,7 @@ use giving::{Event, Timestamp};
 use crate::encode::Encoder;
 use crate::error::LogError;
 use crate::header::LogHeader;
-use crate::panic::panic_message;
+use giving::panic_message;
 
 /// Appends the log's header record (`header`: command line, host, pid, crate versions, extra
 /// fields) to `out`, read back as [`StreamItem::Header`](crate::StreamItem::Header): what a
@@ -65,7 +65,7 @@ pub fn encode_event(event: &Event, out: &mut Vec<u8>, name: &str) -> Result<(), 
         Ok(Err(refusal)) => refusal,
         Err(payload) => {
             let panicked = enc.field;
-            let message = panic_message(payload);
+            let message = panic_message(payload.as_ref());
             out.truncate(start);
             match Encoder::new(out).event_after_panic(event, panicked, &message) {
                 Ok(()) => return Ok(()),

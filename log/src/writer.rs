@@ -11,7 +11,7 @@ use giving::{Event, Timestamp};
 use crate::encode::{Encoder, FieldRefusal};
 use crate::error::LogError;
 use crate::header::LogHeader;
-use crate::panic::panic_message;
+use giving::panic_message;
 
 /// The buffer is written to the file once it holds this much.
 const BUFFER: usize = 256 * 1024;
@@ -203,7 +203,10 @@ impl LogWriter {
             return encoded.map(|()| enc.unresolved);
         }
         let panicked = enc.field;
-        let message = encoded.err().map(panic_message).unwrap_or_default();
+        let message = encoded
+            .err()
+            .map(|panic| panic_message(panic.as_ref()))
+            .unwrap_or_default();
         self.buf.truncate(start);
         let mut enc = Encoder::new(&mut self.buf);
         enc.event_after_panic(event, panicked, &message)?;
