@@ -6,7 +6,7 @@ use burn_train::renderer::{
     EvaluationName, EvaluationProgress, MetricState, MetricsRenderer, MetricsRendererEvaluation,
     MetricsRendererTraining, ProgressType, TrainingProgress,
 };
-use giving::vocab::keys;
+use giving::vocab::{ProgressEvent, keys};
 use giving::{Event, Giver, Value};
 
 /// Steps between two `synced` marks by default: the rate's window (as `iterate`'s).
@@ -118,12 +118,8 @@ impl TaskState {
                     .field(keys::SPLIT, task)
                     .build(),
             );
-            events.push(
-                Event::builder()
-                    .field(keys::TASK, task)
-                    .field(keys::PROGRESS, progress(0, step.total))
-                    .build(),
-            );
+            // A `(0, n)` progress event starts the task's rate window, as `iterate`'s first does.
+            events.push(ProgressEvent::event(task, 0, step.total as u64));
         }
         let batch = step.done.saturating_sub(self.items);
         self.items = step.done;
