@@ -94,6 +94,11 @@ pub mod keys {
     /// the rank's identity and [`NATS_DROPPED`] (its publisher's final drop count) when the
     /// rank's end record arrives.
     pub const RANK_END: &str = "rank_end";
+    /// `u64`: how many records the NATS fan-in has rejected so far: bytes that were not a
+    /// record, a rank that is not the one its subject names, or a rank outside the run's world
+    /// size. Given by the fan-in with [`INSTRUMENT`] `= "nats"` at the first rejection and, if
+    /// more followed, when it stops.
+    pub const NATS_REJECTED: &str = "nats_rejected";
 
     // The timeline (`giving::timeline`): spans, instants and counter samples.
 

@@ -24,6 +24,7 @@ mod bench;
 mod common;
 mod cpu_time;
 mod exit;
+mod nats_auth;
 mod out;
 mod probes;
 mod publish;

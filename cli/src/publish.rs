@@ -4,10 +4,13 @@ use anyhow::{Context, Result};
 use clap::Args;
 use giving_nats::{Identity, NatsPublisher};
 
+use crate::nats_auth::NatsAuthArgs;
+
 /// Options of `train` that publish its events to a NATS server.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct PublishArgs {
-    /// Publish every event to the NATS server at URL (`nats://HOST:PORT`) on
+    /// Publish every event to the NATS server at URL (`nats://HOST:PORT`, `tls://HOST:PORT`,
+    /// `nats://USER:PASSWORD@HOST:PORT`; see the `--nats-*` options) on
     /// `giving.<run>.<rank>`, fail-open: events are dropped and counted, never waited for,
     /// when the server is unreachable.
     #[arg(long, value_name = "URL", requires = "run", env = giving_nats::PUBLISH_ENV)]
@@ -26,6 +29,8 @@ pub(crate) struct PublishArgs {
     /// `giving watch --replay` started later sees it from its first event.
     #[arg(long, requires = "publish")]
     publish_store: bool,
+    #[command(flatten)]
+    auth: NatsAuthArgs,
 }
 
 impl PublishArgs {
@@ -41,8 +46,13 @@ impl PublishArgs {
         if self.publish_buffer == 0 {
             anyhow::bail!("invalid setting: --publish-buffer must be at least 1, not 0");
         }
+        // A bad address or an unreadable credentials file is refused now, before training,
+        // not when the publisher first connects.
+        let auth = self.auth.auth();
+        auth.check(url).context("--publish")?;
         Ok(Some(
             NatsPublisher::new(url, identity)
+                .auth(auth)
                 .capacity(self.publish_buffer)
                 .store(self.publish_store),
         ))

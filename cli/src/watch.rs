@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use giving::prelude::*;
-use giving::vocab::keys::{NATS_DROPPED, RANK_END};
+use giving::vocab::keys::{NATS_DROPPED, NATS_REJECTED, RANK_END};
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
 use giving_instruments::{
@@ -17,13 +17,22 @@ use giving_instruments::{
 use giving_nats::{FanIn, Until, run_subjects};
 
 use crate::exit::exit_code;
+use crate::nats_auth::NatsAuthArgs;
 use crate::out::say;
 
 #[derive(Debug, Args)]
 pub(crate) struct WatchArgs {
-    /// The NATS server: `nats://HOST:PORT`.
+    /// The NATS server: `nats://HOST:PORT`, `tls://HOST:PORT`, `nats://USER:PASSWORD@HOST:PORT`
+    /// (see the `--nats-*` options).
     #[arg(value_name = "URL")]
     url: String,
+    #[command(flatten)]
+    auth: NatsAuthArgs,
+    /// Accept only ranks below N: records from other ranks are rejected and counted
+    /// (`nats_rejected`), as are records whose rank is not the one their subject names.
+    /// Without it, a rank is checked against the world size its own events announce.
+    #[arg(long, value_name = "N")]
+    world_size: Option<u64>,
     /// The run to watch: its ranks publish on `giving.<run>.<rank>`.
     #[arg(long, value_name = "NAME")]
     run: String,
@@ -76,11 +85,15 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the watcher's runtime")?;
+    let auth = args.auth.auth();
     let mut fan_in = if args.replay {
-        runtime.block_on(FanIn::replay(&args.url, &args.run))?
+        runtime.block_on(FanIn::replay_with(&args.url, &args.run, &auth))?
     } else {
-        runtime.block_on(FanIn::connect(&args.url, &args.run))?
+        runtime.block_on(FanIn::connect_with(&args.url, &args.run, &auth))?
     };
+    if let Some(world_size) = args.world_size {
+        fan_in = fan_in.world_size(world_size);
+    }
 
     let stop: Arc<Mutex<Option<StopToken>>> = Arc::default();
     let stop_slot = stop.clone();
@@ -96,7 +109,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
             let lines = start
                 .given()
                 .stream()
-                .where_any([keys::RATE, RANK_END, NATS_DROPPED])
+                .where_any([keys::RATE, RANK_END, NATS_DROPPED, NATS_REJECTED])
                 .filter_map(|event| line(&event))
                 .for_each(|line| say!("{line}"));
             start.spawn(lines);
@@ -106,7 +119,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     let run = overseer.run(|| {
         let giver = Giver::current();
         // Said once Ctrl-C is handled: from here on it ends the watch cleanly.
-        eprintln!("giving watch: subscribed to {subject} on {}", args.url);
+        eprintln!("giving watch: subscribed to {subject} on {}", fan_in.url());
         // The instruments have started: the scope's stop token (Ctrl-C) is in the slot.
         let until = Until {
             done: args.until_done,
@@ -128,8 +141,13 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     Ok(exit_code(code))
 }
 
-/// A line for a rate, a rank's end, or a drop report.
+/// A line for a rate, a rank's end, a drop report or the fan-in's rejections.
 fn line(event: &Event) -> Option<String> {
+    if let Ok(rejected) = event.get_as::<u64>(NATS_REJECTED) {
+        return Some(format!(
+            "[watch] {rejected} record(s) rejected (not a record, or not from a rank of this run)"
+        ));
+    }
     let rank = event
         .get_as::<u64>(keys::RANK)
         .map_or_else(|_| "?".to_owned(), |r| r.to_string());

@@ -25,7 +25,7 @@ pub struct LogHeader {
     pub version: u64,
     /// When the log was opened.
     pub start_time: Timestamp,
-    /// The command line of the process that wrote it.
+    /// The command line of the process that wrote it, secrets masked ([`redact_args`](crate::redact_args)).
     pub command_line: Vec<String>,
     /// The host name of the machine that wrote it.
     pub host: String,
@@ -50,10 +50,11 @@ impl LogHeader {
         Self {
             version: FORMAT_VERSION,
             start_time: Timestamp::now(),
-            // Lossy: an argument that is not UTF-8 (a path) must not panic the run.
-            command_line: std::env::args_os()
-                .map(|arg| arg.to_string_lossy().into_owned())
-                .collect(),
+            // Lossy: an argument that is not UTF-8 (a path) must not panic the run. Secrets
+            // (`--nats-token T`, a URL's password) are masked: a log is shared.
+            command_line: crate::redact_args(
+                std::env::args_os().map(|arg| arg.to_string_lossy().into_owned()),
+            ),
             host: host_name(),
             pid: u64::from(std::process::id()),
             crate_versions,

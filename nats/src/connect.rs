@@ -1,11 +1,39 @@
 //! The client options the publisher and the fan-in share.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-/// Reconnection: unlimited attempts, 100 ms apart growing to 1 s, so a restarted server is
-/// found again within a second.
-pub(crate) fn options(url: &str) -> async_nats::ConnectOptions {
-    async_nats::ConnectOptions::new()
+use giving_log::redact_url;
+
+use crate::auth::NatsAuth;
+use crate::error::NatsError;
+
+/// Checks that `url` is a server address a client can connect to (`nats://`, `tls://`, `ws://`,
+/// `wss://` or a bare `host:port`), naming the address (its password masked) when it is not:
+/// a command refuses it before it starts, rather than when it first connects.
+///
+/// ```
+/// assert!(giving_nats::check_url("nats://127.0.0.1:4222").is_ok());
+/// let error = giving_nats::check_url("nats://ann:pw@[bad").unwrap_err().to_string();
+/// assert!(error.contains("nats://ann:***@[bad") && !error.contains("pw@"), "{error}");
+/// ```
+pub fn check_url(url: &str) -> Result<(), NatsError> {
+    url.parse::<async_nats::ServerAddr>()
+        .map(|_| ())
+        .map_err(|e| NatsError::Connect {
+            url: redact_url(url),
+            message: e.to_string(),
+        })
+}
+
+/// The client options for `url` with `auth` and the URL's own credentials, and the reconnection
+/// policy: unlimited attempts, 100 ms apart growing to 1 s, so a restarted server is found
+/// again within a second.
+pub(crate) fn options(url: &str, auth: &NatsAuth) -> Result<async_nats::ConnectOptions, NatsError> {
+    check_url(url)?;
+    let shown = redact_url(url);
+    let options = async_nats::ConnectOptions::new()
         .name(format!("giving {}", std::process::id()))
         .max_reconnects(None)
         .reconnect_delay_callback(|attempts| {
@@ -13,14 +41,29 @@ pub(crate) fn options(url: &str) -> async_nats::ConnectOptions {
         })
         .connection_timeout(Duration::from_secs(2))
         .event_callback({
-            let url = url.to_owned();
+            // A refused login is retried every second for as long as the run lasts: each
+            // distinct complaint is said once, not once a second.
+            let said = Arc::new(Mutex::new(HashSet::new()));
             move |event| {
-                let url = url.clone();
+                let url = shown.clone();
+                let said = said.clone();
                 async move {
-                    if let async_nats::Event::ServerError(error) = event {
-                        eprintln!("giving: nats: `{url}`: {error}");
+                    // A refused login or a failed TLS handshake comes as a client error of
+                    // the connection attempt; a denied publish as a server error.
+                    let message = match event {
+                        async_nats::Event::ServerError(error) => error.to_string(),
+                        async_nats::Event::ClientError(error) => error.to_string(),
+                        _ => return,
+                    };
+                    let first = said
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .insert(message.clone());
+                    if first {
+                        eprintln!("giving: nats: `{url}`: {message}");
                     }
                 }
             }
-        })
+        });
+    auth.apply(url, options)
 }

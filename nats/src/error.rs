@@ -50,6 +50,18 @@ pub enum NatsError {
         /// Why.
         message: String,
     },
+    /// A credentials, nkey or certificate file cannot be used (its content is never shown).
+    #[error("NATS server `{url}`: cannot use the {what} file {path:?}: {message}")]
+    Auth {
+        /// The server, its password masked.
+        url: String,
+        /// `credentials`, `nkey seed`, `CA certificate`, `client certificate`, `client key`.
+        what: &'static str,
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The runtime of the publisher's thread could not be built.
     #[error("cannot start the NATS runtime: {0}")]
     Runtime(std::io::Error),

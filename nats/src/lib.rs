@@ -19,6 +19,7 @@
 //!
 //! See `docs/remote.md`.
 
+mod auth;
 mod buffer;
 mod connect;
 mod error;
@@ -30,6 +31,8 @@ mod ranks;
 mod store;
 mod subject;
 
+pub use auth::{NatsAuth, env};
+pub use connect::check_url;
 pub use error::NatsError;
 pub use fanin::{FanIn, Until};
 pub use identity::{Identity, LOCAL_RANK_ENV, PUBLISH_ENV, RANK_ENV, RUN_ENV, WORLD_SIZE_ENV};

@@ -9,6 +9,9 @@ use giving::vocab::keys;
 use giving::{Delivery, Event, Giver};
 use giving_instruments::{Instrument, InstrumentError, SinkThread, Start};
 
+use giving_log::redact_url;
+
+use crate::auth::NatsAuth;
 use crate::connect::options;
 use crate::error::NatsError;
 use crate::identity::Identity;
@@ -51,6 +54,7 @@ const STORE_WITHIN: Duration = Duration::from_secs(5);
 /// ```
 pub struct NatsPublisher {
     url: String,
+    auth: NatsAuth,
     identity: Identity,
     capacity: usize,
     finish_within: Duration,
@@ -65,6 +69,7 @@ impl NatsPublisher {
     pub fn new(url: &str, identity: Identity) -> Self {
         Self {
             url: url.to_owned(),
+            auth: NatsAuth::default(),
             identity,
             capacity: DEFAULT_CAPACITY,
             finish_within: DEFAULT_FINISH_WITHIN,
@@ -72,6 +77,13 @@ impl NatsPublisher {
             thread: None,
             summary: Arc::default(),
         }
+    }
+
+    /// Authenticates with `auth` (token, user and password, `.creds`, nkey, TLS); the URL's own
+    /// credentials count without it.
+    pub fn auth(mut self, auth: NatsAuth) -> Self {
+        self.auth = auth;
+        self
     }
 
     /// How many records are kept while the server is unreachable (default
@@ -150,7 +162,12 @@ impl Instrument for NatsPublisher {
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         let stream = start.given().stream_with(Delivery::Bounded(self.capacity));
         let lag = stream.lag();
-        let report = reporter(start.given().giver(), self.url.clone());
+        let shown = redact_url(&self.url);
+        // Bad settings (an address that is not one, a credentials file that cannot be read)
+        // fail the start, before any event is taken; a refused login is reported by the
+        // client as it retries.
+        let connect = options(&self.url, &self.auth).map_err(InstrumentError::other)?;
+        let report = reporter(start.given().giver(), shown.clone());
         let config = PumpConfig {
             identity: self.identity.clone(),
             capacity: self.capacity,
@@ -165,26 +182,26 @@ impl Instrument for NatsPublisher {
                 .build()
                 .map_err(|e| InstrumentError::other(NatsError::Runtime(e)))?;
             let done = runtime.block_on(async {
-                let client = options(&url)
+                let client = connect
                     .retry_on_initial_connect()
                     .connect(url.as_str())
                     .await
                     .map_err(|e| NatsError::Connect {
-                        url: url.clone(),
+                        url: shown.clone(),
                         message: e.to_string(),
                     })?;
                 if store {
                     let run = config.identity.run_name().to_owned();
                     let ensured = tokio::time::timeout(
                         STORE_WITHIN,
-                        crate::store::ensure(&client, &url, &run),
+                        crate::store::ensure(&client, &shown, &run),
                     )
                     .await;
                     match ensured {
                         Ok(Ok(())) => {}
                         Ok(Err(error)) => eprintln!("giving: nats: {error}; the run is not kept"),
                         Err(_) => eprintln!(
-                            "giving: nats: JetStream on `{url}` did not answer within {STORE_WITHIN:?}; the run is not kept"
+                            "giving: nats: JetStream on `{shown}` did not answer within {STORE_WITHIN:?}; the run is not kept"
                         ),
                     }
                 }
@@ -210,7 +227,8 @@ impl Instrument for NatsPublisher {
 impl std::fmt::Debug for NatsPublisher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("NatsPublisher")
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
+            .field("auth", &self.auth)
             .field("subject", &self.identity.subject())
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()

@@ -98,13 +98,26 @@ pub fn nats_jetstream(port: u16, dir: &Path) -> Option<Server> {
     nats_with(port, &["-js", "-sd", &dir.display().to_string()])
 }
 
+/// `nats-server` on a free port with the configuration `body` (authorization, tls, …), written
+/// with its `listen` line to `dir/nats.conf`; `None` when `nats-server` is not installed.
+pub fn nats_configured(body: &str, dir: &Path) -> Option<Server> {
+    let port = free_port();
+    let conf = dir.join("nats.conf");
+    std::fs::write(&conf, format!("listen: 127.0.0.1:{port}\n{body}\n")).unwrap();
+    nats_with(port, &["-c", &conf.display().to_string()])
+}
+
 fn nats_with(port: u16, extra: &[&str]) -> Option<Server> {
     if !installed("nats-server", &["--version"]) {
         return None;
     }
-    let child = Command::new("nats-server")
-        .process_group(0)
-        .args(["-a", "127.0.0.1", "-p", &port.to_string()])
+    let mut command = Command::new("nats-server");
+    command.process_group(0);
+    // A configuration file says where to listen; flags would override it.
+    if !extra.contains(&"-c") {
+        command.args(["-a", "127.0.0.1", "-p", &port.to_string()]);
+    }
+    let child = command
         .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
