@@ -1,5 +1,6 @@
 //! How many events per second the runner reads from one child's `DATA_FD` pipe and writes to
-//! its `.giving` log and `.data` lines: a log of N 3-field events is written, then `cat` sends it down the pipe.
+//! its `.giving` log and its `.data` JSON lines: a log of N 3-field events is written, then
+//! `cat` sends it down the pipe.
 //!
 //! `cargo run --release -p giving-suite --example pipe_throughput [N]`
 

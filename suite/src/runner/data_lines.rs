@@ -16,20 +16,10 @@ use crate::report::pyjson::{write_float, write_str, write_value};
 
 /// The `task` milabench's `summary.py` reads rates under (`train_rate`): a rate the child gave
 /// without a task is written under it, as voir's rate instruments give theirs.
-pub(crate) const TRAIN: &str = "train";
+const TRAIN: &str = "train";
 
 /// The key milabench's `aggregate` takes a `data` line's time from.
 const TIME: &str = "time";
-
-/// What a child's event line says about its rate: `Some(rate)` when it is a rate milabench's
-/// report counts (`task` is `train`, or the child gave none).
-pub(crate) fn train_rate(event: &Event) -> Option<f64> {
-    let rate = event.get(keys::RATE)?.as_f64()?;
-    match event.get(keys::TASK) {
-        None => Some(rate),
-        Some(task) => (task.as_str() == Some(TRAIN)).then_some(rate),
-    }
-}
 
 /// The writer of one process's `.data` lines.
 pub(crate) struct DataLines {
@@ -199,14 +189,6 @@ mod tests {
         assert_eq!(
             read[2]["data"],
             serde_json::json!({"loss": 0.5, "time": 7.0})
-        );
-        assert_eq!(train_rate(&Event::new([("rate", 2.0)])), Some(2.0));
-        assert_eq!(
-            train_rate(&Event::new([
-                ("rate", Value::F64(2.0)),
-                ("task", Value::from("early_stop"))
-            ])),
-            None
         );
     }
 

@@ -20,7 +20,7 @@ use serde::Serialize;
 use crate::RunError;
 use crate::protocol::{DataDecoder, Incoming, OutOfBand, Unsmuggler};
 
-use super::data_lines::{DataLines, train_rate};
+use super::data_lines::DataLines;
 use super::nats::{NatsRoute, NatsSource};
 use super::preamble::Preamble;
 use super::wait::{Cause, wait};
@@ -94,8 +94,8 @@ pub struct ProcessOutcome {
     pub duration_s: f64,
     /// Events read from its pipe and stdout.
     pub events: u64,
-    /// Rates among them that milabench's report counts: those of `task: "train"`, and those
-    /// given without a task (written under `train` in the `.data` file).
+    /// Rates among them, whatever their task (the report counts only the training ones:
+    /// `task: "train"`, or no task, which the `.data` file writes as `train`).
     pub rates: Vec<f64>,
     /// What could not be read from its pipe (reported, skipped).
     pub protocol_errors: Vec<String>,
@@ -469,7 +469,7 @@ fn sink(
                 (event, false)
             }
         };
-        if let Some(rate) = train_rate(&event) {
+        if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
             out.rates.push(rate);
         }
         if let Some(meta) = event.get(keys::META)
