@@ -53,14 +53,27 @@ pub(crate) fn write_float(x: f64, out: &mut String) {
     } else if x.is_infinite() {
         out.push_str(if x > 0.0 { "Infinity" } else { "-Infinity" });
     } else {
-        // serde_json keeps the decimal point (`1.0`), so Python reads a float back.
-        out.push_str(&serde_json::to_string(&x).unwrap_or_else(|_| "null".to_owned()));
+        // Rust's shortest round-trip digits, never in exponent form; written in place (the
+        // runner writes one line per event of its child).
+        let start = out.len();
+        let _ = write!(out, "{x}");
+        // With its decimal point (`1.0`), so that Python reads a float back.
+        if !out[start..].contains('.') {
+            out.push_str(".0");
+        }
     }
 }
 
 /// Appends `s` as a JSON string.
 pub(crate) fn write_str(s: &str, out: &mut String) {
-    out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned()));
+    // Most keys and values need no escape: copied as they are, without serde_json's buffer.
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_owned()));
+    }
 }
 
 fn write_list(items: impl Iterator<Item = Value>, out: &mut String) {
@@ -123,6 +136,14 @@ mod tests {
             Value::I64(-3),
         ]);
         assert_eq!(text(&list), "[NaN,Infinity,-Infinity,1.0,-3]");
+        let floats = Value::List(vec![Value::F64(1e21), Value::F64(0.1), Value::F64(-2.5e-7)]);
+        let written = text(&floats);
+        let back: Vec<f64> = serde_json::from_str(&written).unwrap();
+        assert_eq!(back, [1e21, 0.1, -2.5e-7], "{written}");
+        assert!(
+            written.starts_with("[1000000000000000000000.0,"),
+            "{written}"
+        );
     }
 
     #[test]
