@@ -30,10 +30,11 @@ pub struct Row {
     /// The distinct GPUs its processes were given (0 on the CPU, and under `njobs`): what
     /// `ngpu` meant here before it took milabench's meaning.
     pub devices: usize,
-    /// Statistics of every rate of every process.
+    /// Statistics of every training rate (`task: "train"`) of every process.
     pub perf: Option<Metrics>,
     /// milabench's `peak_memory`, MiB: the largest per-device max of the memory used, after
-    /// the min/max trim (see [`memory_and_power`](super::gpu::memory_and_power)).
+    /// the min/max trim (as `_summarize` and `_make_row`: per device, load-0 and 1-MiB samples
+    /// dropped).
     pub peak_memory: Option<f64>,
     /// milabench's score (`report/__init__.py`, `_make_row`): Σ over device indices of the
     /// mean of the rates its processes gave there (every repetition, every node), or `perf`
