@@ -12,7 +12,9 @@ use clap::{Args, Subcommand};
 use giving::Giver;
 use giving_instruments::{Dash, Overseer};
 use giving_suite::config::{Placeholders, Selection, Suite, SystemConfig};
-use giving_suite::report::{Report, RunData, html, load_run, load_runs};
+use giving_suite::report::{
+    Report, RunData, html, load_run, load_runs, load_summary, summary_json,
+};
 use giving_suite::runner::{ProcessResult, RunOptions, RunSummary, SystemFacts, run_suite};
 use giving_suite::validation::{Layer, Severity, validate};
 
@@ -20,14 +22,28 @@ use giving_suite::validation::{Layer, Severity, validate};
 #[derive(Debug, Subcommand)]
 pub(crate) enum SuiteCommand {
     /// Run a suite's benchmarks; write runs/{name}.{time}/ with each process's events
-    /// ({bench}.{tag}.data, a giving log), output, exit status, the resolved config and the
-    /// system's facts, then runs the validation layers. Exits 1 when a benchmark failed or a layer
-    /// found an error.
+    /// ({bench}.{tag}.data, milabench's JSON lines; {bench}.{tag}.giving, a giving log), output,
+    /// exit status, the resolved config and the system's facts, then runs the validation layers.
+    /// Exits 1 when a benchmark failed or a layer found an error.
     Run(RunArgs),
     /// Print milabench's report of a run folder: System, Breakdown (bench, fail, n, ngpu, perf,
     /// sem%, std%, peak_memory, score, weight) and Scores (failure rate, PASS/FAIL, global
     /// score). Exits 1 when the failure rate is over 1% or a validation layer finds an error.
     Report(ReportArgs),
+    /// Write milabench's summary JSON of run folders (`milabench summary`: per benchmark n,
+    /// ngpu, successes, failures, train_rate, walltime, per_gpu, gpu_load, weight, energy,
+    /// perf_watt …), readable by `giving suite report --compare` and milabench's tools.
+    Summary(SummaryArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct SummaryArgs {
+    /// The run folders (runs/{name}.{time}); several are summarised as one run.
+    #[arg(required = true)]
+    runs: Vec<PathBuf>,
+    /// Where to write it [default: stdout].
+    #[arg(short, long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -35,10 +51,14 @@ pub(crate) struct ReportArgs {
     /// The run folders (runs/{name}.{time}); several are reported as one run.
     #[arg(required = true)]
     runs: Vec<PathBuf>,
-    /// A base run to compare with: adds perf_base and perf_ratio per benchmark, and the
-    /// score ratio.
+    /// A base to compare with, a run folder or a summary JSON (`giving suite summary`'s or
+    /// milabench's): adds perf_base and perf_ratio per benchmark, and the score ratio.
     #[arg(long, value_name = "BASE")]
     compare: Option<PathBuf>,
+    /// A suite configuration whose weights and `enabled` the score takes (milabench's
+    /// `report --config`): its benchmarks that did not run count with score 0.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
     /// Also write the report as one self-contained HTML page, with a rate-over-time plot per
     /// benchmark and each process's output.
     #[arg(long, value_name = "FILE")]
@@ -119,15 +139,44 @@ pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
     match command {
         SuiteCommand::Run(args) => run(args),
         SuiteCommand::Report(args) => report(args),
+        SuiteCommand::Summary(args) => summary(args),
     }
+}
+
+fn summary(args: SummaryArgs) -> Result<ExitCode> {
+    let text = summary_json(&load_runs(&args.runs)?);
+    match &args.out {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("-o: cannot write {}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn report(args: ReportArgs) -> Result<ExitCode> {
     let run = load_runs(&args.runs)?;
     let mut report = Report::new(&run);
+    if let Some(file) = &args.config {
+        let suite = Suite::load(
+            file,
+            &placeholders(PathBuf::from("data"), PathBuf::from("runs"))?,
+        )
+        .with_context(|| format!("--config {}", file.display()))?;
+        let configured: Vec<(String, f64, bool)> = suite
+            .benches
+            .iter()
+            .map(|b| (b.name.clone(), b.weight, b.enabled))
+            .collect();
+        report = report.with_config(&configured);
+    }
     if let Some(base) = &args.compare {
-        let base = load_run(base).with_context(|| format!("--compare {}", base.display()))?;
-        report = report.compared_to(&Report::new(&base));
+        let context = || format!("--compare {}", base.display());
+        let base = if base.is_dir() {
+            Report::new(&load_run(base).with_context(context)?)
+        } else {
+            load_summary(base).with_context(context)?
+        };
+        report = report.compared_to(&base);
     }
     print!("{report}");
     if let Some(path) = &args.html {
@@ -163,15 +212,7 @@ impl RunArgs {
 fn run(args: RunArgs) -> Result<ExitCode> {
     let grace = args.validate()?;
     let facts = SystemFacts::detect();
-    let giving =
-        std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
-    let placeholders = Placeholders {
-        n_gpu: facts.n_gpu,
-        n_cpu: facts.n_cpu,
-        data: args.data,
-        runs: args.runs.clone(),
-        giving,
-    };
+    let placeholders = placeholders(args.data, args.runs.clone())?;
     let suite = Suite::load(&args.config, &placeholders)?;
     let system = args
         .system
@@ -229,6 +270,20 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    })
+}
+
+/// The placeholders a configuration is loaded with on this machine.
+fn placeholders(data: PathBuf, runs: PathBuf) -> Result<Placeholders> {
+    let facts = SystemFacts::detect();
+    let giving =
+        std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
+    Ok(Placeholders {
+        n_gpu: facts.n_gpu,
+        n_cpu: facts.n_cpu,
+        data,
+        runs,
+        giving,
     })
 }
 

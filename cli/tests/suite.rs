@@ -42,14 +42,15 @@ fn the_dev_suite_runs_and_its_data_files_are_logs() {
         "config.json",
         "system.json",
         "mlp.D0.data",
+        "mlp.D0.giving",
         "mlp.D0.json",
         "mlp.D0.stdout",
         "mlp.D0.stderr",
     ] {
         assert!(dir.join(file).is_file(), "missing {file} in {dir:?}");
     }
-    // The data file is a giving log, closed cleanly, with the child's rates in it.
-    let mut reader = LogReader::open(dir.join("mlp.D0.data")).unwrap();
+    // The giving log is closed cleanly, with the child's rates in it.
+    let mut reader = LogReader::open(dir.join("mlp.D0.giving")).unwrap();
     let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
     assert_eq!(reader.end().unwrap().events, events.len() as u64);
     let rates = events.iter().filter(|e| e.has("rate")).count();
@@ -61,13 +62,31 @@ fn the_dev_suite_runs_and_its_data_files_are_logs() {
     let status = outcome(&dir, "mlp.D0");
     assert_eq!(status["exit_code"], 0);
     assert_eq!(status["rates"].as_array().unwrap().len(), rates);
+    // The data file is milabench's JSON lines: config, meta, start, a line per event, end;
+    // the child's rates (given without a task) under `task: "train"`.
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("mlp.D0.data"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["event"].as_str().unwrap()).collect();
+    assert_eq!(&kinds[..3], ["config", "meta", "start"]);
+    assert_eq!(kinds.last(), Some(&"end"));
+    assert_eq!(lines[0]["data"]["tag"], serde_json::json!(["mlp", "D0"]));
+    assert_eq!(lines.last().unwrap()["data"]["return_code"], 0);
+    let train = lines
+        .iter()
+        .filter(|l| l["data"]["rate"].is_number() && l["data"]["task"] == "train")
+        .count();
+    assert_eq!(train, rates);
+    assert_eq!(kinds.iter().filter(|k| **k == "data").count(), events.len());
     let stdout = std::fs::read_to_string(dir.join("mlp.D0.stdout")).unwrap();
     assert!(stdout.contains("(stopped early)"), "{stdout}");
     let system: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("system.json")).unwrap()).unwrap();
     assert!(system["n_cpu"].as_u64().unwrap() >= 1);
     let (ok, out) = giving(
-        &["log", "stats", dir.join("mlp.D0.data").to_str().unwrap()],
+        &["log", "stats", dir.join("mlp.D0.giving").to_str().unwrap()],
         tmp.path(),
     );
     assert!(ok, "{out}");
@@ -198,8 +217,11 @@ fn hanging_failing_and_garbage_writing_benchmarks_are_recorded() {
         !garbage["protocol_errors"].as_array().unwrap().is_empty(),
         "{garbage}"
     );
-    // The garbage is in the data file as a problem event; the log is whole.
-    let mut reader = LogReader::open(dir.join("garbage.D0.data")).unwrap();
+    // The garbage is in the giving log as a problem event, and a `format_error` line in the
+    // data file; the log is whole.
+    let data = std::fs::read_to_string(dir.join("garbage.D0.data")).unwrap();
+    assert!(data.contains(r#"{"event":"format_error""#), "{data}");
+    let mut reader = LogReader::open(dir.join("garbage.D0.giving")).unwrap();
     let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
     assert!(events.iter().any(|e| e.has("problem")));
     assert!(reader.end().is_some());
@@ -380,6 +402,36 @@ b:
     let row = report.lines().find(|l| l.starts_with("b ")).unwrap();
     assert_eq!(row.split_whitespace().nth(2), Some("3"), "{row}");
 
+    // milabench's summary JSON, and the report compared with it: the same run, ratio 1.
+    let (ok, out) = giving(
+        &["suite", "summary", dir_arg, "-o", "summary.json"],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(tmp.path().join("summary.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary["b"]["n"], 2);
+    assert_eq!(summary["b"]["train_rate"]["mean"], 8.0);
+    let (ok, out) = giving(
+        &["suite", "report", dir_arg, "--compare", "summary.json"],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    assert!(out.contains("Score ratio:      1.000"), "{out}");
+
+    // `--config`: the second run ran b only; a, configured, counts with score 0 and weight 1:
+    // exp((ln(8 + 1) + ln(0 + 1)) / 2) = 3.
+    let second = dirs.iter().find(|d| d.as_str() != dir_arg).unwrap();
+    let (ok, out) = giving(
+        &["suite", "report", second, "--config", "twice.yaml"],
+        tmp.path(),
+    );
+    assert!(ok, "{out}");
+    let a = out.lines().find(|l| l.starts_with("a ")).unwrap();
+    assert_eq!(a.split_whitespace().nth(2), Some("0"), "n 0: {a}");
+    assert!(out.contains("Score:             3.00"), "{out}");
+
     let (ok, out) = giving(&["suite", "run", "twice.yaml", "--repeat", "0"], tmp.path());
     assert!(
         !ok && out.contains("--repeat must be at least 1, not 0"),
@@ -450,7 +502,7 @@ mlp:
         !stdout.contains('\u{1b}'),
         "the smuggled data was taken out: {stdout}"
     );
-    // The data file holds what was smuggled.
-    let events = LogReader::open(dir.join("mlp.D0.data")).unwrap().count();
+    // The giving log holds what was smuggled.
+    let events = LogReader::open(dir.join("mlp.D0.giving")).unwrap().count();
     assert_eq!(events as u64, mlp["events"].as_u64().unwrap());
 }

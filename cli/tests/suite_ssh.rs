@@ -179,7 +179,7 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
         assert!(o["rates"].as_array().unwrap().len() >= 3, "{o}");
         assert_eq!(o["meta"]["versions"]["giving"], env!("CARGO_PKG_VERSION"));
         assert!(o["protocol_errors"].as_array().unwrap().is_empty(), "{o}");
-        let mut reader = LogReader::open(dir.join(format!("{stem}.data"))).unwrap();
+        let mut reader = LogReader::open(dir.join(format!("{stem}.giving"))).unwrap();
         let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
         assert!(events.iter().any(|e| e.has("loss")), "{stem}");
         let stdout = std::fs::read_to_string(dir.join(format!("{stem}.stdout"))).unwrap();
@@ -236,7 +236,7 @@ fn a_suite_runs_on_two_nodes_one_over_ssh() {
         "{far}"
     );
     assert_eq!(far["meta"]["versions"]["giving"], env!("CARGO_PKG_VERSION"));
-    let mut reader = LogReader::open(dir.join("mlp.far.D0.data")).unwrap();
+    let mut reader = LogReader::open(dir.join("mlp.far.D0.giving")).unwrap();
     let events: Vec<_> = reader.by_ref().map(Result::unwrap).collect();
     assert!(
         events

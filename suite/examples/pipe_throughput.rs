@@ -1,5 +1,6 @@
 //! How many events per second the runner reads from one child's `DATA_FD` pipe and writes to
-//! its `.data` log: a log of N 3-field events is written, then `cat` sends it down the pipe.
+//! its `.giving` log and its `.data` JSON lines: a log of N 3-field events is written, then
+//! `cat` sends it down the pipe.
 //!
 //! `cargo run --release -p giving-suite --example pipe_throughput [N]`
 
@@ -40,6 +41,7 @@ fn main() {
             max_duration: Duration::from_secs(600),
             grace: Duration::from_secs(1),
             stem: dir.path().join(format!("bench.{round}")),
+            preamble: Default::default(),
             interrupt: None,
             remote: None,
             forward: None,

@@ -163,6 +163,7 @@ fn under_runner(giving: &Path, dir: &Path, round: usize) -> Measured {
         max_duration: Duration::from_secs(600),
         grace: Duration::from_secs(5),
         stem: dir.join(format!("runner.{round}")),
+        preamble: Default::default(),
         interrupt: None,
         remote: None,
         forward: None,

@@ -402,6 +402,7 @@ mod tests {
             stem: tag.into(),
             rate_times: Vec::new(),
             gpu: Default::default(),
+            record: Default::default(),
         }
     }
 

@@ -63,7 +63,11 @@ pub fn aggregate(samples: Vec<GpuSample>, device: Option<usize>) -> GpuRecord {
         }
         for (_, gpu) in &sample.gpus {
             if let Some(power) = gpu.power {
-                let since = last.map_or(0.0, |last| sample.at - last);
+                // A sample without a time (NaN) adds nothing, nor does the one after it
+                // (milabench's `now is not None and last_time is not None`).
+                let since = last
+                    .filter(|last| !last.is_nan() && !sample.at.is_nan())
+                    .map_or(0.0, |last| sample.at - last);
                 energy = Some(energy.unwrap_or(0.0) + power * since);
             }
         }

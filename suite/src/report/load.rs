@@ -1,14 +1,11 @@
-//! Reading a run folder back: the configuration's weights, each process's outcome and the
-//! rates and GPU memory in its `.data` log.
+//! Reading a run folder back: the configuration's weights, each process's outcome
+//! (`{bench}.{tag}.json`) and what its `.data` file holds (see [`data_file`](super::data_file)).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use giving::Value;
-use giving::vocab::{GpuReading, keys};
-use giving_log::LogReader;
-
-use super::gpu::{GpuFigures, GpuRecord, GpuSample, aggregate};
+use super::data_file::{ProcessRecord, read_data};
+use super::gpu::{GpuRecord, aggregate};
 use crate::RunError;
 
 /// One process of a run, as read back.
@@ -25,7 +22,8 @@ pub struct ProcessData {
     pub stopped: Option<String>,
     /// The errors it reported (`{"$event": "error"}`), as `{type}: {message}`.
     pub error_events: Vec<String>,
-    /// The rates in its data file.
+    /// The rates in its data file that milabench's report counts (`task: "train"`; in a run
+    /// folder from before the JSON lines, also the rates given without a task).
     pub rates: Vec<f64>,
     /// The losses in its data file (NaN included), in order.
     pub losses: Vec<f64>,
@@ -47,6 +45,18 @@ pub struct ProcessData {
     pub gpu: GpuRecord,
     /// What it said about itself (its log header, or its `meta` event), if anything.
     pub meta: Option<serde_json::Value>,
+    /// What the runner recorded in its `.data` lines: milabench's configuration, machine,
+    /// walltime and verdict.
+    pub record: ProcessRecord,
+}
+
+impl ProcessData {
+    /// Whether milabench's report counts it a success: its rule on the `.data` lines (a
+    /// `stop`, or exit 0 with a train rate and no NaN loss) where the run folder has them,
+    /// else [`success`](Self::success).
+    pub fn counted_success(&self) -> bool {
+        self.record.success.unwrap_or(self.success)
+    }
 }
 
 /// A benchmark of a run, as read back.
@@ -153,6 +163,9 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
         let outcome = json(&path)?;
         let data_file = read_data(&dir.join(format!("{bench}.{tag}.data")));
         let device = outcome["device"].as_u64().map(|d| d as usize);
+        // milabench keeps the `gpudata` of the device its config names (0 for the CPU's
+        // process); older folders have only the outcome's.
+        let gpu_device = data_file.record.device().or(device);
         data.processes.push(ProcessData {
             success: outcome["success"].as_bool().unwrap_or(false),
             stopped: outcome["stopped"].as_str().map(str::to_owned),
@@ -164,7 +177,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
                 .collect(),
             rates: data_file.rates,
             rate_times: data_file.rate_times,
-            gpu: aggregate(data_file.gpu_samples, device),
+            gpu: aggregate(data_file.gpu_samples, gpu_device),
             losses: data_file.losses,
             events: data_file.events,
             exit_code: outcome["exit_code"].as_i64(),
@@ -173,6 +186,7 @@ pub fn load_run(dir: &Path) -> Result<RunData, RunError> {
             killed: outcome["killed"].as_str().map(str::to_owned),
             stderr: tail(&dir.join(format!("{bench}.{tag}.stderr"))),
             stem: dir.join(format!("{bench}.{tag}")),
+            record: data_file.record,
             tag,
         });
     }
@@ -207,62 +221,9 @@ pub fn load_runs(dirs: &[PathBuf]) -> Result<RunData, RunError> {
     })
 }
 
-/// What the report and the validation layers read from a data file.
-#[derive(Default)]
-struct DataFile {
-    rates: Vec<f64>,
-    losses: Vec<f64>,
-    events: u64,
-    /// Rates with their times since the first event, in seconds.
-    rate_times: Vec<(f64, f64)>,
-    /// Its `gpudata` samples, in order.
-    gpu_samples: Vec<GpuSample>,
-}
-
 /// The last 64 KiB of a text file (empty when it cannot be read) (where a panic message or a traceback is).
 pub(crate) fn tail(path: &Path) -> String {
     const TAIL: usize = 64 << 10;
     let bytes = std::fs::read(path).unwrap_or_default();
     String::from_utf8_lossy(&bytes[bytes.len().saturating_sub(TAIL)..]).into_owned()
-}
-
-/// The rates, losses and peak GPU memory in a data file; what cannot be read is left out (a
-/// killed benchmark's log may be cut).
-fn read_data(path: &Path) -> DataFile {
-    let mut out = DataFile::default();
-    let Ok(reader) = LogReader::open(path) else {
-        return out;
-    };
-    let mut first = None;
-    for event in reader.flatten() {
-        out.events += 1;
-        let t0 = *first.get_or_insert(event.time());
-        let at = event.time().as_nanos().saturating_sub(t0.as_nanos()) as f64 / 1e9;
-        if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
-            out.rates.push(rate);
-            out.rate_times.push((at, rate));
-        }
-        if let Some(loss) = event.get(keys::LOSS) {
-            out.losses.push(loss.as_f64().unwrap_or(f64::NAN));
-        }
-        let mut sample = GpuSample {
-            at,
-            gpus: Vec::new(),
-        };
-        for gpu in GpuReading::all(&event) {
-            sample.gpus.push((
-                gpu.index.to_owned(),
-                GpuFigures {
-                    load: gpu.load,
-                    memory_used: gpu.memory.map(|(used, _)| used),
-                    memory_total: gpu.memory.map(|(_, total)| total),
-                    power: gpu.power,
-                },
-            ));
-        }
-        if !sample.gpus.is_empty() {
-            out.gpu_samples.push(sample);
-        }
-    }
-    out
 }

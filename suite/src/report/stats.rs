@@ -19,6 +19,12 @@ pub struct Metrics {
     pub median: f64,
     /// The largest kept sample (with 5 samples or more, the second largest of all).
     pub max: f64,
+    /// The smallest kept sample.
+    pub min: f64,
+    /// numpy's `percentile(xs, 25)` of the kept samples (linear interpolation).
+    pub q1: f64,
+    /// numpy's `percentile(xs, 75)` of the kept samples.
+    pub q3: f64,
 }
 
 impl Metrics {
@@ -55,8 +61,20 @@ impl Metrics {
             sem: std / (n as f64).sqrt(),
             median,
             max: xs[n - 1],
+            min: xs[0],
+            q1: percentile(&xs, 25.0),
+            q3: percentile(&xs, 75.0),
         })
     }
+}
+
+/// numpy's default `percentile` of sorted, non-empty `xs`: linear interpolation between the
+/// samples at ranks `⌊p/100 · (n − 1)⌋` and the next.
+fn percentile(xs: &[f64], p: f64) -> f64 {
+    let rank = p / 100.0 * (xs.len() - 1) as f64;
+    let low = rank.floor() as usize;
+    let high = (low + 1).min(xs.len() - 1);
+    xs[low] + (xs[high] - xs[low]) * (rank - low as f64)
 }
 
 /// milabench's global score: the weighted geometric mean of `score + 1`,
@@ -101,6 +119,15 @@ mod tests {
         assert_eq!((m.median, m.max), (3.5, 7.0));
         let m = Metrics::of(&[5.0, 1.0, 3.0]).unwrap();
         assert_eq!((m.median, m.max), (3.0, 5.0));
+    }
+
+    /// `np.percentile([2, 3, 4, 7], [0, 25, 75])` = 2, 2.75, 4.75 (ranks 0, 0.75, 2.25).
+    #[test]
+    fn quartiles_interpolate_as_numpy() {
+        let m = Metrics::of(&[1.0, 2.0, 3.0, 4.0, 100.0, 7.0]).unwrap();
+        assert_eq!((m.min, m.q1, m.q3), (2.0, 2.75, 4.75));
+        let one = Metrics::of(&[5.0]).unwrap();
+        assert_eq!((one.min, one.q1, one.q3), (5.0, 5.0, 5.0));
     }
 
     #[test]

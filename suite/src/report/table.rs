@@ -17,20 +17,24 @@ const PASS_FAILURE_RATE: f64 = 0.01;
 pub struct Row {
     /// The benchmark.
     pub bench: String,
-    /// Processes that failed.
+    /// Processes that failed, by milabench's rule where the run folder has its `.data` lines
+    /// ([`ProcessData::counted_success`]): a stopped process succeeded, else one needs exit 0,
+    /// a train rate and no NaN loss.
     pub fail: usize,
     /// Processes run.
     pub n: usize,
     /// milabench's `ngpu` (`summary.py` `ngpu`): `num_machines` × the GPUs of one process —
-    /// 1 under `per_gpu` (even on the CPU), every GPU of the machine under `njobs`.
+    /// 1 under `per_gpu` (even on the CPU), every GPU planned under `njobs` (the largest over
+    /// its processes' `config` lines; `system.json`'s GPUs in older run folders).
     pub ngpu: usize,
     /// The distinct GPUs its processes were given (0 on the CPU, and under `njobs`): what
     /// `ngpu` meant here before it took milabench's meaning.
     pub devices: usize,
-    /// Statistics of every rate of every process.
+    /// Statistics of every training rate (`task: "train"`) of every process.
     pub perf: Option<Metrics>,
     /// milabench's `peak_memory`, MiB: the largest per-device max of the memory used, after
-    /// the min/max trim (see [`memory_and_power`](super::gpu::memory_and_power)).
+    /// the min/max trim (as `_summarize` and `_make_row`: per device, load-0 and 1-MiB samples
+    /// dropped).
     pub peak_memory: Option<f64>,
     /// milabench's score (`report/__init__.py`, `_make_row`): Σ over device indices of the
     /// mean of the rates its processes gave there (every repetition, every node), or `perf`
@@ -38,6 +42,10 @@ pub struct Row {
     pub score: f64,
     /// Its weight.
     pub weight: f64,
+    /// Whether it counts in the global score (milabench's `enabled`, × the weight): true for
+    /// a benchmark that ran, the configuration's for one [`with_config`](Report::with_config)
+    /// added.
+    pub enabled: bool,
     /// milabench's `energy (Kj)`: the energy of its first process (by tag) only, kJ, as
     /// `summary.py` `_summarize` reads `agg["energy"][0]`; `None` where it has no power.
     pub energy_kj: Option<f64>,
@@ -78,7 +86,7 @@ impl Report {
             .filter(|b| !b.processes.is_empty())
             .map(|b| {
                 let n = b.processes.len();
-                let fail = b.processes.iter().filter(|p| !p.success).count();
+                let fail = b.processes.iter().filter(|p| !p.counted_success()).count();
                 let all: Vec<f64> = b
                     .processes
                     .iter()
@@ -92,7 +100,12 @@ impl Report {
                     .filter_map(|p| p.device)
                     .collect::<BTreeSet<_>>()
                     .len();
-                let ngpu = ngpu(b, machine_gpus);
+                let ngpu = b
+                    .processes
+                    .iter()
+                    .filter_map(|p| p.record.ngpu())
+                    .max()
+                    .unwrap_or_else(|| ngpu(b, machine_gpus));
                 let (peak_memory, median_watt) =
                     memory_and_power(b.processes.iter().flat_map(|p| &p.gpu.samples));
                 // milabench's `agg["energy"][0]`: the first process read (here, by tag).
@@ -107,6 +120,7 @@ impl Report {
                     peak_memory,
                     score,
                     weight: b.weight,
+                    enabled: true,
                     energy_kj: first.and_then(|p| p.gpu.energy_j).map(|j| j / 1000.0),
                     energy_total_kj: sum(b.processes.iter().filter_map(|p| p.gpu.energy_j))
                         .map(|j| j / 1000.0),
@@ -116,20 +130,70 @@ impl Report {
                 }
             })
             .collect();
-        let (fails, runs) = rows.iter().fold((0, 0), |(f, n), r| (f + r.fail, n + r.n));
-        let failure_rate = if runs == 0 {
+        let mut report = Self {
+            system: run.system.clone(),
+            rows,
+            failure_rate: 0.0,
+            score: None,
+            score_base: None,
+        };
+        report.rescore();
+        report
+    }
+
+    /// The failure rate and the global score from the rows: Σ fail / Σ n, and the weighted
+    /// geometric mean with weights `weight × enabled` (milabench's `make_report`).
+    fn rescore(&mut self) {
+        let (fails, runs) = self
+            .rows
+            .iter()
+            .fold((0, 0), |(f, n), r| (f + r.fail, n + r.n));
+        self.failure_rate = if runs == 0 {
             0.0
         } else {
             fails as f64 / runs as f64
         };
-        let score = global_score(&rows.iter().map(|r| (r.score, r.weight)).collect::<Vec<_>>());
-        Self {
-            system: run.system.clone(),
-            rows,
-            failure_rate,
-            score,
-            score_base: None,
+        let scores: Vec<(f64, f64)> = self
+            .rows
+            .iter()
+            .map(|r| (r.score, if r.enabled { r.weight } else { 0.0 }))
+            .collect();
+        self.score = global_score(&scores);
+    }
+
+    /// This report with the weights of a configuration (milabench's `report --config`,
+    /// `make_report(weights=…)`): each benchmark `configured` lists, as `(name, weight,
+    /// enabled)`, takes that weight and `enabled`; one that did not run gets a row with n 0
+    /// and score 0, which counts in the global score with its weight where it is enabled
+    /// (not in the failure rate, as milabench's NaN `fail` does not).
+    pub fn with_config(mut self, configured: &[(String, f64, bool)]) -> Self {
+        for (name, weight, enabled) in configured {
+            match self.rows.iter_mut().find(|r| &r.bench == name) {
+                Some(row) => {
+                    row.weight = *weight;
+                    row.enabled = *enabled;
+                }
+                None => self.rows.push(Row {
+                    bench: name.clone(),
+                    fail: 0,
+                    n: 0,
+                    ngpu: 0,
+                    devices: 0,
+                    perf: None,
+                    peak_memory: None,
+                    score: 0.0,
+                    weight: *weight,
+                    enabled: *enabled,
+                    energy_kj: None,
+                    energy_total_kj: None,
+                    perf_watt: None,
+                    median_watt: None,
+                    perf_base: None,
+                }),
+            }
         }
+        self.rescore();
+        self
     }
 
     /// This report against `base` (milabench's `--compare`): each benchmark's `perf_base`

@@ -1,10 +1,13 @@
 //! Running a suite: one folder per run, `runs/{name}.{time}/`, with each benchmark process's
-//! events (`{bench}.{tag}.data`, a giving log), output, exit status, the resolved
-//! configuration and the machine's facts. See `docs/suite.md`.
+//! events (`{bench}.{tag}.data`, milabench's JSON lines, and `{bench}.{tag}.giving`, a giving
+//! log), output, exit status, the resolved configuration and the machine's facts. See
+//! `docs/suite.md`.
 
+mod data_lines;
 mod launch;
 mod nats;
 mod plan;
+mod preamble;
 mod process;
 mod ssh;
 mod system;
@@ -20,6 +23,7 @@ use serde::Serialize;
 
 pub use nats::NatsRoute;
 pub use plan::{ProcessPlan, plan};
+pub use preamble::Preamble;
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
 pub use system::SystemFacts;
 
@@ -116,7 +120,9 @@ pub fn run_suite(
         &dir.join("config.json"),
         &serde_json::json!({ "file": suite.file, "benches": benches }),
     )?;
-    write_json(&dir.join("system.json"), &SystemFacts::detect())?;
+    let facts = SystemFacts::detect();
+    write_json(&dir.join("system.json"), &facts)?;
+    let meta = preamble::meta(&facts, now_s());
     let mut processes = Vec::new();
     let repeat = options.repeat.max(1);
     for round in 1..=repeat {
@@ -128,7 +134,7 @@ pub fn run_suite(
             {
                 return Ok(RunSummary { dir, processes });
             }
-            for result in run_bench(bench, round, repeat, &dir, options, &gpus)? {
+            for result in run_bench(bench, round, repeat, &dir, options, &gpus, &meta)? {
                 progress(&result);
                 processes.push(result);
             }
@@ -191,6 +197,8 @@ struct Placement<'a> {
     node_rank: usize,
     plan: ProcessPlan,
     tag: String,
+    /// The GPUs planned on its node (milabench's `devices` under `njobs`).
+    n_gpu: usize,
 }
 
 /// Runs the processes of one repetition of `bench` together, on each of its nodes; their
@@ -202,6 +210,7 @@ fn run_bench(
     dir: &Path,
     options: &RunOptions,
     gpus: &NodeGpus,
+    meta: &serde_json::Value,
 ) -> Result<Vec<ProcessResult>, RunError> {
     let nodes = nodes_of(bench, options.system.as_ref())?;
     let several = nodes.len() > 1;
@@ -225,6 +234,7 @@ fn run_bench(
                 node_rank,
                 plan: p,
                 tag,
+                n_gpu,
             });
         }
     }
@@ -242,6 +252,7 @@ fn run_bench(
                     node_rank,
                     plan: p,
                     tag,
+                    n_gpu,
                 } = placement;
                 let stem = dir.join(format!("{}.{tag}", bench.name));
                 let mut launch = launch::launch(bench, &p, &stem);
@@ -280,6 +291,10 @@ fn run_bench(
                         .clone()
                         .map(|giver| (giver, format!("{}.{tag}", bench.name))),
                     stem,
+                    preamble: Preamble {
+                        config: preamble::config(bench, &p, &tag, n_gpu),
+                        meta: meta.clone(),
+                    },
                     interrupt: options.interrupt.clone(),
                     remote,
                 };
@@ -309,6 +324,14 @@ fn run_bench(
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// Seconds since the epoch (milabench's `meta.date`).
+fn now_s() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
 }
 
 /// The run folder's name (`dev.2026-11-24_01-02-03`).

@@ -20,7 +20,9 @@ use serde::Serialize;
 use crate::RunError;
 use crate::protocol::{DataDecoder, Incoming, OutOfBand, Unsmuggler};
 
+use super::data_lines::DataLines;
 use super::nats::{NatsRoute, NatsSource};
+use super::preamble::Preamble;
 use super::wait::{Cause, wait};
 
 /// The descriptor number a child finds its pipe at (`DATA_FD=3`), as voir's.
@@ -41,6 +43,8 @@ pub struct ProcessSpec {
     pub grace: Duration,
     /// `{bench}.{tag}`: the stem of its files in the run folder.
     pub stem: PathBuf,
+    /// The `config` and `meta` lines at the top of its `.data` file.
+    pub preamble: Preamble,
     /// When set (Ctrl-C in the runner), the process is stopped as at `max_duration`.
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Where its events are given again, tagged [`BENCH`](keys::BENCH) with the name.
@@ -90,7 +94,8 @@ pub struct ProcessOutcome {
     pub duration_s: f64,
     /// Events read from its pipe and stdout.
     pub events: u64,
-    /// Rates among them.
+    /// Rates among them, whatever their task (the report counts only the training ones:
+    /// `task: "train"`, or no task, which the `.data` file writes as `train`).
     pub rates: Vec<f64>,
     /// What could not be read from its pipe (reported, skipped).
     pub protocol_errors: Vec<String>,
@@ -108,8 +113,10 @@ pub struct ProcessOutcome {
     pub success: bool,
 }
 
-/// Runs one process to its end (or its kill), writing `{stem}.data`, `.stdout`, `.stderr`.
+/// Runs one process to its end (or its kill), writing `{stem}.data` (milabench's JSON lines),
+/// `.giving` (its events as a giving log), `.stdout`, `.stderr`.
 pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
+    let log_path = file(&spec.stem, "giving");
     let data_path = file(&spec.stem, "data");
     let stderr_path = file(&spec.stem, "stderr");
     let stdout_path = file(&spec.stem, "stdout");
@@ -120,11 +127,16 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         "bench_argv".to_owned(),
         Value::List(spec.argv.iter().map(|a| Value::from(a.as_str())).collect()),
     );
-    let log = LogWriter::create(&data_path, &header)?;
+    let log = LogWriter::create(&log_path, &header)?;
+    let mut lines = DataLines::create(&data_path).map_err(io("create", &data_path))?;
+    lines
+        .runner("config", &spec.preamble.config)
+        .and_then(|()| lines.runner("meta", &spec.preamble.meta))
+        .map_err(io("write", &data_path))?;
 
     let (mut command, pipe) = match command(spec) {
         Ok(built) => built,
-        Err(message) => return Ok(not_started(spec, &stderr_path, log, message)),
+        Err(message) => return Ok(not_started(spec, &stderr_path, log, lines, message)),
     };
     command.stderr(stderr);
     let (tx, rx) = std::sync::mpsc::channel::<Incoming>();
@@ -132,7 +144,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     let nats = match spec.remote.as_ref().and_then(|r| r.nats.as_ref()) {
         Some(route) => match NatsSource::subscribe(route, tx.clone()) {
             Ok(source) => Some(source),
-            Err(message) => return Ok(not_started(spec, &stderr_path, log, message)),
+            Err(message) => return Ok(not_started(spec, &stderr_path, log, lines, message)),
         },
         None => None,
     };
@@ -144,9 +156,11 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         Ok(child) => child,
         Err(e) => {
             let message = format!("cannot start {}: {e}", command.get_program().display());
-            return Ok(not_started(spec, &stderr_path, log, message));
+            return Ok(not_started(spec, &stderr_path, log, lines, message));
         }
     };
+    // Not fatal: the child runs already, and must be waited for.
+    let start_error = lines.start(&spec.argv).err();
     // A remote process is stopped when its connection closes (see `ssh.rs`): ssh's stdin
     // stays open until the process has ended.
     let ssh_stdin = child.stdin.take();
@@ -159,7 +173,7 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
     // Set by the writer when the child asks to be ended; the wait below watches it.
     let stop_asked = Arc::new(AtomicBool::new(false));
     let asked = stop_asked.clone();
-    let writer = std::thread::spawn(move || sink(log, rx, forward, &asked));
+    let writer = std::thread::spawn(move || sink(log, lines, rx, forward, &asked));
 
     let (status, ending) = wait(
         &mut child,
@@ -186,10 +200,27 @@ pub fn run_process(spec: &ProcessSpec) -> Result<ProcessOutcome, RunError> {
         stopped,
         error_events,
         phases,
+        lines,
     } = writer.join().unwrap_or_else(|_| Received {
         errors: vec!["the log writer panicked".to_owned()],
         ..Received::default()
     });
+    // Python's `Popen.returncode`: the exit code, or minus the signal that ended it.
+    let return_code = status
+        .code()
+        .map(i64::from)
+        .or_else(|| status.signal().map(|s| -i64::from(s)));
+    let ended = match lines {
+        Some(lines) => Ok(lines),
+        None => DataLines::append(&data_path),
+    }
+    .and_then(|mut lines| lines.end(&spec.argv, return_code));
+    if let Some(e) = start_error {
+        protocol_errors.push(format!("cannot write the start of the data file: {e}"));
+    }
+    if let Err(e) = ended {
+        protocol_errors.push(format!("cannot write the end of the data file: {e}"));
+    }
     if nats_ended == Some(false) {
         protocol_errors.push(format!(
             "no end record arrived through NATS within {} s of the exit: the run may be cut",
@@ -297,6 +328,7 @@ fn not_started(
     spec: &ProcessSpec,
     stderr_path: &Path,
     log: LogWriter,
+    mut lines: DataLines,
     message: String,
 ) -> ProcessOutcome {
     let _ = File::options()
@@ -304,6 +336,11 @@ fn not_started(
         .open(stderr_path)
         .and_then(|mut f| writeln!(f, "{message}"));
     let _ = log.close(0);
+    // milabench reads a run only with its `start` and `end`: no return code, a failure.
+    let _ = lines
+        .format_error(&message)
+        .and_then(|()| lines.start(&spec.argv))
+        .and_then(|()| lines.end(&spec.argv, None));
     ProcessOutcome {
         argv: spec.argv.clone(),
         exit_code: None,
@@ -387,25 +424,29 @@ struct Received {
     error_events: Vec<String>,
     /// The voir phases it entered (`$event: phase`), in order.
     phases: Vec<String>,
+    /// The `.data` writer, handed back for the `end` line (`None` after a panic).
+    lines: Option<DataLines>,
 }
 
 /// Why a process that asked to be ended was, in its record.
 const STOP_REASON: &str = "voir early stop";
 
-/// Writes what the readers decode to the `.data` log; protocol errors become `problem`
-/// events there too. voir's out-of-band events are kept there as they came, and acted on: a
+/// Writes what the readers decode to the `.giving` log and the `.data` lines; protocol errors
+/// become `problem` events in the log and `format_error` lines. voir's out-of-band events are kept there as they came, and acted on: a
 /// `stop` sets `stop_asked` (the runner then ends the process), an `error` and a `phase` are
 /// recorded, and a `phase` is given again with [`PHASE`](keys::PHASE) for the dashboard.
 fn sink(
     mut log: LogWriter,
+    mut lines: DataLines,
     rx: std::sync::mpsc::Receiver<Incoming>,
     forward: Option<(Giver, String)>,
     stop_asked: &AtomicBool,
 ) -> Received {
     let mut out = Received::default();
     for item in rx {
-        let event = match item {
-            Incoming::Event(event) => event,
+        // A protocol error is the runner's `format_error` line, not a `data` line.
+        let (event, from_child) = match item {
+            Incoming::Event(event) => (event, true),
             Incoming::Header(header) => {
                 out.meta = Some(serde_json::json!({
                     "command_line": header.command_line,
@@ -421,8 +462,11 @@ fn sink(
                     (keys::PROBLEM, Value::from(message.as_str())),
                     (keys::INSTRUMENT, Value::from("suite-protocol")),
                 ]);
+                if let Err(e) = lines.format_error(&message) {
+                    out.errors.push(format!("cannot write the data file: {e}"));
+                }
                 out.errors.push(message);
-                event
+                (event, false)
             }
         };
         if let Some(rate) = event.get(keys::RATE).and_then(Value::as_f64) {
@@ -457,13 +501,18 @@ fn sink(
             });
         }
         if let Err(e) = log.write(&event) {
+            out.errors.push(format!("cannot write the giving log: {e}"));
+            break;
+        }
+        if from_child && let Err(e) = lines.child(&event) {
             out.errors.push(format!("cannot write the data file: {e}"));
             break;
         }
     }
     if let Err(e) = log.close(0) {
-        out.errors.push(format!("cannot close the data file: {e}"));
+        out.errors.push(format!("cannot close the giving log: {e}"));
     }
+    out.lines = Some(lines);
     if let Some((giver, name)) = &forward {
         giver.give(Event::new([
             (keys::BENCH, Value::from(name.as_str())),
