@@ -7,7 +7,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use servers::{Lines, assert_same_losses, giving_command, logged_losses, mlflow_in};
+use servers::{
+    Lines, assert_same_losses, giving_command, logged_losses, mlflow_basic_auth, mlflow_in,
+};
 
 const READ_BACK: &str = r#"
 import json, sys
@@ -25,8 +27,14 @@ print(json.dumps(runs))
 
 /// The runs of `experiment`, as MLflow's client reads them.
 fn read_back(uri: &str, experiment: &str) -> Vec<serde_json::Value> {
+    read_back_as(uri, experiment, &[])
+}
+
+/// As [`read_back`], the client given the variables `env` (MLflow's credentials).
+fn read_back_as(uri: &str, experiment: &str, env: &[(&str, &str)]) -> Vec<serde_json::Value> {
     let python = Command::new("python3")
         .args(["-c", READ_BACK, uri, experiment])
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&python.stderr);
@@ -144,4 +152,82 @@ fn an_unreachable_server_is_reported_once_and_training_goes_on() {
         1,
         "{stderr}"
     );
+}
+
+const ADMIN_PASSWORD: &str = "adm-Pw7-SECRET-mlflow";
+
+#[test]
+fn a_server_behind_basic_auth_gets_the_run_and_wrong_credentials_are_reported_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(server) = mlflow_basic_auth(dir.path(), ADMIN_PASSWORD) else {
+        println!(
+            "SKIPPED: mlflow or its basic-auth app (pip install mlflow[auth]) is not installed"
+        );
+        return;
+    };
+    let uri = format!("http://127.0.0.1:{}", server.port);
+    let admin = [
+        ("MLFLOW_TRACKING_USERNAME", "admin"),
+        ("MLFLOW_TRACKING_PASSWORD", ADMIN_PASSWORD),
+    ];
+    let runs_dir = dir.path().join("runs");
+    let log = runs_dir.join("authed");
+    let out = train_args(&uri, "authed", "12", &log)
+        .args(["--train-size", "192", "--every", "0"])
+        .envs(admin)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let refused = train_args(&uri, "refused", "6", &runs_dir.join("refused"))
+        .args(["--train-size", "96", "--every", "0"])
+        .env("MLFLOW_TRACKING_USERNAME", "admin")
+        .env("MLFLOW_TRACKING_PASSWORD", "wrong-password")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&refused.stdout);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stdout.contains("done: 6 steps"),
+        "training went on: {stdout}{stderr}"
+    );
+    let reports = stderr.lines().filter(|l| l.contains("401")).count();
+    assert_eq!(reports, 1, "the refusal is reported once: {stderr}");
+
+    let runs = read_back_as(&uri, "giving-test", &admin);
+    let names: Vec<&str> = runs.iter().filter_map(|r| r["name"].as_str()).collect();
+    assert_eq!(names, ["authed"], "{runs:?}");
+    assert_eq!(runs[0]["status"], "FINISHED");
+    assert_same_losses(&runs[0]["loss"], &logged_losses(&log));
+    // No file of either run, nor what they printed, holds the password.
+    for entry in walk(&runs_dir) {
+        let bytes = std::fs::read(&entry).unwrap();
+        assert!(
+            !bytes
+                .windows(ADMIN_PASSWORD.len())
+                .any(|w| w == ADMIN_PASSWORD.as_bytes()),
+            "password in {}",
+            entry.display()
+        );
+    }
+    for printed in [&out.stdout, &out.stderr, &refused.stdout, &refused.stderr] {
+        assert!(!String::from_utf8_lossy(printed).contains(ADMIN_PASSWORD));
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

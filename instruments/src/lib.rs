@@ -71,7 +71,7 @@ pub use error::{BoxError, InstrumentError, PanicPayload};
 pub use log::LogCommand;
 pub use log::MsgpackLog;
 #[cfg(feature = "mlflow")]
-pub use mlflow::{MlflowError, MlflowRun};
+pub use mlflow::{MlflowAuth, MlflowError, MlflowRun, mlflow_env};
 #[cfg(feature = "cpu")]
 pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]

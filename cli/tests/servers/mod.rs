@@ -137,6 +137,43 @@ fn nats_with(port: u16, extra: &[&str]) -> Option<Server> {
 /// `mlflow server` with a SQLite store in `dir`, once its health endpoint answers; `None` when
 /// mlflow is not installed.
 pub fn mlflow_in(dir: &Path) -> Option<Server> {
+    mlflow_with(dir, &[], &[])
+}
+
+/// `mlflow server --app-name basic-auth` (MLflow's own authentication app) with an admin user
+/// `admin` whose password is `password`; `None` when mlflow or its auth extra (Flask-WTF) is
+/// not installed.
+pub fn mlflow_basic_auth(dir: &Path, password: &str) -> Option<Server> {
+    if !python_has("flask_wtf") {
+        return None;
+    }
+    let config = dir.join("basic_auth.ini");
+    let users = dir.join("basic_auth.db");
+    std::fs::write(
+        &config,
+        format!(
+            "[mlflow]\ndefault_permission = NO_PERMISSIONS\ndatabase_uri = sqlite:///{}\n\
+             admin_username = admin\nauthorization_function = \
+             mlflow.server.auth:authenticate_request_basic_auth\n",
+            users.display()
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    mlflow_with(
+        dir,
+        &["--app-name", "basic-auth"],
+        &[
+            ("MLFLOW_AUTH_CONFIG_PATH", config.as_str()),
+            // At least 12 characters, or the app refuses to start.
+            ("MLFLOW_AUTH_ADMIN_PASSWORD", password),
+            // The app's CSRF protection refuses to start without one.
+            ("MLFLOW_FLASK_SERVER_SECRET_KEY", "giving-test-csrf-key"),
+        ],
+    )
+}
+
+fn mlflow_with(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Option<Server> {
     if !installed("mlflow", &["--version"]) {
         return None;
     }
@@ -156,6 +193,8 @@ pub fn mlflow_in(dir: &Path) -> Option<Server> {
             "--workers",
             "1",
         ])
+        .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
+use super::auth::MlflowAuth;
 use super::batch::Batch;
 
 /// What went wrong talking to the MLflow server; every variant names the URL.
@@ -35,6 +36,14 @@ pub enum MlflowError {
         /// What it said.
         body: String,
     },
+    /// The TLS settings cannot be used (a CA file that cannot be read).
+    #[error("MLflow `{url}`: TLS: {message}")]
+    Tls {
+        /// The tracking URI.
+        url: String,
+        /// Why.
+        message: String,
+    },
     /// The server's answer lacks what it should hold.
     #[error("MLflow `{url}` answered without {what}")]
     Answer {
@@ -49,24 +58,40 @@ pub enum MlflowError {
 pub(crate) struct Api {
     base: String,
     agent: ureq::Agent,
+    /// The `Authorization` header's value, sent with every request.
+    authorization: Option<String>,
 }
 
 impl Api {
-    /// The server at `uri` (`http://host:port`, maybe with a path).
-    pub(crate) fn new(uri: &str) -> Result<Self, MlflowError> {
+    /// The server at `uri` (`http://host:port`, maybe with a path), reached with `auth`.
+    pub(crate) fn new(uri: &str, auth: &MlflowAuth) -> Result<Self, MlflowError> {
         if !(uri.starts_with("http://") || uri.starts_with("https://")) {
             return Err(MlflowError::Uri {
                 uri: uri.to_owned(),
             });
         }
-        let agent = ureq::AgentBuilder::new()
+        let mut agent = ureq::AgentBuilder::new()
             .timeout_connect(Duration::from_secs(5))
-            .timeout(Duration::from_secs(30))
-            .build();
+            .timeout(Duration::from_secs(30));
+        if let Some(tls) = auth.tls(uri)? {
+            agent = agent.tls_config(tls);
+        }
         Ok(Self {
             base: format!("{}/api/2.0/mlflow", uri.trim_end_matches('/')),
-            agent,
+            agent: agent.build(),
+            authorization: auth.header(),
         })
+    }
+
+    fn get(&self, url: &str) -> ureq::Request {
+        self.authorize(self.agent.get(url))
+    }
+
+    fn authorize(&self, request: ureq::Request) -> ureq::Request {
+        match &self.authorization {
+            Some(value) => request.set("Authorization", value),
+            None => request,
+        }
     }
 
     fn answer(url: &str, result: Result<ureq::Response, ureq::Error>) -> Result<Json, MlflowError> {
@@ -98,8 +123,7 @@ impl Api {
     fn post(&self, path: &str, body: &Json) -> Result<Json, MlflowError> {
         let url = format!("{}/{path}", self.base);
         let result = self
-            .agent
-            .post(&url)
+            .authorize(self.agent.post(&url))
             .set("Content-Type", "application/json")
             .send_string(&body.to_string());
         Self::answer(&url, result)
@@ -108,10 +132,7 @@ impl Api {
     /// The id of experiment `name`, created if needed.
     pub(crate) fn experiment(&self, name: &str) -> Result<String, MlflowError> {
         let url = format!("{}/experiments/get-by-name", self.base);
-        let found = Self::answer(
-            &url,
-            self.agent.get(&url).query("experiment_name", name).call(),
-        );
+        let found = Self::answer(&url, self.get(&url).query("experiment_name", name).call());
         match found {
             Ok(answer) => {
                 return string(
@@ -127,10 +148,8 @@ impl Api {
             Ok(answer) => string(&url, &answer["experiment_id"], "an experiment id"),
             // Created by another rank meanwhile.
             Err(MlflowError::Status { body, .. }) if body.contains("RESOURCE_ALREADY_EXISTS") => {
-                let answer = Self::answer(
-                    &url,
-                    self.agent.get(&url).query("experiment_name", name).call(),
-                )?;
+                let answer =
+                    Self::answer(&url, self.get(&url).query("experiment_name", name).call())?;
                 string(
                     &url,
                     &answer["experiment"]["experiment_id"],

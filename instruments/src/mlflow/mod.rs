@@ -2,6 +2,7 @@
 //! metrics, its final status — sent from a thread of its own.
 
 mod api;
+mod auth;
 mod batch;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -13,6 +14,7 @@ use giving::{Event, EventStream, Timestamp, Value};
 
 use api::Api;
 pub use api::MlflowError;
+pub use auth::{MlflowAuth, env as mlflow_env};
 use batch::{MAX_METRICS, Metric, batches};
 
 use crate::drain::{self, FileSink};
@@ -41,6 +43,11 @@ const SEND_ON_INTERRUPT: Duration = Duration::from_secs(5);
 /// `{problem, instrument: "mlflow"}` in the stream); the sink stops sending and training goes
 /// on.
 ///
+/// **Authentication** comes from MLflow's own variables, as its clients read them
+/// (`MLFLOW_TRACKING_TOKEN`, `MLFLOW_TRACKING_USERNAME`/`PASSWORD`,
+/// `MLFLOW_TRACKING_SERVER_CERT_PATH`, `MLFLOW_TRACKING_INSECURE_TLS`), or from
+/// [`auth`](MlflowRun::auth); credentials are never logged.
+///
 /// ```no_run
 /// use giving::give;
 /// use giving_instruments::{MlflowRun, Overseer};
@@ -59,6 +66,7 @@ pub struct MlflowRun {
     run_name: Option<String>,
     params: Vec<(String, String)>,
     step_key: String,
+    auth: Option<MlflowAuth>,
     thread: Option<SinkThread<()>>,
     run_id: Arc<Mutex<Option<String>>>,
 }
@@ -72,6 +80,7 @@ impl MlflowRun {
             run_name: None,
             params: Vec::new(),
             step_key: keys::GLOBAL_STEP.to_owned(),
+            auth: None,
             thread: None,
             run_id: Arc::default(),
         }
@@ -99,6 +108,13 @@ impl MlflowRun {
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string())),
         );
+        self
+    }
+
+    /// Authenticates with `auth` instead of MLflow's environment variables (read by default
+    /// when the run starts, as MLflow's own clients do: see [`MlflowAuth::from_env`]).
+    pub fn auth(mut self, auth: MlflowAuth) -> Self {
+        self.auth = Some(auth);
         self
     }
 
@@ -256,7 +272,8 @@ impl Instrument for MlflowRun {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
-        let api = Api::new(&self.uri).map_err(InstrumentError::other)?;
+        let auth = self.auth.clone().unwrap_or_else(MlflowAuth::from_env);
+        let api = Api::new(&self.uri, &auth).map_err(InstrumentError::other)?;
         let stream = start.given().stream();
         let sink = Sink {
             api,
