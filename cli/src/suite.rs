@@ -165,20 +165,25 @@ fn run(args: RunArgs) -> Result<ExitCode> {
     let facts = SystemFacts::detect();
     let giving =
         std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
-    let placeholders = Placeholders {
-        n_gpu: facts.n_gpu,
-        n_cpu: facts.n_cpu,
-        data: args.data,
-        runs: args.runs.clone(),
-        giving,
-    };
-    let suite = Suite::load(&args.config, &placeholders)?;
     let system = args
         .system
         .as_ref()
         .map(SystemConfig::load)
         .transpose()
         .context("--system")?;
+    let placeholders = Placeholders {
+        n_gpu: facts.n_gpu,
+        n_cpu: facts.n_cpu,
+        data: args.data,
+        runs: args.runs.clone(),
+        giving,
+        base: None,
+        system: system.clone(),
+    };
+    let suite = Suite::load(&args.config, &placeholders)?;
+    for warning in &suite.warnings {
+        eprintln!("warning: {warning}");
+    }
     let selection = Selection::new(&args.select, &args.exclude);
     let chosen = suite.selected(&selection).count();
     if chosen == 0 {

@@ -1,26 +1,29 @@
 //! One benchmark, typed, from its merged and filled-in map.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_norway::{Mapping, Value};
 
+use super::argv::{Sizing, assemble, resolve};
+use super::context::{BenchContext, Dirs};
 use super::resolve::{error_at, scalar};
 use super::source::{Origin, kind};
 use crate::error::ConfigError;
 
 /// Keys milabench writes that a giving suite accepts and does not use (its benchmarks are
-/// installed and prepared by milabench itself).
+/// installed and prepared by milabench itself): no warning.
 const ACCEPTED_UNUSED: &[&str] = &[
-    "definition",
-    "group",
-    "install_group",
     "install-variant",
+    "install_variant",
     "url",
-    "requires_capabilities",
     "capabilities",
     "weight_hint",
+    "config_base",
+    "config_file",
+    "dirs",
 ];
 
 /// A benchmark of a suite, resolved: what to run, how, and for how long.
@@ -53,6 +56,26 @@ pub struct Bench {
     /// On how many nodes of the system its processes run (milabench's `num_machines`,
     /// default 1: the main node only); each node runs the whole plan.
     pub num_machines: u32,
+    /// milabench's benchmark folder (`definition:`, made absolute from the file's folder):
+    /// without `command:`, its `main.py` runs under `voir`.
+    pub definition: Option<PathBuf>,
+    /// milabench's `group` (default: the name): `{milabench_extra}` is `extra/{group}`.
+    pub group: String,
+    /// milabench's `install_group` (default: the group): `{milabench_venv}` is
+    /// `venv/{install_group}`.
+    pub install_group: String,
+    /// The `voir:` section as written, given to a voir program in its config file.
+    pub voir: Option<serde_json::Value>,
+    /// milabench's `requires_capabilities`: conditions on the system.
+    pub requires_capabilities: Vec<String>,
+    /// Why it does not run on this system (a condition of `requires_capabilities` not
+    /// satisfied); `None`: it runs.
+    pub skip: Option<String>,
+    /// Its folders, as milabench's `pack.dirs`.
+    pub dirs: Dirs,
+    /// Keys giving does not use, kept as written (`use_deepspeed`, `server`, `docker_image`,
+    /// …); the suite warns of each.
+    pub extra: BTreeMap<String, serde_json::Value>,
 }
 
 impl Bench {
@@ -99,9 +122,19 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_f64(d.as_secs_f64())
 }
 
-/// Builds a [`Bench`] from its map; errors name the key and where it was written.
-pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Bench, ConfigError> {
+/// Builds a [`Bench`] from its map, its placeholders filled from `ctx`; errors name the key
+/// and where it was written.
+pub(crate) fn build(
+    name: &str,
+    map: &Mapping,
+    origins: &[Origin],
+    ctx: &BenchContext<'_>,
+    sizing: &Sizing,
+    warnings: &mut Vec<String>,
+) -> Result<Bench, ConfigError> {
     let err = |path: &[&str], message: String| error_at(name, origins, path, message);
+    let text = |key: &str| map.get(key).and_then(scalar);
+    let group = text("group").unwrap_or_else(|| name.to_owned());
     let mut bench = Bench {
         name: name.to_owned(),
         command: Vec::new(),
@@ -115,50 +148,136 @@ pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Ben
         usage: None,
         plan: Plan::PerGpu,
         num_machines: 1,
+        definition: ctx.dirs.code.clone(),
+        install_group: text("install_group").unwrap_or_else(|| group.clone()),
+        group,
+        voir: None,
+        requires_capabilities: Vec::new(),
+        skip: None,
+        dirs: ctx.dirs.clone(),
+        extra: BTreeMap::new(),
     };
     for (key, value) in map {
         let key = key.as_str().unwrap_or_default();
         match key {
-            "command" => bench.command = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings (the program, then its arguments), found {}", kind(value))))?,
-            "argv" => bench.argv = argv(value).map_err(|m| err(&[key], m))?,
+            "command" => bench.command = strings(value).ok_or_else(|| {
+                err(
+                    &[key],
+                    format!(
+                        "expected a list of strings (the program, then its arguments), found {}",
+                        kind(value)
+                    ),
+                )
+            })?,
+            "argv" => {
+                bench.argv = assemble(value)
+                    .and_then(|args| args.iter().map(|a| resolve(a, sizing)).collect())
+                    .map_err(|m| err(&[key], m))?;
+            }
             "env" => {
                 let Value::Mapping(vars) = value else {
-                    return Err(err(&[key], format!("expected a map NAME: value, found {}", kind(value))));
+                    return Err(err(
+                        &[key],
+                        format!("expected a map NAME: value, found {}", kind(value)),
+                    ));
                 };
                 for (k, v) in vars {
                     let (Some(k), Some(v)) = (k.as_str(), scalar(v)) else {
-                        return Err(err(&[key], "expected string names and string or number values".to_owned()));
+                        return Err(err(
+                            &[key],
+                            "expected string names and string or number values".to_owned(),
+                        ));
                     };
                     bench.env.insert(k.to_owned(), v);
                 }
             }
-            "tags" => bench.tags = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings, found {}", kind(value))))?,
-            "enabled" => bench.enabled = value.as_bool().ok_or_else(|| err(&[key], format!("expected true or false, found {}", kind(value))))?,
+            "tags" => {
+                bench.tags = strings(value).ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected a list of strings, found {}", kind(value)),
+                    )
+                })?
+            }
+            "enabled" => {
+                bench.enabled = value.as_bool().ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected true or false, found {}", kind(value)),
+                    )
+                })?
+            }
             "weight" => {
-                bench.weight = value.as_f64().filter(|w| w.is_finite() && *w >= 0.0).ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
+                bench.weight = value
+                    .as_f64()
+                    .filter(|w| w.is_finite() && *w >= 0.0)
+                    .ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
             }
             "max_duration" => {
-                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0).ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
+                let secs = value
+                    .as_f64()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
                 bench.max_duration = Duration::from_secs_f64(secs);
             }
-            "voir" => bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?,
+            "voir" => {
+                bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?;
+                bench.voir = Some(json(value));
+            }
+            "requires_capabilities" => {
+                bench.requires_capabilities = strings(value).ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected a list of conditions, found {}", kind(value)),
+                    )
+                })?
+            }
+            // Read above, or by the caller (the definition's folder is made absolute there).
+            "group" | "install_group" | "definition" => {}
             "validation" => bench.usage = usage(value).map_err(|(path, m)| err(&path, m))?,
             "plan" => bench.plan = plan(value).map_err(|(path, m)| err(&path, m))?,
             "num_machines" => {
-                bench.num_machines = value.as_u64().filter(|n| (1..=4096).contains(n)).ok_or_else(|| err(&[key], format!("expected a number of nodes from 1, found {}", kind(value))))? as u32;
+                bench.num_machines = value
+                    .as_u64()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| {
+                        err(
+                            &[key],
+                            format!("expected a number of nodes from 1, found {}", kind(value)),
+                        )
+                    })? as u32;
             }
             "job" | "matrix" => {}
             _ if ACCEPTED_UNUSED.contains(&key) => {}
-            _ => return Err(err(&[key], "unknown option (known: command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits)".to_owned())),
+            _ => {
+                let known = format!("not used by giving (known: {KNOWN}); kept");
+                warnings.push(err(&[key], known).to_string());
+                bench.extra.insert(key.to_owned(), json(value));
+            }
         }
     }
     if bench.command.is_empty() {
-        return Err(err(
-            &[],
-            "no `command:` to run (a list: the program, then its arguments)".to_owned(),
-        ));
+        // milabench's default `build_run_plan`: `VoirCommand(PackCommand(main.py))`, voir
+        // from the benchmark's virtual environment.
+        let Some(code) = &bench.definition else {
+            return Err(err(
+                &[],
+                "no `command:` to run (a list: the program, then its arguments) nor `definition:` (a milabench benchmark's folder)".to_owned(),
+            ));
+        };
+        bench.command = vec![
+            bench.dirs.venv.join("bin/voir").display().to_string(),
+            code.join("main.py").display().to_string(),
+        ];
     }
     Ok(bench)
+}
+
+/// The keys a benchmark may have (the others are kept in [`Bench::extra`], with a warning).
+pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities";
+
+fn json(value: &Value) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
 
 fn strings(value: &Value) -> Option<Vec<String>> {
@@ -166,38 +285,6 @@ fn strings(value: &Value) -> Option<Vec<String>> {
         Value::Sequence(items) => items.iter().map(scalar).collect(),
         Value::String(s) => Some(vec![s.clone()]),
         _ => None,
-    }
-}
-
-/// `argv` as milabench reads it: a list, or a map where `true` is a bare flag, `false` and
-/// nothing leave the flag out, and anything else follows its flag.
-fn argv(value: &Value) -> Result<Vec<String>, String> {
-    match value {
-        Value::Sequence(_) => {
-            strings(value).ok_or_else(|| "a list of argv must hold strings or numbers".to_owned())
-        }
-        Value::Mapping(map) => {
-            let mut out = Vec::new();
-            for (flag, v) in map {
-                let flag = scalar(flag).ok_or("a flag must be a string")?;
-                match v {
-                    Value::Bool(true) => out.push(flag),
-                    Value::Bool(false) | Value::Null => {}
-                    other => {
-                        let v = scalar(other).ok_or_else(|| {
-                            format!(
-                                "`{flag}`: expected a string, a number or a boolean, found {}",
-                                kind(other)
-                            )
-                        })?;
-                        out.push(flag);
-                        out.push(v);
-                    }
-                }
-            }
-            Ok(out)
-        }
-        other => Err(format!("expected a map or a list, found {}", kind(other))),
     }
 }
 
@@ -257,8 +344,11 @@ fn usage(value: &Value) -> Located<Option<UsageThresholds>> {
 }
 
 fn plan(value: &Value) -> Located<Plan> {
-    let method = value.get("method").and_then(Value::as_str);
-    match method {
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(|m| m.replace('-', "_"));
+    match method.as_deref() {
         Some("per_gpu") => Ok(Plan::PerGpu),
         Some("njobs") => {
             let n = value

@@ -153,8 +153,22 @@ pub(crate) fn inherit(
         current = found;
     }
     let mut value = Mapping::new();
+    // milabench's `resolve_inheritance`: a child's tags join its parents' (sorted), where
+    // any other list replaces.
+    let mut tags: Vec<String> = Vec::new();
     for &i in chain.iter().rev() {
+        if let Some(Value::Sequence(items)) = entries[i].value.get("tags") {
+            tags.extend(items.iter().filter_map(scalar));
+        }
         merge(&mut value, entries[i].value.clone());
+    }
+    if value.contains_key("tags") {
+        tags.sort();
+        tags.dedup();
+        value.insert(
+            "tags".into(),
+            Value::Sequence(tags.into_iter().map(Value::String).collect()),
+        );
     }
     value.remove("inherits");
     Ok((

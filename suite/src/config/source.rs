@@ -163,15 +163,47 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
     Ok(())
 }
 
-/// Deep-merges `over` into `base`: maps merge key by key, anything else replaces.
+/// Deep-merges `over` into `base` as milabench's `merge.py`: maps merge key by key; a value
+/// tagged `!delete` removes the key; a list followed by `{append: [..]}` is extended; anything
+/// else replaces.
 pub(crate) fn merge(base: &mut Mapping, over: Mapping) {
     for (key, value) in over {
+        if is_delete(&value) {
+            base.remove(&key);
+            continue;
+        }
         match (base.get_mut(&key), value) {
             (Some(Value::Mapping(b)), Value::Mapping(o)) => merge(b, o),
+            (Some(Value::Sequence(items)), Value::Mapping(o)) if o.contains_key("append") => {
+                match o.get("append") {
+                    Some(Value::Sequence(more)) => items.extend(more.iter().cloned()),
+                    Some(one) => items.push(one.clone()),
+                    None => {}
+                }
+            }
             (_, value) => {
-                base.insert(key, value);
+                base.insert(key, cleanup(value));
             }
         }
+    }
+}
+
+/// Whether `value` is milabench's `!delete` marker.
+fn is_delete(value: &Value) -> bool {
+    matches!(value, Value::Tagged(t) if t.tag == "delete")
+}
+
+/// A value merged in where nothing was: its `!delete`d keys dropped (milabench's `cleanup`).
+fn cleanup(value: Value) -> Value {
+    match value {
+        Value::Mapping(map) => Value::Mapping(
+            map.into_iter()
+                .filter(|(_, v)| !is_delete(v))
+                .map(|(k, v)| (k, cleanup(v)))
+                .collect(),
+        ),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(cleanup).collect()),
+        other => other,
     }
 }
 
@@ -255,6 +287,18 @@ mod tests {
         let over: Mapping = serde_norway::from_str("x: {b: 3}\ny: [2]").unwrap();
         merge(&mut base, over);
         let want: Mapping = serde_norway::from_str("x: {a: 1, b: 3}\ny: [2]").unwrap();
+        assert_eq!(base, want);
+    }
+
+    #[test]
+    fn delete_and_append_merge_as_milabench() {
+        let mut base: Mapping = serde_norway::from_str("x: {a: 1, b: 2}\ny: [1]\nz: 3").unwrap();
+        let over: Mapping = serde_norway::from_str(
+            "x:\n  b: !delete\ny: {append: [2, 3]}\nz: !delete\nw:\n  k: !delete\n  l: 1\n",
+        )
+        .unwrap();
+        merge(&mut base, over);
+        let want: Mapping = serde_norway::from_str("x: {a: 1}\ny: [1, 2, 3]\nw: {l: 1}").unwrap();
         assert_eq!(base, want);
     }
 }

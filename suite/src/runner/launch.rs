@@ -89,6 +89,7 @@ mod tests {
             data: "d".into(),
             runs: "r".into(),
             giving: "giving".into(),
+            ..Default::default()
         };
         Suite::load(&file, &placeholders).unwrap().benches.remove(0)
     }

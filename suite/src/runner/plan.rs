@@ -24,7 +24,7 @@ pub struct ProcessPlan {
 /// # let mut bench = giving_suite::config::Suite::load(
 /// #     { let d = tempfile::tempdir().unwrap(); let f = d.path().join("s.yaml");
 /// #       std::fs::write(&f, "a: {command: [x]}").unwrap(); Box::leak(Box::new(d)); f },
-/// #     &giving_suite::config::Placeholders { n_gpu: 0, n_cpu: 1, data: "d".into(), runs: "r".into(), giving: "g".into() },
+/// #     &giving_suite::config::Placeholders { n_gpu: 0, n_cpu: 1, data: "d".into(), runs: "r".into(), giving: "g".into(), ..Default::default() },
 /// # ).unwrap().benches.remove(0);
 /// let tags: Vec<_> = plan(&bench, 2).into_iter().map(|p| p.tag).collect();
 /// assert_eq!(tags, ["D0", "D1"]);
