@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde_norway::{Mapping, Value};
 
 use super::argv::{Sizing, assemble, resolve};
+use super::benchfile::{self, Main};
 use super::context::{BenchContext, Dirs};
 use super::resolve::{error_at, scalar};
 use super::source::{Origin, kind};
@@ -76,6 +77,47 @@ pub struct Bench {
     /// Keys giving does not use, kept as written (`use_deepspeed`, `server`, `docker_image`,
     /// …); the suite warns of each.
     pub extra: BTreeMap<String, serde_json::Value>,
+    /// How a milabench benchmark (`definition:` without `command:`) is started.
+    pub launcher: Launcher,
+}
+
+/// How a milabench benchmark's `main.py` is started: what its `benchfile.py`'s
+/// `build_run_plan` builds. giving knows milabench's own benchmarks by their folder's name
+/// (`torchvision_ddp`, `diffusion`, …); `launcher:` names it for others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    /// The bench's own `command:`, as written.
+    #[default]
+    Command,
+    /// `{venv}/bin/voir --config FILE main.py ARGV` (milabench's default `VoirCommand`).
+    Voir,
+    /// `main.py ARGV` alone (milabench's bare `PackCommand`).
+    Script,
+    /// `activator {venv} {cache} main.py ARGV` (`ActivatorCommand`).
+    Activator,
+    /// voir under `benchrun` (torchrun) when the process has several GPUs
+    /// (`TorchrunAllNodes`).
+    Torchrun,
+    /// `accelerate launch` when the process has several GPUs or nodes, else `main.py` alone
+    /// (`AccelerateAllNodes`).
+    Accelerate,
+    /// `python -m torchtune._cli.tune run [torchrun options] -- ARGV` (`TorchtuneAllNodes`).
+    Torchtune,
+}
+
+impl Launcher {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "voir" => Self::Voir,
+            "script" => Self::Script,
+            "activator" => Self::Activator,
+            "torchrun" => Self::Torchrun,
+            "accelerate" => Self::Accelerate,
+            "torchtune" => Self::Torchtune,
+            _ => return None,
+        })
+    }
 }
 
 impl Bench {
@@ -156,7 +198,9 @@ pub(crate) fn build(
         skip: None,
         dirs: ctx.dirs.clone(),
         extra: BTreeMap::new(),
+        launcher: Launcher::Command,
     };
+    let mut launcher = None;
     for (key, value) in map {
         let key = key.as_str().unwrap_or_default();
         match key {
@@ -234,6 +278,15 @@ pub(crate) fn build(
             }
             // Read above, or by the caller (the definition's folder is made absolute there).
             "group" | "install_group" | "definition" => {}
+            "launcher" => {
+                launcher = Some(value.as_str().and_then(Launcher::parse).ok_or_else(|| {
+                    err(
+                        &[key],
+                        "expected voir, script, activator, torchrun, accelerate or torchtune"
+                            .to_owned(),
+                    )
+                })?);
+            }
             "validation" => bench.usage = usage(value).map_err(|(path, m)| err(&path, m))?,
             "plan" => bench.plan = plan(value).map_err(|(path, m)| err(&path, m))?,
             "num_machines" => {
@@ -256,25 +309,73 @@ pub(crate) fn build(
             }
         }
     }
-    if bench.command.is_empty() {
-        // milabench's default `build_run_plan`: `VoirCommand(PackCommand(main.py))`, voir
-        // from the benchmark's virtual environment.
-        let Some(code) = &bench.definition else {
-            return Err(err(
-                &[],
-                "no `command:` to run (a list: the program, then its arguments) nor `definition:` (a milabench benchmark's folder)".to_owned(),
-            ));
+    if let Some(code) = bench
+        .definition
+        .clone()
+        .filter(|_| bench.command.is_empty())
+    {
+        let folder = code.file_name().unwrap_or_default().to_string_lossy();
+        let known = benchfile::of_folder(&folder);
+        bench.launcher = launcher.unwrap_or(known.launcher);
+        let voir = bench.dirs.venv.join("bin/voir").display().to_string();
+        // milabench's `PackCommand`: a folder runs as a module.
+        let main = match known.main {
+            Main::File(file) => vec![code.join(file).display().to_string()],
+            Main::Module(module) => vec!["-m".to_owned(), module.to_owned()],
         };
-        bench.command = vec![
-            bench.dirs.venv.join("bin/voir").display().to_string(),
-            code.join("main.py").display().to_string(),
-        ];
+        bench.command = match bench.launcher {
+            Launcher::Voir | Launcher::Torchrun => [vec![voir], main].concat(),
+            Launcher::Script | Launcher::Activator | Launcher::Accelerate => main,
+            // torchtune's recipe is the first of the arguments.
+            Launcher::Torchtune | Launcher::Command => Vec::new(),
+        };
+        // milabench's `make_env`, then the benchfile's additions; the bench's own `env:`
+        // wins, as in its `full_env`.
+        let added = known
+            .env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+        let cpu_per_gpu = ctx.system.cpu_per_gpu();
+        for (k, v) in milabench_env(&bench.dirs, cpu_per_gpu)
+            .into_iter()
+            .chain(added)
+        {
+            bench.env.entry(k).or_insert(v);
+        }
+    } else if launcher.is_some() {
+        return Err(err(
+            &["launcher"],
+            "a launcher starts a milabench benchmark: it needs `definition:` and no `command:`"
+                .to_owned(),
+        ));
+    } else if bench.command.is_empty() {
+        return Err(err(
+            &[],
+            "no `command:` to run (a list: the program, then its arguments) nor `definition:` (a milabench benchmark's folder)".to_owned(),
+        ));
     }
     Ok(bench)
 }
 
+/// The variables milabench's `pack.make_env` sets for a run: `MILABENCH_DIR_*`,
+/// `OMP_NUM_THREADS` (`{cpu_per_gpu}`) and the caches.
+fn milabench_env(dirs: &Dirs, cpu_per_gpu: usize) -> Vec<(String, String)> {
+    let path = |p: &std::path::Path| p.display().to_string();
+    let mut env = dirs.env();
+    env.extend([
+        ("OMP_NUM_THREADS".to_owned(), cpu_per_gpu.to_string()),
+        ("XDG_CACHE_HOME".to_owned(), path(&dirs.cache)),
+        ("TORCH_HOME".to_owned(), path(&dirs.cache)),
+        ("HF_HOME".to_owned(), path(&dirs.data)),
+        // milabench writes this name with a trailing space (`"HF_HUB_CACHE "`), which no
+        // library reads; giving sets the variable it means.
+        ("HF_HUB_CACHE".to_owned(), path(&dirs.data.join("hub"))),
+    ]);
+    env
+}
+
 /// The keys a benchmark may have (the others are kept in [`Bench::extra`], with a warning).
-pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities";
+pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities, launcher";
 
 fn json(value: &Value) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)

@@ -3,6 +3,7 @@
 
 mod argv;
 mod bench;
+mod benchfile;
 mod capability;
 mod context;
 mod interpolate;
@@ -17,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_norway::{Mapping, Value};
 
 pub use argv::Sizing;
-pub use bench::{Bench, EarlyStopOptions, Plan, UsageThresholds};
+pub use bench::{Bench, EarlyStopOptions, Launcher, Plan, UsageThresholds};
 pub use context::Dirs;
 pub use select::Selection;
 pub use system::{

@@ -2,6 +2,7 @@
 //! events (`{bench}.{tag}.data`, a giving log), output, exit status, the resolved
 //! configuration and the machine's facts. See `docs/suite.md`.
 
+mod dry;
 mod launch;
 mod nats;
 mod plan;
@@ -18,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use giving::Giver;
 use serde::Serialize;
 
+pub use dry::{PlannedProcess, SuitePlan, plan_suite};
 pub use nats::NatsRoute;
 pub use plan::{ProcessPlan, plan};
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
@@ -204,6 +206,7 @@ fn run_bench(
     gpus: &NodeGpus,
 ) -> Result<Vec<ProcessResult>, RunError> {
     let nodes = nodes_of(bench, options.system.as_ref())?;
+    let place = dry::place_of(&nodes, options.system.as_ref());
     let several = nodes.len() > 1;
     let mut placements = Vec::new();
     for (node_rank, node) in nodes.into_iter().enumerate() {
@@ -244,7 +247,11 @@ fn run_bench(
                     tag,
                 } = placement;
                 let stem = dir.join(format!("{}.{tag}", bench.name));
-                let mut launch = launch::launch(bench, &p, &stem);
+                let place = launch::Place {
+                    rank: node_rank,
+                    ..place.clone()
+                };
+                let mut launch = launch::launch_at(bench, &p, &stem, &place);
                 let mut remote = None;
                 if let (Some(system), Some(node)) = (&options.system, node) {
                     launch.env.extend(distributed_env(system, node_rank));

@@ -11,6 +11,9 @@ pub struct ProcessPlan {
     pub tag: String,
     /// The GPU it is given (`CUDA_VISIBLE_DEVICES`); `None` on the CPU or under `njobs`.
     pub device: Option<usize>,
+    /// How many GPUs it uses, as milabench's `devices` (1 per GPU, or on the CPU; all the
+    /// node's under `njobs`): whether a launcher spreads it over several.
+    pub devices: usize,
     /// Variables set for it (the device selection).
     pub env: BTreeMap<String, String>,
 }
@@ -35,12 +38,14 @@ pub fn plan(bench: &Bench, n_gpu: usize) -> Vec<ProcessPlan> {
         Plan::PerGpu if n_gpu == 0 => vec![ProcessPlan {
             tag: "D0".to_owned(),
             device: None,
+            devices: 1,
             env: BTreeMap::new(),
         }],
         Plan::PerGpu => (0..n_gpu)
             .map(|i| ProcessPlan {
                 tag: format!("D{i}"),
                 device: Some(i),
+                devices: 1,
                 env: BTreeMap::from([("CUDA_VISIBLE_DEVICES".to_owned(), i.to_string())]),
             })
             .collect(),
@@ -48,6 +53,7 @@ pub fn plan(bench: &Bench, n_gpu: usize) -> Vec<ProcessPlan> {
             .map(|i| ProcessPlan {
                 tag: i.to_string(),
                 device: None,
+                devices: n_gpu,
                 env: BTreeMap::new(),
             })
             .collect(),

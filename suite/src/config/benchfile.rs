@@ -1,0 +1,53 @@
+//! What milabench's own benchmarks' `benchfile.py` say in Python (commit faf39234), which
+//! giving does not run: the launcher, the main script, the variables added to `make_env`.
+//! Known by the definition folder's name; `launcher:` and `env:` say it for other benchmarks.
+
+use super::bench::Launcher;
+
+/// One milabench benchmark folder's `benchfile.py`, as far as a plan needs it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Benchfile {
+    /// Its `build_run_plan`.
+    pub(crate) launcher: Launcher,
+    /// Its `main_script`: a file, or a module run with `-m`.
+    pub(crate) main: Main,
+    /// What its `make_env` adds.
+    pub(crate) env: &'static [(&'static str, &'static str)],
+}
+
+/// A benchmark's `main_script`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Main {
+    /// A file in the definition's folder.
+    File(&'static str),
+    /// A folder in it, run as a module (`-m bench`).
+    Module(&'static str),
+}
+
+const XLA: &[(&str, &str)] = &[("XLA_PYTHON_CLIENT_PREALLOCATE", "False")];
+const CUDA_BUILD: &[(&str, &str)] = &[("FORCE_CUDA", "1"), ("CUDA_HOME", "/usr/local/cuda/")];
+const HPU: &[(&str, &str)] = &[("PT_HPU_LAZY_MODE", "0")];
+
+/// The `benchfile.py` of milabench's folder `name` (any other: voir on `main.py`).
+pub(crate) fn of_folder(name: &str) -> Benchfile {
+    let (launcher, main, env) = match name {
+        "torchvision_ddp" => (Launcher::Activator, Main::File("main.py"), &[][..]),
+        "accelerate_opt" | "diffusion" | "rlhf" => {
+            (Launcher::Accelerate, Main::File("main.py"), &[][..])
+        }
+        "llava" => (Launcher::Accelerate, Main::File("main.py"), HPU),
+        "dinov2" | "lightning" => (Launcher::Torchrun, Main::File("main.py"), &[][..]),
+        "vjepa" => (Launcher::Torchrun, Main::File("main.py"), HPU),
+        "llm" => (Launcher::Torchtune, Main::File("main.py"), &[][..]),
+        "flops" => (Launcher::Script, Main::File("main.py"), &[][..]),
+        "huggingface" => (Launcher::Voir, Main::Module("bench"), &[][..]),
+        "brax" | "purejaxrl" => (Launcher::Voir, Main::File("main.py"), XLA),
+        "geo_gnn" | "recursiongfn" => (Launcher::Voir, Main::File("main.py"), CUDA_BUILD),
+        _ => (Launcher::Voir, Main::File("main.py"), &[][..]),
+    };
+    Benchfile {
+        launcher,
+        main,
+        env,
+    }
+}

@@ -1,0 +1,107 @@
+//! `giving suite plan`: every process a run would start, with its command line and
+//! variables, started nowhere (milabench's `dry`).
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::launch::{self, Place};
+use super::{distributed_env, nodes_of, plan, ssh};
+use crate::RunError;
+use crate::config::{Selection, Suite, SystemConfig};
+
+/// One process of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlannedProcess {
+    /// Its benchmark.
+    pub bench: String,
+    /// Its tag (`D0`, `0`, `node1.0`).
+    pub tag: String,
+    /// The node it runs on, when the plan has a system.
+    pub node: Option<String>,
+    /// How it is reached: `ssh … HOST` for a node other than the main one, else nothing.
+    pub ssh: Vec<String>,
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+    /// The variables set for it (beside those it inherits).
+    pub env: Vec<(String, String)>,
+    /// The voir configuration file and what is written there.
+    pub voir_config: Option<(std::path::PathBuf, serde_json::Value)>,
+}
+
+/// A suite's plan: the processes in run order, and the selected benchmarks this system does
+/// not run, with why.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SuitePlan {
+    /// The processes, benchmark by benchmark, node by node.
+    pub processes: Vec<PlannedProcess>,
+    /// `(bench, why)` for those that `requires_capabilities` skips.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Plans the benchmarks of `suite` that `selection` keeps, each node with `n_gpu` GPUs, their
+/// files in `run_dir` (a run's folder), as `run_suite` would start them.
+pub fn plan_suite(
+    suite: &Suite,
+    selection: &Selection,
+    n_gpu: usize,
+    system: Option<&SystemConfig>,
+    run_dir: &Path,
+) -> Result<SuitePlan, RunError> {
+    let mut out = SuitePlan::default();
+    for (bench, why) in suite.skipped(selection) {
+        out.skipped.push((bench.name.clone(), why.to_owned()));
+    }
+    for bench in suite.selected(selection) {
+        let nodes = nodes_of(bench, system)?;
+        let place = place_of(&nodes, system);
+        let several = nodes.len() > 1;
+        for (rank, node) in nodes.iter().enumerate() {
+            for p in plan(bench, n_gpu) {
+                let tag = match node {
+                    Some(node) if several => format!("{}.{}", node.name, p.tag),
+                    _ => p.tag.clone(),
+                };
+                let stem = run_dir.join(format!("{}.{tag}", bench.name));
+                let place = Place {
+                    rank,
+                    ..place.clone()
+                };
+                let mut launch = launch::launch_at(bench, &p, &stem, &place);
+                let mut remote = Vec::new();
+                if let (Some(system), Some(node)) = (system, node) {
+                    launch.env.extend(distributed_env(system, rank));
+                    if !node.main {
+                        remote = ssh::ssh_argv(system, node);
+                    }
+                }
+                out.processes.push(PlannedProcess {
+                    bench: bench.name.clone(),
+                    tag,
+                    node: node.map(|n| n.name.clone()),
+                    ssh: remote,
+                    argv: launch.argv,
+                    env: launch.env,
+                    voir_config: launch.voir_config,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The launchers' view of a benchmark's nodes (rank 0's).
+pub(crate) fn place_of(
+    nodes: &[Option<&crate::config::Node>],
+    system: Option<&SystemConfig>,
+) -> Place {
+    let local = Place::local();
+    Place {
+        ips: nodes
+            .iter()
+            .map(|n| n.map_or_else(|| local.ips[0].clone(), |n| n.ip.clone()))
+            .collect(),
+        rank: 0,
+        torchrun: system.map_or(local.torchrun, |s| s.options.torchrun.clone()),
+    }
+}
