@@ -125,8 +125,78 @@ fn standard_yaml_plans_as_milabench_on_one_8_gpu_machine() {
         skipped,
         ["diffusion-nodes", "llm-lora-ddp-nodes", "llm-full-mp-nodes"]
     );
-    let theirs = by_bench(&reference, |v| v["bench"].as_str().unwrap());
-    let mine = by_bench(&ours, |p| p.bench.as_str());
+    compare(&reference, &ours, &skipped);
+}
+
+#[test]
+fn standard_yaml_plans_as_milabench_on_two_nodes() {
+    let reference = milabench("dry-2nodes.jsonl");
+    let (ours, skipped) = ours("system-2nodes.yaml");
+    assert_eq!(skipped, []);
+    compare(&reference, &ours, &[]);
+    // The multi-node benchmarks have one process a node, rank 1 over ssh in the system's
+    // container.
+    let node1: Vec<&PlannedProcess> = ours
+        .iter()
+        .filter(|p| p.node.as_deref() == Some("node1"))
+        .collect();
+    let names: Vec<&str> = node1.iter().map(|p| p.bench.as_str()).collect();
+    assert_eq!(
+        names,
+        ["diffusion-nodes", "llm-lora-ddp-nodes", "llm-full-mp-nodes"]
+    );
+    for p in node1 {
+        assert_eq!(p.ssh.last().map(String::as_str), Some("192.168.11.12"));
+        assert_eq!(&p.argv[..2], ["podman", "run"]);
+        assert!(
+            p.argv
+                .contains(&"ghcr.io/mila-iqia/milabench:cuda-nightly".to_owned())
+        );
+    }
+}
+
+/// A multi-node process's command inside its ssh, container and `env -C DIR - VARS`
+/// wrappers, with the container's paths mapped back to the host's.
+fn inner(argv: &[String]) -> Vec<String> {
+    let image = "ghcr.io/mila-iqia/milabench:cuda-nightly";
+    let mut rest = match argv.iter().rposition(|a| a == image) {
+        Some(i) => &argv[i + 1..],
+        None => argv,
+    };
+    if rest.first().is_some_and(|a| a == "env") {
+        let dash = rest.iter().position(|a| a == "-").unwrap();
+        rest = &rest[dash + 1..];
+        while rest.first().is_some_and(|a| {
+            a.split_once('=')
+                .is_some_and(|(k, _)| k.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        }) {
+            rest = &rest[1..];
+        }
+    }
+    let src = data().display().to_string();
+    let host = |path: &str| {
+        for (inside, outside) in [
+            ("/milabench/results", BASE.to_owned()),
+            ("/milabench/milabench", format!("{src}/milabench")),
+        ] {
+            if let Some(rest) = path.strip_prefix(inside) {
+                return format!("{outside}{rest}");
+            }
+        }
+        path.to_owned()
+    };
+    rest.iter()
+        .map(|a| match a.split_once('=') {
+            Some((k, v)) if v.starts_with('/') => format!("{k}={}", host(v)),
+            _ => host(a),
+        })
+        .collect()
+}
+
+/// Compares every process of milabench's plan with ours (see the file's comment).
+fn compare(reference: &[serde_json::Value], ours: &[PlannedProcess], skipped: &[&str]) {
+    let theirs = by_bench(reference, |v| v["bench"].as_str().unwrap());
+    let mine = by_bench(ours, |p| p.bench.as_str());
     let planned: Vec<&str> = theirs
         .keys()
         .copied()
@@ -137,9 +207,21 @@ fn standard_yaml_plans_as_milabench_on_one_8_gpu_machine() {
     for bench in planned {
         let (theirs, mine) = (&theirs[bench], &mine[bench]);
         assert_eq!(theirs.len(), mine.len(), "{bench}: processes");
+        let several = theirs.len() > 1
+            && mine.iter().all(|m| m.node.is_some())
+            && mine[0].node != mine[1].node;
         for (t, m) in theirs.iter().zip(mine.iter()) {
             let tag = t["tag"].as_str().unwrap();
-            assert_eq!(tag, format!("{bench}.{}", m.tag));
+            if several {
+                // milabench tags a node's process `{bench}.{node}` (`.nolog` off rank 0).
+                let node = m.node.as_deref().unwrap();
+                assert!(
+                    tag.starts_with(&format!("{bench}.{node}")),
+                    "{tag} on {node}"
+                );
+            } else {
+                assert_eq!(tag, format!("{bench}.{}", m.tag));
+            }
             let env: BTreeMap<&str, &str> = m
                 .env
                 .iter()
@@ -155,17 +237,24 @@ fn standard_yaml_plans_as_milabench_on_one_8_gpu_machine() {
             if NOT_COMPARED.iter().any(|(b, _)| *b == bench) {
                 continue;
             }
-            let argv: Vec<String> = t["argv"]
+            let mut argv: Vec<String> = t["argv"]
                 .as_array()
                 .unwrap()
                 .iter()
                 .map(|a| a.as_str().unwrap().to_owned())
                 .collect();
-            if normalised(&argv) != normalised(&m.argv) {
+            let mut ours = m.argv.clone();
+            if several {
+                // milabench reaches every node, the main one too, over ssh and in the
+                // container; giving runs the main node's process itself.
+                argv = inner(&argv);
+                ours = inner(&ours);
+            }
+            if normalised(&argv) != normalised(&ours) {
                 differences.push(format!(
                     "{tag}:\n  milabench {:?}\n  ours      {:?}",
                     normalised(&argv),
-                    normalised(&m.argv)
+                    normalised(&ours)
                 ));
             }
         }

@@ -65,6 +65,7 @@ pub fn plan_suite(
                 let stem = run_dir.join(format!("{}.{tag}", bench.name));
                 let place = Place {
                     rank,
+                    docker: remote_docker(system, *node),
                     ..place.clone()
                 };
                 let mut launch = launch::launch_at(bench, &p, &stem, &place);
@@ -103,5 +104,16 @@ pub(crate) fn place_of(
             .collect(),
         rank: 0,
         torchrun: system.map_or(local.torchrun, |s| s.options.torchrun.clone()),
+        docker: None,
     }
+}
+
+/// The container a process on `node` runs in: the system's `docker:` with an image, on a
+/// node other than the main one (the main node runs the suite, in or out of a container).
+pub(crate) fn remote_docker(
+    system: Option<&SystemConfig>,
+    node: Option<&crate::config::Node>,
+) -> Option<crate::config::DockerConfig> {
+    let docker = system?.docker.as_ref()?;
+    (node.is_some_and(|n| !n.main) && docker.image.is_some()).then(|| docker.clone())
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use giving_instruments::child::RATE_SKIP;
 
-use crate::config::{Bench, EarlyStopOptions, Launcher, Plan, TorchrunOptions};
+use crate::config::{Bench, DockerConfig, EarlyStopOptions, Launcher, Plan, TorchrunOptions};
 
 use super::plan::ProcessPlan;
 
@@ -31,6 +31,9 @@ pub(crate) struct Place {
     pub rank: usize,
     /// The rendezvous port and backend.
     pub torchrun: TorchrunOptions,
+    /// The container a node other than the main one runs its process in (the system's
+    /// `docker:` with an `image`), as milabench's `DockerRunCommand`.
+    pub docker: Option<DockerConfig>,
 }
 
 impl Place {
@@ -40,6 +43,7 @@ impl Place {
             ips: vec!["127.0.0.1".to_owned()],
             rank: 0,
             torchrun: TorchrunOptions::default(),
+            docker: None,
         }
     }
 }
@@ -72,11 +76,43 @@ pub(crate) fn launch_at(bench: &Bench, plan: &ProcessPlan, stem: &Path, place: &
         );
         (path, config)
     });
+    if let Some(docker) = &place.docker {
+        argv = in_container(bench, docker, &env, argv);
+    }
     Launch {
         argv,
         env,
         voir_config,
     }
+}
+
+/// `argv` run in `docker`'s container, as milabench's `DockerRunCommand`: the cache and
+/// thread count given as `--env`, paths under milabench's base and install folders
+/// rewritten to the container's (`/milabench/results`, `/milabench/milabench`).
+fn in_container(
+    bench: &Bench,
+    docker: &DockerConfig,
+    env: &[(String, String)],
+    argv: Vec<String>,
+) -> Vec<String> {
+    let base = bench.dirs.base.display().to_string();
+    let install = activator(bench)[0]
+        .trim_end_matches("/scripts/activator")
+        .to_owned();
+    let inside = |arg: &str| {
+        arg.replace(&base, "/milabench/results")
+            .replace(&install, "/milabench/milabench")
+    };
+    let mut out = vec![docker.executable.clone(), "run".to_owned()];
+    out.extend(docker.args.iter().cloned());
+    for name in ["XDG_CACHE_HOME", "OMP_NUM_THREADS"] {
+        if let Some((_, v)) = env.iter().rev().find(|(k, _)| k == name) {
+            out.extend(["--env".to_owned(), format!("{name}={}", inside(v))]);
+        }
+    }
+    out.extend(docker.image.clone());
+    out.extend(argv.iter().map(|a| inside(a)));
+    out
 }
 
 /// The command line with the benchmark's launcher around it, as milabench's commands build

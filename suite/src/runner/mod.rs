@@ -249,6 +249,7 @@ fn run_bench(
                 let stem = dir.join(format!("{}.{tag}", bench.name));
                 let place = launch::Place {
                     rank: node_rank,
+                    docker: dry::remote_docker(options.system.as_ref(), node),
                     ..place.clone()
                 };
                 let mut launch = launch::launch_at(bench, &p, &stem, &place);
