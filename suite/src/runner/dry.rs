@@ -29,6 +29,28 @@ pub struct PlannedProcess {
     pub voir_config: Option<(std::path::PathBuf, serde_json::Value)>,
 }
 
+impl PlannedProcess {
+    /// One line of JSON in the shape of the milabench plan recorded in giving's tests
+    /// (`bench`, `tag` as `{bench}.{tag}`, `argv`, `env` as an object), with `node` and
+    /// `ssh`: to diff the two.
+    pub fn json_line(&self) -> String {
+        let env: serde_json::Map<String, serde_json::Value> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().into()))
+            .collect();
+        serde_json::json!({
+            "bench": self.bench,
+            "tag": format!("{}.{}", self.bench, self.tag),
+            "node": self.node,
+            "ssh": self.ssh,
+            "argv": self.argv,
+            "env": env,
+        })
+        .to_string()
+    }
+}
+
 /// A suite's plan: the processes in run order, and the selected benchmarks this system does
 /// not run, with why.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -37,6 +59,16 @@ pub struct SuitePlan {
     pub processes: Vec<PlannedProcess>,
     /// `(bench, why)` for those that `requires_capabilities` skips.
     pub skipped: Vec<(String, String)>,
+}
+
+impl SuitePlan {
+    /// The skipped benchmarks as JSON lines (`{"bench", "skipped": why}`).
+    pub fn skipped_json_lines(&self) -> Vec<String> {
+        self.skipped
+            .iter()
+            .map(|(bench, why)| serde_json::json!({ "bench": bench, "skipped": why }).to_string())
+            .collect()
+    }
 }
 
 /// Plans the benchmarks of `suite` that `selection` keeps, each node with `n_gpu` GPUs, their
