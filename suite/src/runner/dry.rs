@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::launch::{self, Place};
-use super::{distributed_env, nodes_of, plan, ssh};
+use super::{arch_of, distributed_env, nodes_of, plan_for, ssh};
 use crate::RunError;
 use crate::config::{Selection, Suite, SystemConfig};
 
@@ -89,7 +89,7 @@ pub fn plan_suite(
         let place = place_of(&nodes, system);
         let several = nodes.len() > 1;
         for (rank, node) in nodes.iter().enumerate() {
-            for p in plan(bench, n_gpu) {
+            for p in plan_for(bench, n_gpu, &arch_of(system)) {
                 let tag = match node {
                     Some(node) if several => format!("{}.{}", node.name, p.tag),
                     _ => p.tag.clone(),

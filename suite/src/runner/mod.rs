@@ -21,7 +21,7 @@ use serde::Serialize;
 
 pub use dry::{PlannedProcess, SuitePlan, plan_suite};
 pub use nats::NatsRoute;
-pub use plan::{ProcessPlan, plan};
+pub use plan::{ProcessPlan, plan, plan_for, selection_variable};
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
 pub use system::SystemFacts;
 
@@ -214,7 +214,7 @@ fn run_bench(
         let n_gpu = node
             .and_then(|n| gpus.get(&n.name).copied())
             .unwrap_or(options.n_gpu);
-        for p in plan(bench, n_gpu) {
+        for p in plan_for(bench, n_gpu, &arch_of(options.system.as_ref())) {
             // With several nodes the node's name leads the tag: `n1.D0`, `n1.D0.R2`.
             let mut tag = match node {
                 Some(node) if several => format!("{}.{}", node.name, p.tag),
@@ -317,6 +317,14 @@ fn run_bench(
             .collect()
     });
     results.into_iter().collect()
+}
+
+/// The system's accelerator (`cuda` when it does not say): which variable gives a process
+/// its GPU.
+fn arch_of(system: Option<&SystemConfig>) -> String {
+    system
+        .and_then(|s| s.arch.clone())
+        .unwrap_or_else(|| "cuda".to_owned())
 }
 
 /// The run folder's name (`dev.2026-11-24_01-02-03`).
