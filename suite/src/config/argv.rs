@@ -5,6 +5,7 @@
 use serde_norway::Value;
 
 use super::resolve::scalar;
+use super::scaling::Scaling;
 use super::source::kind;
 
 /// `argv` as milabench's `assemble_options` writes it: a list as it is; a map's keys with
@@ -64,6 +65,16 @@ pub(crate) fn assemble(value: &Value) -> Result<Vec<String>, String> {
 /// `options.sizer`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Sizing {
+    /// `options.sizer.auto` without `mult`/`add`: the batch size from this table …
+    pub scaling: Option<std::sync::Arc<Scaling>>,
+    /// … for this many bytes of GPU memory (`gpu.capacity` or `options.sizer.capacity`) …
+    pub capacity: Option<f64>,
+    /// … rounded down to a multiple of this …
+    pub multiple: Option<u64>,
+    /// … or to a power of this; unless `batch_size` says it.
+    pub power: Option<u64>,
+    /// `options.sizer.batch_size`.
+    pub batch_size: Option<i64>,
     /// `options.cpu.enabled`: `auto(value, default)` gives `value` (else `default`).
     pub cpu_enabled: bool,
     /// `options.sizer.auto` with `mult`/`add`: `auto_batch(b)` gives
@@ -75,9 +86,9 @@ pub struct Sizing {
     pub batch_add: Option<i64>,
 }
 
-/// Resolves one argument as milabench's `auto_eval`: a value (after `name=`) that starts with
-/// `auto` or `expr` is evaluated; anything else is kept.
-pub(crate) fn resolve(arg: &str, sizing: &Sizing) -> Result<String, String> {
+/// Resolves one argument of the benchmark `bench` as milabench's `auto_eval`: a value (after
+/// `name=`) that starts with `auto` or `expr` is evaluated; anything else is kept.
+pub(crate) fn resolve(arg: &str, sizing: &Sizing, bench: &str) -> Result<String, String> {
     let (name, value) = match arg.split_once('=') {
         Some((name, value)) => (Some(name), value),
         None => (None, arg),
@@ -89,6 +100,7 @@ pub(crate) fn resolve(arg: &str, sizing: &Sizing) -> Result<String, String> {
         text: value.as_bytes(),
         at: 0,
         sizing,
+        bench,
     }
     .whole()
     .map_err(|e| format!("{arg:?}: {e}"))?;
@@ -130,6 +142,7 @@ struct Parser<'a> {
     text: &'a [u8],
     at: usize,
     sizing: &'a Sizing,
+    bench: &'a str,
 }
 
 impl Parser<'_> {
@@ -279,11 +292,20 @@ impl Parser<'_> {
                 want(1)?;
                 let b = args[0];
                 let s = self.sizing;
-                if s.batch_auto && (s.batch_mult.is_some() || s.batch_add.is_some()) {
+                if !s.batch_auto {
+                    Ok(b)
+                } else if s.batch_mult.is_some() || s.batch_add.is_some() {
                     let scaled = (b.f() * s.batch_mult.unwrap_or(1.0)) as i64;
                     Ok(Num::Int((scaled + s.batch_add.unwrap_or(0)).max(1)))
+                } else if let Some(size) = s.batch_size {
+                    Ok(Num::Int(size))
                 } else {
-                    Ok(b)
+                    let (Some(table), Some(capacity)) = (&s.scaling, s.capacity) else {
+                        return Err("options.sizer.auto needs the GPU's memory (gpu.capacity) and a scaling table".to_owned());
+                    };
+                    Ok(Num::Int(
+                        table.size(self.bench, capacity, s.multiple, s.power),
+                    ))
                 }
             }
             "expr" => {
@@ -350,20 +372,24 @@ mod tests {
         );
     }
 
+    fn resolve_(arg: &str, sizing: &Sizing) -> Result<String, String> {
+        resolve(arg, sizing, "b")
+    }
+
     #[test]
     fn auto_auto_batch_and_expr_resolve_as_milabench_sizer() {
         let off = Sizing::default();
-        assert_eq!(resolve("auto(8, 4)", &off).unwrap(), "4");
-        assert_eq!(resolve("auto_batch(256)", &off).unwrap(), "256");
+        assert_eq!(resolve_("auto(8, 4)", &off).unwrap(), "4");
+        assert_eq!(resolve_("auto_batch(256)", &off).unwrap(), "256");
         assert_eq!(
-            resolve("train.bs=auto_batch(32)", &off).unwrap(),
+            resolve_("train.bs=auto_batch(32)", &off).unwrap(),
             "train.bs=32"
         );
-        assert_eq!(resolve("expr(8 * 2 + 1)", &off).unwrap(), "17");
-        assert_eq!(resolve("expr(7 / 2)", &off).unwrap(), "3.5");
-        assert_eq!(resolve("repo=\"a/b\"", &off).unwrap(), "repo=\"a/b\"");
+        assert_eq!(resolve_("expr(8 * 2 + 1)", &off).unwrap(), "17");
+        assert_eq!(resolve_("expr(7 / 2)", &off).unwrap(), "3.5");
+        assert_eq!(resolve_("repo=\"a/b\"", &off).unwrap(), "repo=\"a/b\"");
         assert_eq!(
-            resolve("automatic", &off).unwrap_err(),
+            resolve_("automatic", &off).unwrap_err(),
             "\"automatic\": unknown name `automatic`"
         );
         let on = Sizing {
@@ -371,8 +397,9 @@ mod tests {
             batch_auto: true,
             batch_mult: Some(0.5),
             batch_add: Some(8),
+            ..Sizing::default()
         };
-        assert_eq!(resolve("auto(8, 4)", &on).unwrap(), "8");
-        assert_eq!(resolve("auto_batch(256)", &on).unwrap(), "136");
+        assert_eq!(resolve_("auto(8, 4)", &on).unwrap(), "8");
+        assert_eq!(resolve_("auto_batch(256)", &on).unwrap(), "136");
     }
 }

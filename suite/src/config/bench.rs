@@ -215,7 +215,7 @@ pub(crate) fn build(
             })?,
             "argv" => {
                 bench.argv = assemble(value)
-                    .and_then(|args| args.iter().map(|a| resolve(a, sizing)).collect())
+                    .and_then(|args| args.iter().map(|a| resolve(a, sizing, name)).collect())
                     .map_err(|m| err(&[key], m))?;
             }
             "env" => {

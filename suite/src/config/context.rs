@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::Placeholders;
 use super::argv::Sizing;
+use super::scaling::{Scaling, to_octet};
 
 /// A benchmark's folders, as milabench's `pack.dirs`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -152,17 +153,41 @@ impl Placeholders {
             .unwrap_or_else(|| self.cpu_per_gpu().max(cpu.min).min(cpu.max))
     }
 
-    /// How `auto(…)` and `auto_batch(…)` resolve on this system.
-    pub(crate) fn sizing(&self) -> Sizing {
+    /// How `auto(…)` and `auto_batch(…)` resolve on this system; `config_dir` holds the
+    /// suite's file (milabench's `scaling/` folder is beside it).
+    pub(crate) fn sizing(&self, config_dir: &Path) -> Result<Sizing, String> {
         let Some(s) = &self.system else {
-            return Sizing::default();
+            return Ok(Sizing::default());
         };
-        Sizing {
+        let sizer = &s.options.sizer;
+        let mut sizing = Sizing {
             cpu_enabled: s.options.cpu.enabled,
-            batch_auto: s.options.sizer.auto > 0,
-            batch_mult: s.options.sizer.mult,
-            batch_add: s.options.sizer.add,
+            batch_auto: sizer.auto > 0,
+            batch_mult: sizer.mult,
+            batch_add: sizer.add,
+            batch_size: sizer.batch_size,
+            multiple: sizer.multiple,
+            power: sizer.power,
+            ..Sizing::default()
+        };
+        let table_needed = sizing.batch_auto
+            && sizer.mult.is_none()
+            && sizer.add.is_none()
+            && sizer.batch_size.is_none();
+        if table_needed {
+            let file = sizer
+                .config
+                .clone()
+                .unwrap_or_else(|| config_dir.join("scaling/default.yaml"));
+            sizing.scaling = Some(std::sync::Arc::new(Scaling::load(&file)?));
+            let capacity = sizer
+                .capacity
+                .as_ref()
+                .filter(|c| c.as_str() != "All")
+                .or(s.gpu.capacity.as_ref());
+            sizing.capacity = capacity.map(|c| to_octet(c)).transpose()?;
         }
+        Ok(sizing)
     }
 }
 

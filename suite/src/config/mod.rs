@@ -9,6 +9,7 @@ mod context;
 mod interpolate;
 mod placeholder;
 mod resolve;
+mod scaling;
 mod select;
 mod source;
 mod system;
@@ -20,6 +21,7 @@ use serde_norway::{Mapping, Value};
 pub use argv::Sizing;
 pub use bench::{Bench, EarlyStopOptions, Launcher, Plan, UsageThresholds};
 pub use context::Dirs;
+pub use scaling::{Scaling, to_octet};
 pub use select::Selection;
 pub use system::{
     CpuOptions, DockerConfig, GpuConfig, Node, SizerOptions, SystemConfig, SystemOptions,
@@ -119,7 +121,13 @@ impl Suite {
         // milabench's `"*"`: merged over every benchmark, after its inheritance.
         let star = entries.iter().position(|e| e.name == "*");
         let system_value = system.system_value();
-        let sizing = system.sizing();
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let sizing = system.sizing(dir).map_err(|message| ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            key: "options.sizer".to_owned(),
+            message,
+        })?;
         let mut benches = Vec::new();
         let mut warnings = Vec::new();
         for (index, entry) in entries.iter().enumerate() {

@@ -133,7 +133,7 @@ impl Default for CpuOptions {
 }
 
 /// milabench's `options.sizer`: how `auto_batch(…)` changes a batch size.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct SizerOptions {
     /// Above 0: resize batches.
@@ -142,6 +142,31 @@ pub struct SizerOptions {
     pub mult: Option<f64>,
     /// Add to it.
     pub add: Option<i64>,
+    /// Every resized batch is this.
+    pub batch_size: Option<i64>,
+    /// The memory to fill (`64Go`, `All`), instead of `gpu.capacity`.
+    pub capacity: Option<String>,
+    /// A resized batch is a multiple of this (8).
+    pub multiple: Option<u64>,
+    /// … or a power of this.
+    pub power: Option<u64>,
+    /// The scaling table (default: `scaling/default.yaml` beside the suite's file).
+    pub config: Option<PathBuf>,
+}
+
+impl Default for SizerOptions {
+    fn default() -> Self {
+        Self {
+            auto: 0,
+            mult: None,
+            add: None,
+            batch_size: None,
+            capacity: None,
+            multiple: Some(8),
+            power: None,
+            config: None,
+        }
+    }
 }
 
 /// milabench's `options.torchrun`.
