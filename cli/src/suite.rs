@@ -178,6 +178,7 @@ fn plan(args: PlanArgs) -> Result<ExitCode> {
         giving: std::env::current_exe().context("cannot find the giving program")?,
         base: args.base.or_else(|| default_base(&args.runs)),
         system: system.clone(),
+        arch: facts.gpu_arch.clone(),
     };
     let suite = Suite::load(&args.config, &placeholders)?;
     for warning in &suite.warnings {
@@ -308,6 +309,7 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         giving,
         base: default_base(&args.runs),
         system: system.clone(),
+        arch: facts.gpu_arch.clone(),
     };
     let suite = Suite::load(&args.config, &placeholders)?;
     for warning in &suite.warnings {

@@ -79,6 +79,7 @@ fn ours(system: &str) -> (Vec<PlannedProcess>, Vec<(String, String)>) {
         giving: "giving".into(),
         base: Some(BASE.into()),
         system: Some(system.clone()),
+        arch: None,
     };
     let suite = Suite::load(data().join("config/standard.yaml"), &placeholders).unwrap();
     let plan = plan_suite(

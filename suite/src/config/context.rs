@@ -122,11 +122,13 @@ impl Placeholders {
         })
     }
 
-    /// The accelerator's kind: the system's `arch`, else `cuda` with GPUs and `cpu` without.
+    /// The accelerator's kind: the system's `arch`, else the one found, else `cuda` with GPUs
+    /// and `cpu` without.
     pub fn arch(&self) -> String {
         self.system
             .as_ref()
             .and_then(|s| s.arch.clone())
+            .or_else(|| self.arch.clone())
             .unwrap_or_else(|| if self.n_gpu > 0 { "cuda" } else { "cpu" }.to_owned())
     }
 
@@ -229,6 +231,7 @@ mod tests {
             giving: "giving".into(),
             base: None,
             system: Some(SystemConfig::load(&file).unwrap()),
+            arch: None,
         };
         let c = BenchContext::new(&p, "bert", "hf", "torch", Some(Path::new("/src/hf")));
         let get = |n: &str| c.lookup(n).unwrap();

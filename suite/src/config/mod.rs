@@ -51,6 +51,9 @@ pub struct Placeholders {
     /// The system file (`--system`): its `arch`, `dirs`, `options`, `gpu`, nodes, and what
     /// `${system.…}` reads.
     pub system: Option<SystemConfig>,
+    /// The GPUs' vendor found on this machine (`cuda`, `rocm`, `xpu`), when the system file
+    /// does not say its `arch`.
+    pub arch: Option<String>,
 }
 
 impl Placeholders {

@@ -3,6 +3,7 @@
 //! configuration and the machine's facts. See `docs/suite.md`.
 
 mod dry;
+mod gpus;
 mod launch;
 mod nats;
 mod plan;
@@ -20,6 +21,7 @@ use giving::Giver;
 use serde::Serialize;
 
 pub use dry::{PlannedProcess, SuitePlan, plan_suite};
+pub use gpus::{Gpus, detect as detect_gpus, parse_rocm_smi, parse_xpu_smi};
 pub use nats::NatsRoute;
 pub use plan::{ProcessPlan, plan, plan_for, selection_variable};
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
