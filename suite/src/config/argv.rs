@@ -93,7 +93,9 @@ pub(crate) fn resolve(arg: &str, sizing: &Sizing, bench: &str) -> Result<String,
         Some((name, value)) => (Some(name), value),
         None => (None, arg),
     };
-    if !(value.starts_with("auto") || value.starts_with("expr")) {
+    // A bare word (`--device: auto`) is a value, not a call: milabench evaluates it to a
+    // function's name; giving keeps it as written.
+    if !(value.starts_with("auto") || value.starts_with("expr")) || !value.contains('(') {
         return Ok(arg.to_owned());
     }
     let result = Parser {
@@ -389,9 +391,10 @@ mod tests {
         assert_eq!(resolve_("expr(7 / 2)", &off).unwrap(), "3.5");
         assert_eq!(resolve_("repo=\"a/b\"", &off).unwrap(), "repo=\"a/b\"");
         assert_eq!(
-            resolve_("automatic", &off).unwrap_err(),
-            "\"automatic\": unknown name `automatic`"
+            resolve_("automatic(1)", &off).unwrap_err(),
+            "\"automatic(1)\": unknown function `automatic`"
         );
+        assert_eq!(resolve_("auto", &off).unwrap(), "auto");
         let on = Sizing {
             cpu_enabled: true,
             batch_auto: true,

@@ -162,7 +162,9 @@ impl Suite {
             let mut value = value;
             resolve::fill_system(name, &mut value, &origins, &|n| ctx.lookup(n))?;
             let mut bench = bench::build(name, &value, &origins, &ctx, &sizing, &mut warnings)?;
-            bench.skip = capability::unsatisfied(&bench.requires_capabilities, &system_value);
+            if bench.skip.is_none() {
+                bench.skip = capability::unsatisfied(&bench.requires_capabilities, &system_value);
+            }
             benches.push(bench);
         }
         Ok(Self {

@@ -132,7 +132,13 @@ pub(crate) fn inherit(
                 format!("expected an entry's name, found {}", kind(parent)),
             ));
         };
-        let Some(found) = entries.iter().position(|x| &x.name == parent) else {
+        let found = entries.iter().position(|x| &x.name == parent);
+        // milabench always has a `_defaults` entry (its `get_base_defaults`: enabled, the group
+        // from the name, …, as giving's defaults): a file may inherit it without defining it.
+        if found.is_none() && parent == "_defaults" {
+            break;
+        }
+        let Some(found) = found else {
             return Err(e
                 .origin
                 .error(&key, &["inherits"], format!("no entry named `{parent}`")));

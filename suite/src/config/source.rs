@@ -69,7 +69,7 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
     let text: Arc<str> = std::fs::read_to_string(path)
         .map_err(|e| file_error(None, "(file)", format!("cannot read: {e}")))?
         .into();
-    let doc: Value = serde_norway::from_str(&text).map_err(|e| {
+    let doc: TopLevel = serde_norway::from_str(&text).map_err(|e| {
         file_error(
             e.location().map(|l| l.line()),
             "(file)",
@@ -77,13 +77,12 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
         )
     })?;
     let map = match doc {
-        Value::Null => Mapping::new(),
-        Value::Mapping(map) => map,
-        other => {
+        TopLevel::Map(map) => map,
+        TopLevel::Other(found) => {
             return Err(file_error(
                 Some(1),
                 "(file)",
-                format!("expected a map of benchmarks, found {}", kind(&other)),
+                format!("expected a map of benchmarks, found {found}"),
             ));
         }
     };
@@ -161,6 +160,75 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// A configuration file's top level: its entries, a later one of the same name replacing an
+/// earlier one in its place, as PyYAML reads milabench's files (its `retired.yaml` names some
+/// benchmarks twice); nested maps keep refusing duplicates.
+enum TopLevel {
+    Map(Mapping),
+    /// What the document is instead of a map.
+    Other(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TopLevel;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of benchmarks")
+            }
+
+            fn visit_unit<E>(self) -> Result<TopLevel, E> {
+                Ok(TopLevel::Map(Mapping::new()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut data: A,
+            ) -> Result<TopLevel, A::Error> {
+                let mut map = Mapping::new();
+                while let Some(key) = data.next_key::<Value>()? {
+                    let value: Value = data.next_value()?;
+                    map.insert(key, value);
+                }
+                Ok(TopLevel::Map(map))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut data: A,
+            ) -> Result<TopLevel, A::Error> {
+                while data.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(TopLevel::Other("a list"))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a string"))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a boolean"))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// Deep-merges `over` into `base` as milabench's `merge.py`: maps merge key by key; a value
@@ -279,6 +347,25 @@ mod tests {
         // `plan` is not under `a`: the deepest part found is the entry itself.
         assert_eq!(find_line(text, "a", &["plan"]), (Some(1), false));
         assert_eq!(find_line(text, "c", &[]), (None, false));
+    }
+
+    #[test]
+    fn a_later_top_level_entry_replaces_an_earlier_one_as_pyyaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.yaml");
+        std::fs::write(&file, "a: {x: 1}\nb: {y: 2}\na: {z: 3}\n").unwrap();
+        let entries = load_entries(&file).unwrap();
+        let names: Vec<_> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let want: Mapping = serde_norway::from_str("z: 3").unwrap();
+        assert_eq!(entries[0].value, want);
+        std::fs::write(&file, "- a\n").unwrap();
+        let e = load_entries(&file).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected a map of benchmarks, found a list"),
+            "{e}"
+        );
     }
 
     #[test]

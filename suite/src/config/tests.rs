@@ -215,12 +215,6 @@ fn yaml_syntax_errors_name_the_line() {
 }
 
 #[test]
-fn a_bench_without_command_is_refused() {
-    let err = load("a:\n  argv: [1]\n").unwrap_err();
-    assert_eq!((err.key.as_str(), err.line), ("a", Some(1)));
-}
-
-#[test]
 fn star_entry_tags_along_inherits_and_milabench_placeholders() {
     let suite = load(
         "'*':\n  max_duration: 7\n_p:\n  command: [x]\n  tags: [vision, b]\n  argv: {--w: 'auto({n_worker}, 3)', --bs: auto_batch(16), --d: '{milabench_data}/x', --n: '${..max_duration}'}\nc:\n  inherits: _p\n  tags: [a, vision]\n  max_duration: 9\n",
@@ -292,4 +286,33 @@ fn unsatisfied_capabilities_skip_the_benchmark() {
         skipped[0].1,
         "requires_capabilities: `len(nodes) >= 2` is not satisfied"
     );
+}
+
+#[test]
+fn an_entry_with_nothing_to_run_is_skipped_with_why() {
+    let suite = load(
+        "retired:\n  enabled: true\n  weight: 1\nmultirun:\n  runs: []\nok:\n  command: [x]\n",
+    )
+    .unwrap();
+    let all = Selection::default();
+    let run: Vec<_> = suite.selected(&all).map(|b| b.name.as_str()).collect();
+    assert_eq!(run, ["ok"]);
+    let skipped: Vec<_> = suite
+        .skipped(&all)
+        .map(|(b, why)| (b.name.as_str(), why))
+        .collect();
+    assert_eq!(skipped.len(), 2);
+    assert_eq!(skipped[0].0, "retired");
+    assert!(
+        skipped[0].1.starts_with("nothing to run"),
+        "{}",
+        skipped[0].1
+    );
+}
+
+#[test]
+fn defaults_may_be_inherited_without_being_defined_as_in_milabench() {
+    let suite = load("a:\n  inherits: _defaults\n  command: [x]\n").unwrap();
+    assert_eq!(suite.benches[0].name, "a");
+    assert!(load("a:\n  inherits: _nope\n  command: [x]\n").is_err());
 }
