@@ -297,3 +297,26 @@ fn every_milabench_configuration_loads() {
     }
     assert_eq!(loaded, 12);
 }
+
+/// milabench's own example `config/examples/system.yaml`, unchanged: docker with
+/// `${system.…}` references, three nodes, a `multirun:` section.
+#[test]
+fn milabench_example_system_yaml_loads() {
+    let system = SystemConfig::load(data().join("config/examples/system.yaml")).unwrap();
+    let names: Vec<&str> = system.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["manager", "node1", "node2"]);
+    assert_eq!(system.arch.as_deref(), Some("cuda"));
+    let docker = system.docker.unwrap();
+    assert_eq!(docker.executable, "podman");
+    assert_eq!(
+        docker.image.as_deref(),
+        Some("ghcr.io/mila-iqia/milabench:cuda-nightly")
+    );
+    assert!(
+        docker
+            .args
+            .contains(&"/tmp/workspace/data:/milabench/envs/data".to_owned()),
+        "{:?}",
+        docker.args
+    );
+}
