@@ -136,7 +136,7 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
             }
             continue;
         }
-        let value = match value {
+        let value = match expand_dots(value) {
             Value::Mapping(map) => map,
             Value::Null => Mapping::new(),
             other => {
@@ -256,6 +256,50 @@ pub(crate) fn merge(base: &mut Mapping, over: Mapping) {
     }
 }
 
+/// milabench's `!expand-dot` maps, everywhere in `value`: a key `a.b: v` is `a: {b: v}`, and
+/// `<<<: {..}` splices a map's keys in; the parts merge as includes do.
+fn expand_dots(value: Value) -> Value {
+    match value {
+        Value::Tagged(t) if t.tag == "expand-dot" => match expand_dots(t.value) {
+            Value::Mapping(map) => Value::Mapping(expand_map(map)),
+            other => other,
+        },
+        Value::Tagged(mut t) => {
+            t.value = expand_dots(t.value);
+            Value::Tagged(t)
+        }
+        Value::Mapping(map) => {
+            Value::Mapping(map.into_iter().map(|(k, v)| (k, expand_dots(v))).collect())
+        }
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(expand_dots).collect()),
+        other => other,
+    }
+}
+
+fn expand_map(map: Mapping) -> Mapping {
+    let mut out = Mapping::new();
+    for (key, value) in map {
+        let part = match (key.as_str(), value) {
+            (Some("<<<"), Value::Mapping(inner)) => expand_map(inner),
+            (Some(k), value) if k.contains('.') => {
+                let (head, rest) = k.split_once('.').unwrap_or((k, ""));
+                let mut inner = Mapping::new();
+                inner.insert(rest.into(), value);
+                let mut part = Mapping::new();
+                part.insert(head.into(), Value::Mapping(expand_map(inner)));
+                part
+            }
+            (_, value) => {
+                let mut part = Mapping::new();
+                part.insert(key, value);
+                part
+            }
+        };
+        merge(&mut out, part);
+    }
+    out
+}
+
 /// Whether `value` is milabench's `!delete` marker.
 fn is_delete(value: &Value) -> bool {
     matches!(value, Value::Tagged(t) if t.tag == "delete")
@@ -366,6 +410,18 @@ mod tests {
                 .contains("expected a map of benchmarks, found a list"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn expand_dot_maps_nest_dotted_keys_and_splice() {
+        let v: Value = serde_norway::from_str(
+            "!expand-dot\nargv.--lr: 1\nargv.--bs: 2\n<<<: {plan.method: njobs, plan.n: 2}\nx: 3\n",
+        )
+        .unwrap();
+        let want: Value =
+            serde_norway::from_str("argv: {--lr: 1, --bs: 2}\nplan: {method: njobs, n: 2}\nx: 3\n")
+                .unwrap();
+        assert_eq!(expand_dots(v), want);
     }
 
     #[test]
