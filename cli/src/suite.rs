@@ -217,7 +217,11 @@ fn plan(args: PlanArgs) -> Result<ExitCode> {
         let env: Vec<String> = p
             .env
             .iter()
-            .map(|(k, v)| format!("{k}={}", quoted(v)))
+            .map(|(k, v)| match k.as_str() {
+                // The whole configuration as JSON: `--json` shows it.
+                "MILABENCH_CONFIG" => format!("{k}='{{…{} bytes…}}'", v.len()),
+                _ => format!("{k}={}", quoted(v)),
+            })
             .collect();
         let argv: Vec<String> = p.argv.iter().map(|a| quoted(a)).collect();
         let ssh: Vec<String> = p.ssh.iter().map(|a| quoted(a)).collect();

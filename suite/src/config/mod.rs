@@ -165,6 +165,13 @@ impl Suite {
             if bench.skip.is_none() {
                 bench.skip = capability::unsatisfied(&bench.requires_capabilities, &system_value);
             }
+            if bench.definition.is_some() {
+                let config = milabench_config(&bench, &value, &system_value);
+                bench
+                    .env
+                    .entry("MILABENCH_CONFIG".to_owned())
+                    .or_insert(config);
+            }
             benches.push(bench);
         }
         Ok(Self {
@@ -191,6 +198,35 @@ impl Suite {
             (b.enabled && selection.accepts(b)).then_some((b, why))
         })
     }
+}
+
+/// milabench's `MILABENCH_CONFIG` for a benchmark of a `definition`: its resolved
+/// configuration as JSON, with `name`, `tag`, `dirs` and the `system` section, what
+/// milabench's benchmarks read there (dinov2's voirfile reads the nodes).
+fn milabench_config(bench: &Bench, value: &Mapping, system: &Value) -> String {
+    let mut config = match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let dirs = &bench.dirs;
+    let path = |p: &Path| serde_json::Value::from(p.display().to_string());
+    config.insert("name".to_owned(), bench.name.clone().into());
+    config.insert("tag".to_owned(), serde_json::json!([bench.name]));
+    config.insert(
+        "dirs".to_owned(),
+        serde_json::json!({
+            "venv": path(&dirs.venv), "data": path(&dirs.data), "runs": path(&dirs.runs),
+            "extra": path(&dirs.extra), "cache": path(&dirs.cache), "base": path(&dirs.base),
+        }),
+    );
+    if let Some(code) = &bench.definition {
+        config.insert("definition".to_owned(), path(code));
+    }
+    config.insert(
+        "system".to_owned(),
+        serde_json::to_value(system).unwrap_or_default(),
+    );
+    serde_json::Value::Object(config).to_string()
 }
 
 /// `value` with OmegaConf's `${…}` resolved, seen as milabench sees it: beside `system`.

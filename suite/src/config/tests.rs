@@ -264,6 +264,11 @@ fn a_definition_without_command_runs_its_main_under_voir() {
         Some(serde_json::json!({"options": {"stop": 30, "gpu_poll": 0.1}}))
     );
     assert_eq!(b.extra["use_deepspeed"], true);
+    let config: serde_json::Value = serde_json::from_str(&b.env["MILABENCH_CONFIG"]).unwrap();
+    assert_eq!(config["name"], "bert");
+    assert_eq!(config["group"], "hf");
+    assert_eq!(config["dirs"]["extra"], "/b/extra/hf");
+    assert_eq!(config["system"]["nodes"][0]["ip"], "127.0.0.1");
     assert!(
         suite.warnings[0].contains("bert.use_deepspeed"),
         "{:?}",
