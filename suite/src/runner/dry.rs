@@ -57,7 +57,8 @@ impl PlannedProcess {
 pub struct SuitePlan {
     /// The processes, benchmark by benchmark, node by node.
     pub processes: Vec<PlannedProcess>,
-    /// `(bench, why)` for those that `requires_capabilities` skips.
+    /// `(bench, why)` for those not run: a `requires_capabilities` condition not met, or
+    /// nothing to run.
     pub skipped: Vec<(String, String)>,
 }
 
