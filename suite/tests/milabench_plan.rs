@@ -31,25 +31,15 @@ const NOT_COMPARED: &[(&str, &str)] = &[
         "llama",
         "its benchfile runs `python main.py … --cache {cache}`",
     ),
-    (
-        "vllm-dense-physics-gpus",
-        "vllm's benchfile joins its `server:` and `client:` argv (kept, unused, by giving)",
-    ),
-    (
-        "vllm-moe-code-gpus",
-        "vllm's benchfile joins its `server:` and `client:` argv (kept, unused, by giving)",
-    ),
 ];
 
-/// Variables not compared: milabench's runner's own switch, and those vllm's `benchfile.py`
-/// sets in code giving does not know (FlashInfer's caches; milabench writes two of their
-/// names with a trailing space).
+/// Variables not compared: milabench's runner's own switch, and two that vllm's benchfile
+/// names with a trailing space (`"FLASHINFER_CACHE_DIR "`), which giving names as FlashInfer
+/// reads them.
 const ENV_NOT_COMPARED: &[&str] = &[
     "MILABENCH_USE_STDOUT",
     "FLASHINFER_CACHE_DIR ",
     "FLASHINFER_CUBIN_DIR ",
-    "FLASHINFER_WORKSPACE_DIR",
-    "XDG_CACHE_HOME",
 ];
 
 fn data() -> PathBuf {

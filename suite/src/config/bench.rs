@@ -302,6 +302,10 @@ pub(crate) fn build(
             }
             "job" | "matrix" => {}
             _ if ACCEPTED_UNUSED.contains(&key) => {}
+            // milabench's client/server benchmarks (vllm): read below, kept as written.
+            "server" | "client" => {
+                bench.extra.insert(key.to_owned(), json(value));
+            }
             _ => {
                 let known = format!("not used by giving (known: {KNOWN}); kept");
                 warnings.push(err(&[key], known).to_string());
@@ -331,10 +335,22 @@ pub(crate) fn build(
         };
         // milabench's `make_env`, then the benchfile's additions; the bench's own `env:`
         // wins, as in its `full_env`.
+        let cache = bench.dirs.cache.display().to_string();
         let added = known
             .env
             .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()));
+            .map(|(k, v)| ((*k).to_owned(), v.replace("{cache}", &cache)));
+        if known.server_client {
+            let part = |key: &str| -> Result<Vec<String>, ConfigError> {
+                let Some(argv) = map.get(key).and_then(|v| v.get("argv")) else {
+                    return Ok(Vec::new());
+                };
+                assemble(argv)
+                    .and_then(|args| args.iter().map(|a| resolve(a, sizing, name)).collect())
+                    .map_err(|m| err(&[key, "argv"], m))
+            };
+            bench.argv = [part("server")?, vec!["--".to_owned()], part("client")?].concat();
+        }
         let cpu_per_gpu = ctx.system.cpu_per_gpu();
         for (k, v) in milabench_env(&bench.dirs, cpu_per_gpu)
             .into_iter()
@@ -376,7 +392,7 @@ fn milabench_env(dirs: &Dirs, cpu_per_gpu: usize) -> Vec<(String, String)> {
 }
 
 /// The keys a benchmark may have (the others are kept in [`Bench::extra`], with a warning).
-pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities, launcher";
+pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities, launcher, server, client";
 
 fn json(value: &Value) -> serde_json::Value {
     serde_json::to_value(value).unwrap_or(serde_json::Value::Null)

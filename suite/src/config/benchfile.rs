@@ -11,8 +11,10 @@ pub(crate) struct Benchfile {
     pub(crate) launcher: Launcher,
     /// Its `main_script`: a file, or a module run with `-m`.
     pub(crate) main: Main,
-    /// What its `make_env` adds.
+    /// What its `make_env` adds; `{cache}` is the benchmark's cache folder.
     pub(crate) env: &'static [(&'static str, &'static str)],
+    /// Its arguments are `server.argv`, `--`, `client.argv` (vllm's `argv`), not `argv`.
+    pub(crate) server_client: bool,
 }
 
 /// A benchmark's `main_script`.
@@ -27,6 +29,13 @@ pub(crate) enum Main {
 const XLA: &[(&str, &str)] = &[("XLA_PYTHON_CLIENT_PREALLOCATE", "False")];
 const CUDA_BUILD: &[(&str, &str)] = &[("FORCE_CUDA", "1"), ("CUDA_HOME", "/usr/local/cuda/")];
 const HPU: &[(&str, &str)] = &[("PT_HPU_LAZY_MODE", "0")];
+// milabench writes the first two names with a trailing space, which FlashInfer does not
+// read; giving sets the names FlashInfer reads.
+const FLASHINFER: &[(&str, &str)] = &[
+    ("FLASHINFER_CACHE_DIR", "{cache}/flashinfer"),
+    ("FLASHINFER_CUBIN_DIR", "{cache}/flashinfer/cubins"),
+    ("FLASHINFER_WORKSPACE_DIR", "{cache}/flashinfer/workspace"),
+];
 
 /// The `benchfile.py` of milabench's folder `name` (any other: voir on `main.py`).
 pub(crate) fn of_folder(name: &str) -> Benchfile {
@@ -43,11 +52,13 @@ pub(crate) fn of_folder(name: &str) -> Benchfile {
         "huggingface" => (Launcher::Voir, Main::Module("bench"), &[][..]),
         "brax" | "purejaxrl" => (Launcher::Voir, Main::File("main.py"), XLA),
         "geo_gnn" | "recursiongfn" => (Launcher::Voir, Main::File("main.py"), CUDA_BUILD),
+        "vllm" => (Launcher::Voir, Main::File("main.py"), FLASHINFER),
         _ => (Launcher::Voir, Main::File("main.py"), &[][..]),
     };
     Benchfile {
         launcher,
         main,
         env,
+        server_client: name == "vllm",
     }
 }
