@@ -8,8 +8,7 @@
 //! `CUDA_VISIBLE_DEVICES`, the bench's `env:`) except `MILABENCH_USE_STDOUT` (milabench's
 //! runner's own switch); the whole command line, except the name of the voir
 //! configuration file (milabench's `extra/voirconf-{tag}-{md5}.json`, ours
-//! `{run}/{bench}.{tag}.voirconf.json`, beside the process's other files). Not compared, and
-//! why, in `NOT_COMPARED`.
+//! `{run}/{bench}.{tag}.voirconf.json`, beside the process's other files).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -19,19 +18,6 @@ use giving_suite::runner::{PlannedProcess, plan_suite};
 
 /// milabench's base folder in the plans.
 const BASE: &str = "/mb";
-
-/// Benchmarks whose command line is not compared: their `benchfile.py` builds it in code that
-/// giving does not read.
-const NOT_COMPARED: &[(&str, &str)] = &[
-    (
-        "focalnet",
-        "timm's benchfile runs voir as a module and adds --output and --checkpoint-hist",
-    ),
-    (
-        "llama",
-        "its benchfile runs `python main.py … --cache {cache}`",
-    ),
-];
 
 /// Variables not compared: milabench's runner's own switch, and two that vllm's benchfile
 /// names with a trailing space (`"FLASHINFER_CACHE_DIR "`), which giving names as FlashInfer
@@ -224,9 +210,6 @@ fn compare(reference: &[serde_json::Value], ours: &[PlannedProcess], skipped: &[
                 {
                     differences.push(format!("{tag}: {k}={v} (ours {:?})", env.get(k.as_str())));
                 }
-            }
-            if NOT_COMPARED.iter().any(|(b, _)| *b == bench) {
-                continue;
             }
             let mut argv: Vec<String> = t["argv"]
                 .as_array()

@@ -102,6 +102,9 @@ pub enum Launcher {
     /// `accelerate launch` when the process has several GPUs or nodes, else `main.py` alone
     /// (`AccelerateAllNodes`).
     Accelerate,
+    /// `voir` (from the `PATH`) under `benchrun -m` when the process has several GPUs (timm's
+    /// `TorchRunCommand(VoirCommand(…, module=True), module=True)`).
+    TorchrunModule,
     /// `python -m torchtune._cli.tune run [torchrun options] -- ARGV` (`TorchtuneAllNodes`).
     Torchtune,
 }
@@ -115,6 +118,7 @@ impl Launcher {
             "torchrun" => Self::Torchrun,
             "accelerate" => Self::Accelerate,
             "torchtune" => Self::Torchtune,
+            "torchrun_module" => Self::TorchrunModule,
             _ => return None,
         })
     }
@@ -282,7 +286,7 @@ pub(crate) fn build(
                 launcher = Some(value.as_str().and_then(Launcher::parse).ok_or_else(|| {
                     err(
                         &[key],
-                        "expected voir, script, activator, torchrun, accelerate or torchtune"
+                        "expected voir, script, activator, torchrun, torchrun_module, accelerate or torchtune"
                             .to_owned(),
                     )
                 })?);
@@ -327,15 +331,26 @@ pub(crate) fn build(
             Main::File(file) => vec![code.join(file).display().to_string()],
             Main::Module(module) => vec!["-m".to_owned(), module.to_owned()],
         };
+        let program: Vec<String> = known.program.map(String::from).into_iter().collect();
         bench.command = match bench.launcher {
             Launcher::Voir | Launcher::Torchrun => [vec![voir], main].concat(),
-            Launcher::Script | Launcher::Activator | Launcher::Accelerate => main,
+            Launcher::TorchrunModule => [vec!["voir".to_owned()], main].concat(),
+            Launcher::Script | Launcher::Activator | Launcher::Accelerate => {
+                [program, main].concat()
+            }
             // torchtune's recipe is the first of the arguments.
             Launcher::Torchtune | Launcher::Command => Vec::new(),
         };
+        let data = bench.dirs.data.display().to_string();
+        let cache = bench.dirs.cache.display().to_string();
+        bench.argv.extend(
+            known
+                .tail
+                .iter()
+                .map(|a| a.replace("{data}", &data).replace("{cache}", &cache)),
+        );
         // milabench's `make_env`, then the benchfile's additions; the bench's own `env:`
         // wins, as in its `full_env`.
-        let cache = bench.dirs.cache.display().to_string();
         let added = known
             .env
             .iter()

@@ -15,6 +15,11 @@ pub(crate) struct Benchfile {
     pub(crate) env: &'static [(&'static str, &'static str)],
     /// Its arguments are `server.argv`, `--`, `client.argv` (vllm's `argv`), not `argv`.
     pub(crate) server_client: bool,
+    /// The program before the main script, when it is not voir (llama's `python`).
+    pub(crate) program: Option<&'static str>,
+    /// Arguments its `argv` or command adds after the configured ones; `{data}` and
+    /// `{cache}` are the benchmark's folders.
+    pub(crate) tail: &'static [&'static str],
 }
 
 /// A benchmark's `main_script`.
@@ -53,12 +58,25 @@ pub(crate) fn of_folder(name: &str) -> Benchfile {
         "brax" | "purejaxrl" => (Launcher::Voir, Main::File("main.py"), XLA),
         "geo_gnn" | "recursiongfn" => (Launcher::Voir, Main::File("main.py"), CUDA_BUILD),
         "vllm" => (Launcher::Voir, Main::File("main.py"), FLASHINFER),
+        "timm" => (
+            Launcher::TorchrunModule,
+            Main::File("pytorch-image-models/train.py"),
+            &[][..],
+        ),
+        "llama" => (Launcher::Script, Main::File("main.py"), &[][..]),
         _ => (Launcher::Voir, Main::File("main.py"), &[][..]),
+    };
+    let (program, tail): (_, &[&str]) = match name {
+        "timm" => (None, &["--output", "{data}", "--checkpoint-hist", "1"]),
+        "llama" => (Some("python"), &["--cache", "{cache}"]),
+        _ => (None, &[]),
     };
     Benchfile {
         launcher,
         main,
         env,
         server_client: name == "vllm",
+        program,
+        tail,
     }
 }

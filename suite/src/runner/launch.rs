@@ -134,6 +134,17 @@ fn wrap(bench: &Bench, plan: &ProcessPlan, place: &Place) -> Vec<String> {
             argv
         }
         Launcher::Torchrun => inner,
+        // TorchrunAllGPU with `module=True`: `-m` and no `--`.
+        Launcher::TorchrunModule if plan.devices > 1 => {
+            let mut argv = vec![venv_bin("benchrun")];
+            if bench.plan != Plan::PerGpu {
+                argv.push("--nproc-per-node=gpu".to_owned());
+            }
+            argv.push("-m".to_owned());
+            argv.extend(inner);
+            argv
+        }
+        Launcher::TorchrunModule => inner,
         Launcher::Accelerate if plan.devices > 1 || nodes > 1 => {
             let mut argv = activator(bench);
             argv.extend(accelerate_args(bench, plan, place));
