@@ -34,6 +34,10 @@ pub(crate) enum SuiteCommand {
     /// ngpu, successes, failures, train_rate, walltime, per_gpu, gpu_load, weight, energy,
     /// perf_watt …), readable by `giving suite report --compare` and milabench's tools.
     Summary(SummaryArgs),
+    /// Print, per process, the command line and variables `suite run` would start (with
+    /// `--json`, one JSON object a line, to diff with what milabench plans); starts nothing.
+    /// Benchmarks whose requires_capabilities this system does not meet are listed as skipped.
+    Plan(PlanArgs),
 }
 
 #[derive(Debug, Args)]
@@ -44,6 +48,40 @@ pub(crate) struct SummaryArgs {
     /// Where to write it [default: stdout].
     #[arg(short, long, value_name = "FILE")]
     out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    /// The suite's YAML configuration (milabench's format).
+    config: PathBuf,
+    /// Plan only these benchmarks, by name or tag.
+    #[arg(long)]
+    select: Vec<String>,
+    /// Leave out these benchmarks, by name or tag.
+    #[arg(long)]
+    exclude: Vec<String>,
+    /// milabench's system configuration (nodes, arch, docker, options, gpu, dirs).
+    #[arg(long, value_name = "FILE")]
+    system: Option<PathBuf>,
+    /// Where run folders are made.
+    #[arg(long, default_value = "runs")]
+    runs: PathBuf,
+    /// `{data}` in the configuration.
+    #[arg(long, default_value = "data")]
+    data: PathBuf,
+    /// milabench's base folder (`{milabench_base}`; venv/, extra/, cache/ under it)
+    /// [default: the folder holding --runs].
+    #[arg(long)]
+    base: Option<PathBuf>,
+    /// GPUs per node [default: this machine's].
+    #[arg(long)]
+    gpus: Option<usize>,
+    /// CPUs per node [default: this machine's; the system's options.cpu.total_count wins].
+    #[arg(long)]
+    cpus: Option<usize>,
+    /// One JSON object a line: bench, tag, node, ssh, argv, env.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -140,6 +178,102 @@ pub(crate) fn suite(command: SuiteCommand) -> Result<ExitCode> {
         SuiteCommand::Run(args) => run(args),
         SuiteCommand::Report(args) => report(args),
         SuiteCommand::Summary(args) => summary(args),
+        SuiteCommand::Plan(args) => plan(args),
+    }
+}
+
+fn plan(args: PlanArgs) -> Result<ExitCode> {
+    let facts = SystemFacts::detect();
+    let system = args
+        .system
+        .as_ref()
+        .map(SystemConfig::load)
+        .transpose()
+        .context("--system")?;
+    let n_gpu = args.gpus.unwrap_or(facts.n_gpu);
+    let placeholders = Placeholders {
+        n_gpu,
+        n_cpu: args.cpus.unwrap_or(facts.n_cpu),
+        data: args.data,
+        runs: args.runs.clone(),
+        giving: std::env::current_exe().context("cannot find the giving program")?,
+        base: args.base.or_else(|| default_base(&args.runs)),
+        system: system.clone(),
+        arch: facts.gpu_arch.clone(),
+    };
+    let suite = Suite::load(&args.config, &placeholders)?;
+    for warning in &suite.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let selection = Selection::new(&args.select, &args.exclude);
+    let name = args
+        .config
+        .file_stem()
+        .map_or_else(|| "suite".into(), |s| s.to_string_lossy());
+    // The run's folder is named when it starts.
+    let run_dir = args.runs.join(format!("{name}.{{time}}"));
+    let plan =
+        giving_suite::runner::plan_suite(&suite, &selection, n_gpu, system.as_ref(), &run_dir)?;
+    if args.json {
+        for line in plan.skipped_json_lines() {
+            println!("{line}");
+        }
+        for p in &plan.processes {
+            println!("{}", p.json_line());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    for (bench, why) in &plan.skipped {
+        println!("# {bench}: skipped, {why}\n");
+    }
+    for p in &plan.processes {
+        let node = p
+            .node
+            .as_ref()
+            .map_or_else(String::new, |n| format!(" on {n}"));
+        println!("# {}.{}{node}", p.bench, p.tag);
+        if let Some((path, config)) = &p.voir_config {
+            println!("# {} ← {config}", path.display());
+        }
+        let env: Vec<String> = p
+            .env
+            .iter()
+            .map(|(k, v)| match k.as_str() {
+                // The whole configuration as JSON: `--json` shows it.
+                "MILABENCH_CONFIG" => format!("{k}='{{…{} bytes…}}'", v.len()),
+                _ => format!("{k}={}", quoted(v)),
+            })
+            .collect();
+        let argv: Vec<String> = p.argv.iter().map(|a| quoted(a)).collect();
+        let ssh: Vec<String> = p.ssh.iter().map(|a| quoted(a)).collect();
+        let ssh = if ssh.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", ssh.join(" "))
+        };
+        println!("{ssh}env {} {}\n", env.join(" "), argv.join(" "));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// milabench's base folder by default: the one holding the runs, made absolute as milabench
+/// makes its base.
+fn default_base(runs: &std::path::Path) -> Option<PathBuf> {
+    std::path::absolute(runs)
+        .ok()
+        .and_then(|r| r.parent().map(PathBuf::from))
+}
+
+/// `arg` as a shell word: as it is when it needs no quoting, else in single quotes.
+fn quoted(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@+%".contains(c));
+    if plain {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
 
@@ -212,15 +346,32 @@ impl RunArgs {
 fn run(args: RunArgs) -> Result<ExitCode> {
     let grace = args.validate()?;
     let facts = SystemFacts::detect();
-    let placeholders = placeholders(args.data, args.runs.clone())?;
-    let suite = Suite::load(&args.config, &placeholders)?;
+    let giving =
+        std::env::current_exe().context("cannot find the giving program for `{giving}`")?;
     let system = args
         .system
         .as_ref()
         .map(SystemConfig::load)
         .transpose()
         .context("--system")?;
+    let placeholders = Placeholders {
+        n_gpu: facts.n_gpu,
+        n_cpu: facts.n_cpu,
+        data: args.data,
+        runs: args.runs.clone(),
+        giving,
+        base: default_base(&args.runs),
+        system: system.clone(),
+        arch: facts.gpu_arch.clone(),
+    };
+    let suite = Suite::load(&args.config, &placeholders)?;
+    for warning in &suite.warnings {
+        eprintln!("warning: {warning}");
+    }
     let selection = Selection::new(&args.select, &args.exclude);
+    for (bench, why) in suite.skipped(&selection) {
+        println!("skipped {}: {why}", bench.name);
+    }
     let chosen = suite.selected(&selection).count();
     if chosen == 0 {
         anyhow::bail!(
@@ -281,9 +432,12 @@ fn placeholders(data: PathBuf, runs: PathBuf) -> Result<Placeholders> {
     Ok(Placeholders {
         n_gpu: facts.n_gpu,
         n_cpu: facts.n_cpu,
+        base: default_base(&runs),
         data,
         runs,
         giving,
+        system: None,
+        arch: facts.gpu_arch.clone(),
     })
 }
 

@@ -14,6 +14,7 @@ fn load(name: &str, n_gpu: usize) -> Suite {
         data: "data".into(),
         runs: "runs".into(),
         giving: "/bin/giving".into(),
+        ..Default::default()
     };
     Suite::load(file, &system).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -180,6 +180,7 @@ fn suite(dir: &Path) -> Suite {
         data: dir.join("data"),
         runs: dir.join("runs"),
         giving: "giving".into(),
+        ..Default::default()
     };
     Suite::load(&file, &placeholders).unwrap_or_else(|e| panic!("{e}"))
 }

@@ -94,6 +94,7 @@ fn suite(dir: &Path) -> Suite {
         data: dir.join("data"),
         runs: dir.join("runs"),
         giving: "giving".into(),
+        ..Default::default()
     };
     Suite::load(&file, &placeholders).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -351,6 +352,7 @@ fn a_real_voir_early_stop_ends_the_benchmark_as_a_success() {
         data: dir.join("data"),
         runs: dir.join("runs"),
         giving: "giving".into(),
+        ..Default::default()
     };
     let suite = Suite::load(&file, &placeholders).unwrap_or_else(|e| panic!("{e}"));
     let options = RunOptions {

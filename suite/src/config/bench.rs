@@ -1,26 +1,30 @@
 //! One benchmark, typed, from its merged and filled-in map.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_norway::{Mapping, Value};
 
+use super::argv::{Sizing, assemble, resolve};
+use super::benchfile::{self, Main};
+use super::context::{BenchContext, Dirs};
 use super::resolve::{error_at, scalar};
 use super::source::{Origin, kind};
 use crate::error::ConfigError;
 
 /// Keys milabench writes that a giving suite accepts and does not use (its benchmarks are
-/// installed and prepared by milabench itself).
+/// installed and prepared by milabench itself): no warning.
 const ACCEPTED_UNUSED: &[&str] = &[
-    "definition",
-    "group",
-    "install_group",
     "install-variant",
+    "install_variant",
     "url",
-    "requires_capabilities",
     "capabilities",
     "weight_hint",
+    "config_base",
+    "config_file",
+    "dirs",
 ];
 
 /// A benchmark of a suite, resolved: what to run, how, and for how long.
@@ -53,6 +57,71 @@ pub struct Bench {
     /// On how many nodes of the system its processes run (milabench's `num_machines`,
     /// default 1: the main node only); each node runs the whole plan.
     pub num_machines: u32,
+    /// milabench's benchmark folder (`definition:`, made absolute from the file's folder):
+    /// without `command:`, its `main.py` runs under `voir`.
+    pub definition: Option<PathBuf>,
+    /// milabench's `group` (default: the name): `{milabench_extra}` is `extra/{group}`.
+    pub group: String,
+    /// milabench's `install_group` (default: the group): `{milabench_venv}` is
+    /// `venv/{install_group}`.
+    pub install_group: String,
+    /// The `voir:` section as written, given to a voir program in its config file.
+    pub voir: Option<serde_json::Value>,
+    /// milabench's `requires_capabilities`: conditions on the system.
+    pub requires_capabilities: Vec<String>,
+    /// Why it does not run on this system (a condition of `requires_capabilities` not
+    /// satisfied); `None`: it runs.
+    pub skip: Option<String>,
+    /// Its folders, as milabench's `pack.dirs`.
+    pub dirs: Dirs,
+    /// Keys giving does not use, kept as written (`use_deepspeed`, `server`, `docker_image`,
+    /// …); the suite warns of each.
+    pub extra: BTreeMap<String, serde_json::Value>,
+    /// How a milabench benchmark (`definition:` without `command:`) is started.
+    pub launcher: Launcher,
+}
+
+/// How a milabench benchmark's `main.py` is started: what its `benchfile.py`'s
+/// `build_run_plan` builds. giving knows milabench's own benchmarks by their folder's name
+/// (`torchvision_ddp`, `diffusion`, …); `launcher:` names it for others.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Launcher {
+    /// The bench's own `command:`, as written.
+    #[default]
+    Command,
+    /// `{venv}/bin/voir --config FILE main.py ARGV` (milabench's default `VoirCommand`).
+    Voir,
+    /// `main.py ARGV` alone (milabench's bare `PackCommand`).
+    Script,
+    /// `activator {venv} {cache} main.py ARGV` (`ActivatorCommand`).
+    Activator,
+    /// voir under `benchrun` (torchrun) when the process has several GPUs
+    /// (`TorchrunAllNodes`).
+    Torchrun,
+    /// `accelerate launch` when the process has several GPUs or nodes, else `main.py` alone
+    /// (`AccelerateAllNodes`).
+    Accelerate,
+    /// `voir` (from the `PATH`) under `benchrun -m` when the process has several GPUs (timm's
+    /// `TorchRunCommand(VoirCommand(…, module=True), module=True)`).
+    TorchrunModule,
+    /// `python -m torchtune._cli.tune run [torchrun options] -- ARGV` (`TorchtuneAllNodes`).
+    Torchtune,
+}
+
+impl Launcher {
+    fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "voir" => Self::Voir,
+            "script" => Self::Script,
+            "activator" => Self::Activator,
+            "torchrun" => Self::Torchrun,
+            "accelerate" => Self::Accelerate,
+            "torchtune" => Self::Torchtune,
+            "torchrun_module" => Self::TorchrunModule,
+            _ => return None,
+        })
+    }
 }
 
 impl Bench {
@@ -99,9 +168,19 @@ fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> 
     s.serialize_f64(d.as_secs_f64())
 }
 
-/// Builds a [`Bench`] from its map; errors name the key and where it was written.
-pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Bench, ConfigError> {
+/// Builds a [`Bench`] from its map, its placeholders filled from `ctx`; errors name the key
+/// and where it was written.
+pub(crate) fn build(
+    name: &str,
+    map: &Mapping,
+    origins: &[Origin],
+    ctx: &BenchContext<'_>,
+    sizing: &Sizing,
+    warnings: &mut Vec<String>,
+) -> Result<Bench, ConfigError> {
     let err = |path: &[&str], message: String| error_at(name, origins, path, message);
+    let text = |key: &str| map.get(key).and_then(scalar);
+    let group = text("group").unwrap_or_else(|| name.to_owned());
     let mut bench = Bench {
         name: name.to_owned(),
         command: Vec::new(),
@@ -115,50 +194,223 @@ pub(crate) fn build(name: &str, map: &Mapping, origins: &[Origin]) -> Result<Ben
         usage: None,
         plan: Plan::PerGpu,
         num_machines: 1,
+        definition: ctx.dirs.code.clone(),
+        install_group: text("install_group").unwrap_or_else(|| group.clone()),
+        group,
+        voir: None,
+        requires_capabilities: Vec::new(),
+        skip: None,
+        dirs: ctx.dirs.clone(),
+        extra: BTreeMap::new(),
+        launcher: Launcher::Command,
     };
+    let mut launcher = None;
     for (key, value) in map {
         let key = key.as_str().unwrap_or_default();
         match key {
-            "command" => bench.command = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings (the program, then its arguments), found {}", kind(value))))?,
-            "argv" => bench.argv = argv(value).map_err(|m| err(&[key], m))?,
+            "command" => bench.command = strings(value).ok_or_else(|| {
+                err(
+                    &[key],
+                    format!(
+                        "expected a list of strings (the program, then its arguments), found {}",
+                        kind(value)
+                    ),
+                )
+            })?,
+            "argv" => {
+                bench.argv = assemble(value)
+                    .and_then(|args| args.iter().map(|a| resolve(a, sizing, name)).collect())
+                    .map_err(|m| err(&[key], m))?;
+            }
             "env" => {
                 let Value::Mapping(vars) = value else {
-                    return Err(err(&[key], format!("expected a map NAME: value, found {}", kind(value))));
+                    return Err(err(
+                        &[key],
+                        format!("expected a map NAME: value, found {}", kind(value)),
+                    ));
                 };
                 for (k, v) in vars {
                     let (Some(k), Some(v)) = (k.as_str(), scalar(v)) else {
-                        return Err(err(&[key], "expected string names and string or number values".to_owned()));
+                        return Err(err(
+                            &[key],
+                            "expected string names and string or number values".to_owned(),
+                        ));
                     };
                     bench.env.insert(k.to_owned(), v);
                 }
             }
-            "tags" => bench.tags = strings(value).ok_or_else(|| err(&[key], format!("expected a list of strings, found {}", kind(value))))?,
-            "enabled" => bench.enabled = value.as_bool().ok_or_else(|| err(&[key], format!("expected true or false, found {}", kind(value))))?,
+            "tags" => {
+                bench.tags = strings(value).ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected a list of strings, found {}", kind(value)),
+                    )
+                })?
+            }
+            "enabled" => {
+                bench.enabled = value.as_bool().ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected true or false, found {}", kind(value)),
+                    )
+                })?
+            }
             "weight" => {
-                bench.weight = value.as_f64().filter(|w| w.is_finite() && *w >= 0.0).ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
+                bench.weight = value
+                    .as_f64()
+                    .filter(|w| w.is_finite() && *w >= 0.0)
+                    .ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
             }
             "max_duration" => {
-                let secs = value.as_f64().filter(|s| s.is_finite() && *s > 0.0).ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
+                let secs = value
+                    .as_f64()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
                 bench.max_duration = Duration::from_secs_f64(secs);
             }
-            "voir" => bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?,
+            "voir" => {
+                bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?;
+                bench.voir = Some(json(value));
+            }
+            "requires_capabilities" => {
+                bench.requires_capabilities = strings(value).ok_or_else(|| {
+                    err(
+                        &[key],
+                        format!("expected a list of conditions, found {}", kind(value)),
+                    )
+                })?
+            }
+            // Read above, or by the caller (the definition's folder is made absolute there).
+            "group" | "install_group" | "definition" => {}
+            "launcher" => {
+                launcher = Some(value.as_str().and_then(Launcher::parse).ok_or_else(|| {
+                    err(
+                        &[key],
+                        "expected voir, script, activator, torchrun, torchrun_module, accelerate or torchtune"
+                            .to_owned(),
+                    )
+                })?);
+            }
             "validation" => bench.usage = usage(value).map_err(|(path, m)| err(&path, m))?,
             "plan" => bench.plan = plan(value).map_err(|(path, m)| err(&path, m))?,
             "num_machines" => {
-                bench.num_machines = value.as_u64().filter(|n| (1..=4096).contains(n)).ok_or_else(|| err(&[key], format!("expected a number of nodes from 1, found {}", kind(value))))? as u32;
+                bench.num_machines = value
+                    .as_u64()
+                    .filter(|n| (1..=4096).contains(n))
+                    .ok_or_else(|| {
+                        err(
+                            &[key],
+                            format!("expected a number of nodes from 1, found {}", kind(value)),
+                        )
+                    })? as u32;
             }
             "job" | "matrix" => {}
             _ if ACCEPTED_UNUSED.contains(&key) => {}
-            _ => return Err(err(&[key], "unknown option (known: command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits)".to_owned())),
+            // milabench's client/server benchmarks (vllm): read below, kept as written.
+            "server" | "client" => {
+                bench.extra.insert(key.to_owned(), json(value));
+            }
+            _ => {
+                let known = format!("not used by giving (known: {KNOWN}); kept");
+                warnings.push(err(&[key], known).to_string());
+                bench.extra.insert(key.to_owned(), json(value));
+            }
         }
     }
-    if bench.command.is_empty() {
+    if let Some(code) = bench
+        .definition
+        .clone()
+        .filter(|_| bench.command.is_empty())
+    {
+        let folder = code.file_name().unwrap_or_default().to_string_lossy();
+        let known = benchfile::of_folder(&folder);
+        bench.launcher = launcher.unwrap_or(known.launcher);
+        let voir = bench.dirs.venv.join("bin/voir").display().to_string();
+        // milabench's `PackCommand`: a folder runs as a module.
+        let main = match known.main {
+            Main::File(file) => vec![code.join(file).display().to_string()],
+            Main::Module(module) => vec!["-m".to_owned(), module.to_owned()],
+        };
+        let program: Vec<String> = known.program.map(String::from).into_iter().collect();
+        bench.command = match bench.launcher {
+            Launcher::Voir | Launcher::Torchrun => [vec![voir], main].concat(),
+            Launcher::TorchrunModule => [vec!["voir".to_owned()], main].concat(),
+            Launcher::Script | Launcher::Activator | Launcher::Accelerate => {
+                [program, main].concat()
+            }
+            // torchtune's recipe is the first of the arguments.
+            Launcher::Torchtune | Launcher::Command => Vec::new(),
+        };
+        let data = bench.dirs.data.display().to_string();
+        let cache = bench.dirs.cache.display().to_string();
+        bench.argv.extend(
+            known
+                .tail
+                .iter()
+                .map(|a| a.replace("{data}", &data).replace("{cache}", &cache)),
+        );
+        // milabench's `make_env`, then the benchfile's additions; the bench's own `env:`
+        // wins, as in its `full_env`.
+        let added = known
+            .env
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.replace("{cache}", &cache)));
+        if known.server_client {
+            let part = |key: &str| -> Result<Vec<String>, ConfigError> {
+                let Some(argv) = map.get(key).and_then(|v| v.get("argv")) else {
+                    return Ok(Vec::new());
+                };
+                assemble(argv)
+                    .and_then(|args| args.iter().map(|a| resolve(a, sizing, name)).collect())
+                    .map_err(|m| err(&[key, "argv"], m))
+            };
+            bench.argv = [part("server")?, vec!["--".to_owned()], part("client")?].concat();
+        }
+        let cpu_per_gpu = ctx.system.cpu_per_gpu();
+        for (k, v) in milabench_env(&bench.dirs, cpu_per_gpu)
+            .into_iter()
+            .chain(added)
+        {
+            bench.env.entry(k).or_insert(v);
+        }
+    } else if launcher.is_some() {
         return Err(err(
-            &[],
-            "no `command:` to run (a list: the program, then its arguments)".to_owned(),
+            &["launcher"],
+            "a launcher starts a milabench benchmark: it needs `definition:` and no `command:`"
+                .to_owned(),
         ));
+    } else if bench.command.is_empty() {
+        // milabench leaves such an entry out of every selection (a retired benchmark, a
+        // `multirun:` section); giving keeps it, skipped with why, so that a typo shows.
+        bench.skip = Some(
+            "nothing to run: no `command:` (the program, then its arguments) nor `definition:` (a milabench benchmark's folder)".to_owned(),
+        );
     }
     Ok(bench)
+}
+
+/// The variables milabench's `pack.make_env` sets for a run: `MILABENCH_DIR_*`,
+/// `OMP_NUM_THREADS` (`{cpu_per_gpu}`) and the caches.
+fn milabench_env(dirs: &Dirs, cpu_per_gpu: usize) -> Vec<(String, String)> {
+    let path = |p: &std::path::Path| p.display().to_string();
+    let mut env = dirs.env();
+    env.extend([
+        ("OMP_NUM_THREADS".to_owned(), cpu_per_gpu.to_string()),
+        ("XDG_CACHE_HOME".to_owned(), path(&dirs.cache)),
+        ("TORCH_HOME".to_owned(), path(&dirs.cache)),
+        ("HF_HOME".to_owned(), path(&dirs.data)),
+        // milabench writes this name with a trailing space (`"HF_HUB_CACHE "`), which no
+        // library reads; giving sets the variable it means.
+        ("HF_HUB_CACHE".to_owned(), path(&dirs.data.join("hub"))),
+    ]);
+    env
+}
+
+/// The keys a benchmark may have (the others are kept in [`Bench::extra`], with a warning).
+pub(crate) const KNOWN: &str = "command, argv, env, tags, enabled, weight, max_duration, voir, validation, plan, num_machines, inherits, definition, group, install_group, requires_capabilities, launcher, server, client";
+
+fn json(value: &Value) -> serde_json::Value {
+    serde_json::to_value(value).unwrap_or(serde_json::Value::Null)
 }
 
 fn strings(value: &Value) -> Option<Vec<String>> {
@@ -166,38 +418,6 @@ fn strings(value: &Value) -> Option<Vec<String>> {
         Value::Sequence(items) => items.iter().map(scalar).collect(),
         Value::String(s) => Some(vec![s.clone()]),
         _ => None,
-    }
-}
-
-/// `argv` as milabench reads it: a list, or a map where `true` is a bare flag, `false` and
-/// nothing leave the flag out, and anything else follows its flag.
-fn argv(value: &Value) -> Result<Vec<String>, String> {
-    match value {
-        Value::Sequence(_) => {
-            strings(value).ok_or_else(|| "a list of argv must hold strings or numbers".to_owned())
-        }
-        Value::Mapping(map) => {
-            let mut out = Vec::new();
-            for (flag, v) in map {
-                let flag = scalar(flag).ok_or("a flag must be a string")?;
-                match v {
-                    Value::Bool(true) => out.push(flag),
-                    Value::Bool(false) | Value::Null => {}
-                    other => {
-                        let v = scalar(other).ok_or_else(|| {
-                            format!(
-                                "`{flag}`: expected a string, a number or a boolean, found {}",
-                                kind(other)
-                            )
-                        })?;
-                        out.push(flag);
-                        out.push(v);
-                    }
-                }
-            }
-            Ok(out)
-        }
-        other => Err(format!("expected a map or a list, found {}", kind(other))),
     }
 }
 
@@ -257,8 +477,11 @@ fn usage(value: &Value) -> Located<Option<UsageThresholds>> {
 }
 
 fn plan(value: &Value) -> Located<Plan> {
-    let method = value.get("method").and_then(Value::as_str);
-    match method {
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(|m| m.replace('-', "_"));
+    match method.as_deref() {
         Some("per_gpu") => Ok(Plan::PerGpu),
         Some("njobs") => {
             let n = value

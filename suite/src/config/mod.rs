@@ -1,46 +1,86 @@
 //! A suite's configuration, in milabench's YAML: which benchmarks, with which arguments, how
 //! scheduled. See `docs/suite.md`.
 
+mod argv;
 mod bench;
+mod benchfile;
+mod capability;
+mod context;
+mod interpolate;
 mod placeholder;
 mod resolve;
+mod scaling;
 mod select;
 mod source;
 mod system;
 
 use std::path::{Path, PathBuf};
 
-pub use bench::{Bench, EarlyStopOptions, Plan, UsageThresholds};
+use serde_norway::{Mapping, Value};
+
+pub use argv::Sizing;
+pub use bench::{Bench, EarlyStopOptions, Launcher, Plan, UsageThresholds};
+pub use context::Dirs;
+pub use scaling::{Scaling, to_octet};
 pub use select::Selection;
-pub use system::{Node, SystemConfig};
+pub use system::{
+    CpuOptions, DockerConfig, GpuConfig, Node, SizerOptions, SystemConfig, SystemOptions,
+    TorchrunOptions,
+};
 
 use crate::error::ConfigError;
 
-/// What a configuration's system placeholders are filled with.
-#[derive(Debug, Clone)]
+/// What a configuration's placeholders are filled with: the machine, the folders, and the
+/// system file's settings (docs/suite.md lists the placeholders).
+#[derive(Debug, Clone, Default)]
 pub struct Placeholders {
-    /// `{n_gpu}`: GPUs on this machine.
+    /// `{n_gpu}`, milabench's `{gpu_count}`: GPUs on a node.
     pub n_gpu: usize,
-    /// Logical CPUs; `{cpu_per_gpu}` is this over `max(n_gpu, 1)`.
+    /// Logical CPUs; milabench's `{cpu_count}` unless the system's `options.cpu.total_count`
+    /// says otherwise. `{cpu_per_gpu}` is `{cpu_count} // max(n_gpu, 1)`.
     pub n_cpu: usize,
-    /// `{data}`: where benchmarks find their data.
+    /// `{data}`, `{milabench_data}`: where benchmarks find their data.
     pub data: PathBuf,
-    /// `{runs}`: the folder of runs.
+    /// `{runs}`, `{milabench_runs}`: the folder of runs.
     pub runs: PathBuf,
     /// `{giving}`: the `giving` program running the suite.
     pub giving: PathBuf,
+    /// milabench's base folder (`{milabench_base}`; `venv/`, `extra/` and `cache/` are under
+    /// it). `None`: the folder holding `runs`.
+    pub base: Option<PathBuf>,
+    /// The system file (`--system`): its `arch`, `dirs`, `options`, `gpu`, nodes, and what
+    /// `${system.…}` reads.
+    pub system: Option<SystemConfig>,
+    /// The GPUs' vendor found on this machine (`cuda`, `rocm`, `xpu`), when the system file
+    /// does not say its `arch`.
+    pub arch: Option<String>,
 }
 
 impl Placeholders {
-    fn lookup(&self, name: &str) -> Option<String> {
-        Some(match name {
-            "n_gpu" => self.n_gpu.to_string(),
-            "cpu_per_gpu" => (self.n_cpu / self.n_gpu.max(1)).max(1).to_string(),
-            "data" => self.data.display().to_string(),
-            "runs" => self.runs.display().to_string(),
-            "giving" => self.giving.display().to_string(),
-            _ => return None,
-        })
+    /// milabench's `system` section as `requires_capabilities` and `${system.…}` read it:
+    /// the file's, with `gpu.count` (default: `n_gpu`), `arch` and the nodes filled in.
+    fn system_value(&self) -> Value {
+        let mut system = match self.system.as_ref().map(|s| &s.raw) {
+            Some(Value::Mapping(m)) => m.clone(),
+            _ => Mapping::new(),
+        };
+        let mut gpu = match system.get("gpu") {
+            Some(Value::Mapping(m)) => m.clone(),
+            _ => Mapping::new(),
+        };
+        if !gpu.contains_key("count") {
+            gpu.insert("count".into(), Value::Number(self.n_gpu.into()));
+        }
+        system.insert("gpu".into(), Value::Mapping(gpu));
+        system.insert("arch".into(), Value::String(self.arch()));
+        if !system.contains_key("nodes") {
+            let local: Mapping = [("name", "local"), ("ip", "127.0.0.1")]
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), Value::from(v)))
+                .collect();
+            system.insert("nodes".into(), Value::Sequence(vec![Value::Mapping(local)]));
+        }
+        Value::Mapping(system)
     }
 }
 
@@ -52,6 +92,8 @@ pub struct Suite {
     pub file: PathBuf,
     /// Its benchmarks, disabled ones included (`enabled: false`).
     pub benches: Vec<Bench>,
+    /// What was read and is not used: keys giving does not know, kept in [`Bench::extra`].
+    pub warnings: Vec<String>,
 }
 
 impl Suite {
@@ -70,7 +112,7 @@ impl Suite {
     ///   matrix: {size: [8, 16]}
     ///   job: {name: 'mlp-bs{size}', inherits: _base, argv: {--batch-size: '{size}'}}
     /// ").unwrap();
-    /// let system = Placeholders { n_gpu: 2, n_cpu: 16, data: "/data".into(), runs: "runs".into(), giving: "giving".into() };
+    /// let system = Placeholders { n_gpu: 2, n_cpu: 16, data: "/data".into(), runs: "runs".into(), giving: "giving".into(), ..Default::default() };
     /// let suite = Suite::load(&file, &system).unwrap();
     /// let names: Vec<_> = suite.benches.iter().map(|b| b.name.as_str()).collect();
     /// assert_eq!(names, ["mlp-bs8", "mlp-bs16"]);
@@ -79,28 +121,154 @@ impl Suite {
     pub fn load(file: impl AsRef<Path>, system: &Placeholders) -> Result<Self, ConfigError> {
         let file = file.as_ref();
         let entries = resolve::expand_matrices(source::load_entries(file)?)?;
+        // milabench's `"*"`: merged over every benchmark, after its inheritance.
+        let star = entries.iter().position(|e| e.name == "*");
+        let system_value = system.system_value();
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let sizing = system.sizing(dir).map_err(|message| ConfigError {
+            file: file.to_path_buf(),
+            line: None,
+            key: "options.sizer".to_owned(),
+            message,
+        })?;
         let mut benches = Vec::new();
+        let mut warnings = Vec::new();
         for (index, entry) in entries.iter().enumerate() {
-            if entry.name.starts_with('_') {
+            if entry.name.starts_with('_') || entry.name == "*" {
                 continue;
             }
+            let name = &entry.name;
             let (mut value, origins) = resolve::inherit(&entries, index)?;
-            resolve::fill_system(&entry.name, &mut value, &origins, &|n| system.lookup(n))?;
-            benches.push(bench::build(&entry.name, &value, &origins)?);
+            if let Some(star) = star {
+                source::merge(&mut value, entries[star].value.clone());
+            }
+            let value = interpolated(name, value, &system_value, &origins)?;
+            let text = |key: &str| value.get(key).and_then(resolve::scalar);
+            let group = text("group").unwrap_or_else(|| name.clone());
+            let install_group = text("install_group").unwrap_or_else(|| group.clone());
+            // Relative to the folder of the file that wrote the benchmark, as milabench's
+            // `config_base`.
+            let definition = text("definition").map(|d| {
+                let dir = entry.origin.file.parent().unwrap_or(Path::new("."));
+                absolute(&dir.join(d))
+            });
+            let ctx = context::BenchContext::new(
+                system,
+                name,
+                &group,
+                &install_group,
+                definition.as_deref(),
+            );
+            let mut value = value;
+            resolve::fill_system(name, &mut value, &origins, &|n| ctx.lookup(n))?;
+            let mut bench = bench::build(name, &value, &origins, &ctx, &sizing, &mut warnings)?;
+            if bench.skip.is_none() {
+                bench.skip = capability::unsatisfied(&bench.requires_capabilities, &system_value);
+            }
+            if bench.definition.is_some() {
+                let config = milabench_config(&bench, &value, &system_value);
+                bench
+                    .env
+                    .entry("MILABENCH_CONFIG".to_owned())
+                    .or_insert(config);
+            }
+            benches.push(bench);
         }
         Ok(Self {
             file: file.to_path_buf(),
             benches,
+            warnings,
         })
     }
 
-    /// The benchmarks to run: enabled and chosen by `selection`.
+    /// The benchmarks to run: enabled, chosen by `selection`, and not skipped by their
+    /// `requires_capabilities`.
     pub fn selected(&self, selection: &Selection) -> impl Iterator<Item = &Bench> + use<'_> {
         let selection = selection.clone();
         self.benches
             .iter()
-            .filter(move |b| b.enabled && selection.accepts(b))
+            .filter(move |b| b.enabled && b.skip.is_none() && selection.accepts(b))
     }
+
+    /// The benchmarks `selection` chooses that do not run on this system, with why.
+    pub fn skipped(&self, selection: &Selection) -> impl Iterator<Item = (&Bench, &str)> {
+        let selection = selection.clone();
+        self.benches.iter().filter_map(move |b| {
+            let why = b.skip.as_deref()?;
+            (b.enabled && selection.accepts(b)).then_some((b, why))
+        })
+    }
+}
+
+/// milabench's `MILABENCH_CONFIG` for a benchmark of a `definition`: its resolved
+/// configuration as JSON, with `name`, `tag`, `dirs` and the `system` section, what
+/// milabench's benchmarks read there (dinov2's voirfile reads the nodes).
+fn milabench_config(bench: &Bench, value: &Mapping, system: &Value) -> String {
+    let mut config = match serde_json::to_value(value) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    let dirs = &bench.dirs;
+    let path = |p: &Path| serde_json::Value::from(p.display().to_string());
+    config.insert("name".to_owned(), bench.name.clone().into());
+    config.insert("tag".to_owned(), serde_json::json!([bench.name]));
+    config.insert(
+        "dirs".to_owned(),
+        serde_json::json!({
+            "venv": path(&dirs.venv), "data": path(&dirs.data), "runs": path(&dirs.runs),
+            "extra": path(&dirs.extra), "cache": path(&dirs.cache), "base": path(&dirs.base),
+        }),
+    );
+    if let Some(code) = &bench.definition {
+        config.insert("definition".to_owned(), path(code));
+    }
+    config.insert(
+        "system".to_owned(),
+        serde_json::to_value(system).unwrap_or_default(),
+    );
+    serde_json::Value::Object(config).to_string()
+}
+
+/// `value` with OmegaConf's `${…}` resolved, seen as milabench sees it: beside `system`.
+fn interpolated(
+    name: &str,
+    value: Mapping,
+    system: &Value,
+    origins: &[source::Origin],
+) -> Result<Mapping, ConfigError> {
+    let mut root = Mapping::new();
+    root.insert("system".into(), system.clone());
+    root.insert(name.into(), Value::Mapping(value));
+    let mut root = Value::Mapping(root);
+    interpolate::interpolate(&mut root).map_err(|e| resolve::error_at(name, origins, &[], e))?;
+    let Value::Mapping(mut root) = root else {
+        unreachable!("a map stays a map")
+    };
+    match root.remove(name) {
+        Some(Value::Mapping(value)) => Ok(value),
+        _ => unreachable!("the benchmark stays a map"),
+    }
+}
+
+/// `path` made absolute and without `..`, as Python's `Path.resolve` (without following links:
+/// the folder need not exist).
+fn absolute(path: &Path) -> PathBuf {
+    let path = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
 //! `{name}` placeholders in strings, as Python's `str.format` that milabench uses: `{{` and
-//! `}}` are literal braces.
+//! `}}` are literal braces; a string whose braces hold something other than a name
+//! (`{"image":10}`, JSON) is kept as written, as milabench keeps an argument it cannot format.
 
 use serde_norway::Value;
 
@@ -25,6 +26,9 @@ pub(crate) fn format(
                 return Err(format!("unclosed `{{` in {text:?}"));
             };
             let name = &name[..end];
+            if !is_identifier(name) {
+                return Ok(text.to_owned());
+            }
             match lookup(name) {
                 Some(value) => out.push_str(&value),
                 None if strict => return Err(format!("unknown placeholder `{{{name}}}`")),
@@ -37,6 +41,15 @@ pub(crate) fn format(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// Whether `name` is a Python identifier (what a placeholder is named).
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// Formats every string in `value` (keys included), returning the path of the first failure.
@@ -100,5 +113,13 @@ mod tests {
                 .contains("unclosed")
         );
         assert!(format("a}", &vars, true).unwrap_err().contains("unmatched"));
+    }
+
+    #[test]
+    fn braces_around_other_than_a_name_keep_the_string() {
+        assert_eq!(
+            format("{n_gpu} {\"image\":10}", &vars, true).unwrap(),
+            "{n_gpu} {\"image\":10}"
+        );
     }
 }

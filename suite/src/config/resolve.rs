@@ -132,7 +132,13 @@ pub(crate) fn inherit(
                 format!("expected an entry's name, found {}", kind(parent)),
             ));
         };
-        let Some(found) = entries.iter().position(|x| &x.name == parent) else {
+        let found = entries.iter().position(|x| &x.name == parent);
+        // milabench always has a `_defaults` entry (its `get_base_defaults`: enabled, the group
+        // from the name, …, as giving's defaults): a file may inherit it without defining it.
+        if found.is_none() && parent == "_defaults" {
+            break;
+        }
+        let Some(found) = found else {
             return Err(e
                 .origin
                 .error(&key, &["inherits"], format!("no entry named `{parent}`")));
@@ -153,8 +159,22 @@ pub(crate) fn inherit(
         current = found;
     }
     let mut value = Mapping::new();
+    // milabench's `resolve_inheritance`: a child's tags join its parents' (sorted), where
+    // any other list replaces.
+    let mut tags: Vec<String> = Vec::new();
     for &i in chain.iter().rev() {
+        if let Some(Value::Sequence(items)) = entries[i].value.get("tags") {
+            tags.extend(items.iter().filter_map(scalar));
+        }
         merge(&mut value, entries[i].value.clone());
+    }
+    if value.contains_key("tags") {
+        tags.sort();
+        tags.dedup();
+        value.insert(
+            "tags".into(),
+            Value::Sequence(tags.into_iter().map(Value::String).collect()),
+        );
     }
     value.remove("inherits");
     Ok((

@@ -46,9 +46,21 @@ impl Selection {
         self.select.is_empty() && self.exclude.is_empty()
     }
 
-    /// Whether `bench` runs.
+    /// Whether `bench` runs: a word matches its name, a tag, or, as milabench's
+    /// `selection_keys`, its group, install group or definition folder's name.
     pub fn accepts(&self, bench: &Bench) -> bool {
-        let matches = |word: &String| bench.name == *word || bench.tags.contains(word);
+        let folder = bench
+            .definition
+            .as_ref()
+            .and_then(|d| d.file_name())
+            .map(|n| n.to_string_lossy());
+        let matches = |word: &String| {
+            bench.name == *word
+                || bench.tags.contains(word)
+                || bench.group == *word
+                || bench.install_group == *word
+                || folder.as_deref() == Some(word.as_str())
+        };
         (self.select.is_empty() || self.select.iter().any(matches))
             && !self.exclude.iter().any(matches)
     }

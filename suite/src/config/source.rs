@@ -69,7 +69,7 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
     let text: Arc<str> = std::fs::read_to_string(path)
         .map_err(|e| file_error(None, "(file)", format!("cannot read: {e}")))?
         .into();
-    let doc: Value = serde_norway::from_str(&text).map_err(|e| {
+    let doc: TopLevel = serde_norway::from_str(&text).map_err(|e| {
         file_error(
             e.location().map(|l| l.line()),
             "(file)",
@@ -77,13 +77,12 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
         )
     })?;
     let map = match doc {
-        Value::Null => Mapping::new(),
-        Value::Mapping(map) => map,
-        other => {
+        TopLevel::Map(map) => map,
+        TopLevel::Other(found) => {
             return Err(file_error(
                 Some(1),
                 "(file)",
-                format!("expected a map of benchmarks, found {}", kind(&other)),
+                format!("expected a map of benchmarks, found {found}"),
             ));
         }
     };
@@ -137,7 +136,7 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
             }
             continue;
         }
-        let value = match value {
+        let value = match expand_dots(value) {
             Value::Mapping(map) => map,
             Value::Null => Mapping::new(),
             other => {
@@ -163,15 +162,160 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
     Ok(())
 }
 
-/// Deep-merges `over` into `base`: maps merge key by key, anything else replaces.
-pub(crate) fn merge(base: &mut Mapping, over: Mapping) {
-    for (key, value) in over {
-        match (base.get_mut(&key), value) {
-            (Some(Value::Mapping(b)), Value::Mapping(o)) => merge(b, o),
-            (_, value) => {
-                base.insert(key, value);
+/// A configuration file's top level: its entries, a later one of the same name replacing an
+/// earlier one in its place, as PyYAML reads milabench's files (its `retired.yaml` names some
+/// benchmarks twice); nested maps keep refusing duplicates.
+enum TopLevel {
+    Map(Mapping),
+    /// What the document is instead of a map.
+    Other(&'static str),
+}
+
+impl<'de> serde::Deserialize<'de> for TopLevel {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = TopLevel;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a map of benchmarks")
+            }
+
+            fn visit_unit<E>(self) -> Result<TopLevel, E> {
+                Ok(TopLevel::Map(Mapping::new()))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut data: A,
+            ) -> Result<TopLevel, A::Error> {
+                let mut map = Mapping::new();
+                while let Some(key) = data.next_key::<Value>()? {
+                    let value: Value = data.next_value()?;
+                    map.insert(key, value);
+                }
+                Ok(TopLevel::Map(map))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut data: A,
+            ) -> Result<TopLevel, A::Error> {
+                while data.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(TopLevel::Other("a list"))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a string"))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a boolean"))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+                Ok(TopLevel::Other("a number"))
             }
         }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// Deep-merges `over` into `base` as milabench's `merge.py`: maps merge key by key; a value
+/// tagged `!delete` removes the key; a list followed by `{append: [..]}` is extended; anything
+/// else replaces.
+pub(crate) fn merge(base: &mut Mapping, over: Mapping) {
+    for (key, value) in over {
+        if is_delete(&value) {
+            base.remove(&key);
+            continue;
+        }
+        match (base.get_mut(&key), value) {
+            (Some(Value::Mapping(b)), Value::Mapping(o)) => merge(b, o),
+            (Some(Value::Sequence(items)), Value::Mapping(o)) if o.contains_key("append") => {
+                match o.get("append") {
+                    Some(Value::Sequence(more)) => items.extend(more.iter().cloned()),
+                    Some(one) => items.push(one.clone()),
+                    None => {}
+                }
+            }
+            (_, value) => {
+                base.insert(key, cleanup(value));
+            }
+        }
+    }
+}
+
+/// milabench's `!expand-dot` maps, everywhere in `value`: a key `a.b: v` is `a: {b: v}`, and
+/// `<<<: {..}` splices a map's keys in; the parts merge as includes do.
+fn expand_dots(value: Value) -> Value {
+    match value {
+        Value::Tagged(t) if t.tag == "expand-dot" => match expand_dots(t.value) {
+            Value::Mapping(map) => Value::Mapping(expand_map(map)),
+            other => other,
+        },
+        Value::Tagged(mut t) => {
+            t.value = expand_dots(t.value);
+            Value::Tagged(t)
+        }
+        Value::Mapping(map) => {
+            Value::Mapping(map.into_iter().map(|(k, v)| (k, expand_dots(v))).collect())
+        }
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(expand_dots).collect()),
+        other => other,
+    }
+}
+
+fn expand_map(map: Mapping) -> Mapping {
+    let mut out = Mapping::new();
+    for (key, value) in map {
+        let part = match (key.as_str(), value) {
+            (Some("<<<"), Value::Mapping(inner)) => expand_map(inner),
+            (Some(k), value) if k.contains('.') => {
+                let (head, rest) = k.split_once('.').unwrap_or((k, ""));
+                let mut inner = Mapping::new();
+                inner.insert(rest.into(), value);
+                let mut part = Mapping::new();
+                part.insert(head.into(), Value::Mapping(expand_map(inner)));
+                part
+            }
+            (_, value) => {
+                let mut part = Mapping::new();
+                part.insert(key, value);
+                part
+            }
+        };
+        merge(&mut out, part);
+    }
+    out
+}
+
+/// Whether `value` is milabench's `!delete` marker.
+fn is_delete(value: &Value) -> bool {
+    matches!(value, Value::Tagged(t) if t.tag == "delete")
+}
+
+/// A value merged in where nothing was: its `!delete`d keys dropped (milabench's `cleanup`).
+fn cleanup(value: Value) -> Value {
+    match value {
+        Value::Mapping(map) => Value::Mapping(
+            map.into_iter()
+                .filter(|(_, v)| !is_delete(v))
+                .map(|(k, v)| (k, cleanup(v)))
+                .collect(),
+        ),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(cleanup).collect()),
+        other => other,
     }
 }
 
@@ -250,11 +394,54 @@ mod tests {
     }
 
     #[test]
+    fn a_later_top_level_entry_replaces_an_earlier_one_as_pyyaml() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.yaml");
+        std::fs::write(&file, "a: {x: 1}\nb: {y: 2}\na: {z: 3}\n").unwrap();
+        let entries = load_entries(&file).unwrap();
+        let names: Vec<_> = entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        let want: Mapping = serde_norway::from_str("z: 3").unwrap();
+        assert_eq!(entries[0].value, want);
+        std::fs::write(&file, "- a\n").unwrap();
+        let e = load_entries(&file).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected a map of benchmarks, found a list"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn expand_dot_maps_nest_dotted_keys_and_splice() {
+        let v: Value = serde_norway::from_str(
+            "!expand-dot\nargv.--lr: 1\nargv.--bs: 2\n<<<: {plan.method: njobs, plan.n: 2}\nx: 3\n",
+        )
+        .unwrap();
+        let want: Value =
+            serde_norway::from_str("argv: {--lr: 1, --bs: 2}\nplan: {method: njobs, n: 2}\nx: 3\n")
+                .unwrap();
+        assert_eq!(expand_dots(v), want);
+    }
+
+    #[test]
     fn merge_is_deep() {
         let mut base: Mapping = serde_norway::from_str("x: {a: 1, b: 2}\ny: [1]").unwrap();
         let over: Mapping = serde_norway::from_str("x: {b: 3}\ny: [2]").unwrap();
         merge(&mut base, over);
         let want: Mapping = serde_norway::from_str("x: {a: 1, b: 3}\ny: [2]").unwrap();
+        assert_eq!(base, want);
+    }
+
+    #[test]
+    fn delete_and_append_merge_as_milabench() {
+        let mut base: Mapping = serde_norway::from_str("x: {a: 1, b: 2}\ny: [1]\nz: 3").unwrap();
+        let over: Mapping = serde_norway::from_str(
+            "x:\n  b: !delete\ny: {append: [2, 3]}\nz: !delete\nw:\n  k: !delete\n  l: 1\n",
+        )
+        .unwrap();
+        merge(&mut base, over);
+        let want: Mapping = serde_norway::from_str("x: {a: 1}\ny: [1, 2, 3]\nw: {l: 1}").unwrap();
         assert_eq!(base, want);
     }
 }

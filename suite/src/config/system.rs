@@ -1,5 +1,6 @@
 //! milabench's `system.yaml`: the nodes a suite runs on, and how to reach them over ssh.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -26,7 +27,7 @@ use crate::error::ConfigError;
 /// assert_eq!(system.nodes[1].sshport, 2222);
 /// assert_eq!(system.nodes[0].sshport, 22);
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SystemConfig {
     /// The file it was read from.
     pub file: PathBuf,
@@ -42,6 +43,159 @@ pub struct SystemConfig {
     pub nats: Option<String>,
     /// The nodes, the main one first.
     pub nodes: Vec<Node>,
+    /// The accelerator's kind (`arch: cuda`, `rocm`, `xpu`, `hpu`, `cpu`): `{arch}`,
+    /// `{device_name}`, `{ccl}`. `None`: `cuda` where there are GPUs, else `cpu`.
+    pub arch: Option<String>,
+    /// How milabench runs a worker node's processes in a container (`docker:`).
+    pub docker: Option<DockerConfig>,
+    /// milabench's `options:` that change a plan (`cpu`, `sizer`, `torchrun`).
+    pub options: SystemOptions,
+    /// `gpu: {capacity, count}`: what the GPUs are said to be, for `requires_capabilities`.
+    pub gpu: GpuConfig,
+    /// `dirs: {venv, data, runs, extra, cache}`: milabench's folders, overriding the defaults
+    /// under its base.
+    pub dirs: BTreeMap<String, PathBuf>,
+    /// The `system:` section as written, `${…}` resolved: what `${system.…}` in a suite's
+    /// configuration and `requires_capabilities` read.
+    #[serde(skip)]
+    pub raw: serde_norway::Value,
+    /// Keys milabench knows that giving does not use, kept as written (with a warning).
+    pub unused: Vec<String>,
+}
+
+/// milabench's `system.docker`: `{executable} run {args} … {image} COMMAND`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DockerConfig {
+    /// The container program (default `podman`, as milabench).
+    #[serde(default = "default_docker")]
+    pub executable: String,
+    /// The image; none: no container.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// The folder the container's volumes are under.
+    #[serde(default = "default_docker_base")]
+    pub base: String,
+    /// Arguments after `run`.
+    #[serde(default)]
+    pub args: Vec<String>,
+}
+
+fn default_docker() -> String {
+    "podman".to_owned()
+}
+
+fn default_docker_base() -> String {
+    "/tmp/workspace".to_owned()
+}
+
+/// milabench's `system.options` that giving reads.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SystemOptions {
+    /// `options.cpu`.
+    pub cpu: CpuOptions,
+    /// `options.sizer`.
+    pub sizer: SizerOptions,
+    /// `options.torchrun`.
+    pub torchrun: TorchrunOptions,
+}
+
+/// milabench's `options.cpu`: the CPUs a benchmark's `{n_worker}` and `auto(…)` see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CpuOptions {
+    /// `auto(value, default)` gives `value` (default: `default`).
+    pub enabled: bool,
+    /// The CPUs counted (default: this machine's).
+    pub total_count: Option<usize>,
+    /// `{n_worker}`'s upper bound (16).
+    pub max: usize,
+    /// `{n_worker}`'s lower bound (2).
+    pub min: usize,
+    /// CPUs left out of the count.
+    pub reserved_cores: usize,
+    /// `{n_worker}` itself, bounds ignored.
+    pub n_workers: Option<usize>,
+}
+
+impl Default for CpuOptions {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            total_count: None,
+            max: 16,
+            min: 2,
+            reserved_cores: 0,
+            n_workers: None,
+        }
+    }
+}
+
+/// milabench's `options.sizer`: how `auto_batch(…)` changes a batch size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SizerOptions {
+    /// Above 0: resize batches.
+    pub auto: u32,
+    /// Multiply the configured batch size.
+    pub mult: Option<f64>,
+    /// Add to it.
+    pub add: Option<i64>,
+    /// Every resized batch is this.
+    pub batch_size: Option<i64>,
+    /// The memory to fill (`64Go`, `All`), instead of `gpu.capacity`.
+    pub capacity: Option<String>,
+    /// A resized batch is a multiple of this (8).
+    pub multiple: Option<u64>,
+    /// … or a power of this.
+    pub power: Option<u64>,
+    /// The scaling table (default: `scaling/default.yaml` beside the suite's file).
+    pub config: Option<PathBuf>,
+}
+
+impl Default for SizerOptions {
+    fn default() -> Self {
+        Self {
+            auto: 0,
+            mult: None,
+            add: None,
+            batch_size: None,
+            capacity: None,
+            multiple: Some(8),
+            power: None,
+            config: None,
+        }
+    }
+}
+
+/// milabench's `options.torchrun`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TorchrunOptions {
+    /// The rendezvous port (29400).
+    pub port: u16,
+    /// The rendezvous backend of multi-node runs (`static`).
+    pub backend: String,
+}
+
+impl Default for TorchrunOptions {
+    fn default() -> Self {
+        Self {
+            port: 29400,
+            backend: "static".to_owned(),
+        }
+    }
+}
+
+/// milabench's `system.gpu`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GpuConfig {
+    /// Memory of one GPU (`81920 MiB`), as written.
+    pub capacity: Option<String>,
+    /// How many GPUs a node has (default: those planned for).
+    pub count: Option<usize>,
 }
 
 /// One machine of the system.
@@ -79,10 +233,14 @@ fn default_ssh_port() -> u16 {
 #[serde(deny_unknown_fields)]
 struct File {
     system: Section,
+    /// milabench's `multirun:` (matrix runs of the whole suite): kept, unused.
+    #[serde(default, rename = "multirun")]
+    _multirun: Option<serde_norway::Value>,
 }
 
+// Not `deny_unknown_fields`: milabench's system has more keys than giving reads, kept in
+// `rest`.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct Section {
     #[serde(default)]
     sshkey: Option<String>,
@@ -91,13 +249,19 @@ struct Section {
     #[serde(default)]
     nats: Option<String>,
     nodes: Vec<Node>,
-    // Accepted as milabench writes them; the runner has no use for them.
-    #[serde(default, rename = "arch")]
-    _arch: Option<serde_norway::Value>,
-    #[serde(default, rename = "docker_image")]
-    _docker_image: Option<serde_norway::Value>,
-    #[serde(default, rename = "gpu")]
-    _gpu: Option<serde_norway::Value>,
+    #[serde(default)]
+    arch: Option<String>,
+    #[serde(default)]
+    docker: Option<DockerConfig>,
+    #[serde(default)]
+    options: SystemOptions,
+    #[serde(default)]
+    gpu: GpuConfig,
+    #[serde(default)]
+    dirs: BTreeMap<String, PathBuf>,
+    /// milabench's other keys (`docker_image`, `run_name`, `base`, `dash`, …), kept.
+    #[serde(flatten)]
+    rest: BTreeMap<String, serde_norway::Value>,
 }
 
 impl SystemConfig {
@@ -113,8 +277,16 @@ impl SystemConfig {
         };
         let text = std::fs::read_to_string(file)
             .map_err(|e| error(None, "(file)", format!("cannot read: {e}")))?;
-        let parsed: File = serde_norway::from_str(&text)
+        // Read twice: from the text, for errors with their line; then from the values with
+        // `${…}` resolved (`image: milabench:${system.arch}`).
+        serde_norway::from_str::<File>(&text)
             .map_err(|e| error(e.location().map(|l| l.line()), "system", e.to_string()))?;
+        let mut doc: serde_norway::Value = serde_norway::from_str(&text)
+            .map_err(|e| error(e.location().map(|l| l.line()), "system", e.to_string()))?;
+        super::interpolate::interpolate(&mut doc).map_err(|e| error(None, "system", e))?;
+        let raw = doc.get("system").cloned().unwrap_or_default();
+        let parsed: File =
+            serde_norway::from_value(doc).map_err(|e| error(None, "system", e.to_string()))?;
         let section = parsed.system;
         let line_of = |needle: &str| text.lines().position(|l| l.contains(needle)).map(|i| i + 1);
         if section.nodes.is_empty() {
@@ -171,6 +343,13 @@ impl SystemConfig {
             ssh_options: section.ssh_options,
             nats: section.nats,
             nodes,
+            arch: section.arch,
+            docker: section.docker,
+            options: section.options,
+            gpu: section.gpu,
+            dirs: section.dirs,
+            raw,
+            unused: section.rest.into_keys().collect(),
         })
     }
 
@@ -231,6 +410,24 @@ mod tests {
 
         let e = load("system:\n  nodes: []\n").unwrap_err();
         assert_eq!(e.key, "system.nodes");
+    }
+
+    #[test]
+    fn milabench_example_system_loads_with_docker_options_gpu_and_dirs() {
+        let s = load("system:\n  arch: rocm\n  docker_image: x\n  gpu: {capacity: 81920 MiB}\n  options: {cpu: {total_count: 64, n_workers: 4}, sizer: {auto: 1, mult: 2}}\n  dirs: {data: /data}\n  docker:\n    image: ghcr.io/m:${system.arch}-nightly\n    base: /w\n    args: [-v, '${system.docker.base}/data:/d']\n  nodes: [{name: a, ip: x, user: u}]\nmultirun: {runs: []}\n").unwrap();
+        let docker = s.docker.unwrap();
+        assert_eq!(docker.image.as_deref(), Some("ghcr.io/m:rocm-nightly"));
+        assert_eq!(docker.executable, "podman");
+        assert_eq!(docker.args, ["-v", "/w/data:/d"]);
+        assert_eq!(s.gpu.capacity.as_deref(), Some("81920 MiB"));
+        assert_eq!(s.options.cpu.total_count, Some(64));
+        assert_eq!(s.options.cpu.max, 16);
+        assert_eq!(s.options.sizer.mult, Some(2.0));
+        assert_eq!(s.options.torchrun.port, 29400);
+        assert_eq!(s.dirs["data"], PathBuf::from("/data"));
+        assert_eq!(s.arch.as_deref(), Some("rocm"));
+        assert_eq!(s.unused, ["docker_image"]);
+        assert_eq!(s.raw["nodes"][0]["name"], "a");
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! `docs/suite.md`.
 
 mod data_lines;
+mod dry;
+mod gpus;
 mod launch;
 mod nats;
 mod plan;
@@ -21,8 +23,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use giving::Giver;
 use serde::Serialize;
 
+pub use dry::{PlannedProcess, SuitePlan, plan_suite};
+pub use gpus::{Gpus, detect as detect_gpus, parse_rocm_smi, parse_xpu_smi};
 pub use nats::NatsRoute;
-pub use plan::{ProcessPlan, plan};
+pub use plan::{ProcessPlan, plan, plan_for, selection_variable};
 pub use preamble::Preamble;
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
 pub use system::SystemFacts;
@@ -213,6 +217,7 @@ fn run_bench(
     meta: &serde_json::Value,
 ) -> Result<Vec<ProcessResult>, RunError> {
     let nodes = nodes_of(bench, options.system.as_ref())?;
+    let place = dry::place_of(&nodes, options.system.as_ref());
     let several = nodes.len() > 1;
     let mut placements = Vec::new();
     for (node_rank, node) in nodes.into_iter().enumerate() {
@@ -220,7 +225,7 @@ fn run_bench(
         let n_gpu = node
             .and_then(|n| gpus.get(&n.name).copied())
             .unwrap_or(options.n_gpu);
-        for p in plan(bench, n_gpu) {
+        for p in plan_for(bench, n_gpu, &arch_of(options.system.as_ref())) {
             // With several nodes the node's name leads the tag: `n1.D0`, `n1.D0.R2`.
             let mut tag = match node {
                 Some(node) if several => format!("{}.{}", node.name, p.tag),
@@ -255,7 +260,12 @@ fn run_bench(
                     n_gpu,
                 } = placement;
                 let stem = dir.join(format!("{}.{tag}", bench.name));
-                let mut launch = launch::launch(bench, &p, &stem);
+                let place = launch::Place {
+                    rank: node_rank,
+                    docker: dry::remote_docker(options.system.as_ref(), node),
+                    ..place.clone()
+                };
+                let mut launch = launch::launch_at(bench, &p, &stem, &place);
                 let mut remote = None;
                 if let (Some(system), Some(node)) = (&options.system, node) {
                     launch.env.extend(distributed_env(system, node_rank));
@@ -332,6 +342,14 @@ fn now_s() -> f64 {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()
         .as_secs_f64()
+}
+
+/// The system's accelerator (`cuda` when it does not say): which variable gives a process
+/// its GPU.
+fn arch_of(system: Option<&SystemConfig>) -> String {
+    system
+        .and_then(|s| s.arch.clone())
+        .unwrap_or_else(|| "cuda".to_owned())
 }
 
 /// The run folder's name (`dev.2026-11-24_01-02-03`).

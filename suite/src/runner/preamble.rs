@@ -126,6 +126,7 @@ mod tests {
             data: "d".into(),
             runs: "r".into(),
             giving: "g".into(),
+            ..Default::default()
         };
         Suite::load(&file, &placeholders).unwrap().benches.remove(0)
     }
@@ -134,6 +135,7 @@ mod tests {
         ProcessPlan {
             tag: tag.to_owned(),
             device,
+            devices: 1,
             env: BTreeMap::new(),
         }
     }

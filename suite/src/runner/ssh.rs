@@ -204,6 +204,7 @@ mod tests {
             ssh_options: vec!["-o".to_owned(), "ConnectTimeout=5".to_owned()],
             nats: None,
             nodes: vec![node.clone()],
+            ..Default::default()
         };
         let argv = ssh_argv(&system, &node);
         let tail: Vec<&str> = argv[7..].iter().map(String::as_str).collect();

@@ -17,8 +17,13 @@ pub struct SystemFacts {
     pub n_cpu: usize,
     /// Total memory, MiB (0 when unknown).
     pub memory_mb: u64,
-    /// NVIDIA GPUs seen by the driver (`/proc/driver/nvidia/gpus`).
+    /// GPUs: NVIDIA's seen by the driver (`/proc/driver/nvidia/gpus`), else AMD's
+    /// (`rocm-smi`), else Intel's (`xpu-smi`).
     pub n_gpu: usize,
+    /// Their vendor, as milabench's arch (`cuda`, `rocm`, `xpu`); `None` without GPUs.
+    pub gpu_arch: Option<String>,
+    /// The memory of one, MiB, when the vendor's tool says it.
+    pub gpu_memory_mib: Option<u64>,
     /// This crate's version.
     pub giving_version: String,
     /// The runner's command line.
@@ -42,7 +47,7 @@ impl SystemFacts {
             .find_map(|l| l.strip_prefix("MemTotal:"))
             .and_then(|r| r.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             .map_or(0, |kb| kb / 1024);
-        let n_gpu = std::fs::read_dir("/proc/driver/nvidia/gpus").map_or(0, |d| d.count());
+        let gpus = super::gpus::detect();
         Self {
             host: read("/proc/sys/kernel/hostname").trim().to_owned(),
             os: std::env::consts::OS.to_owned(),
@@ -50,7 +55,9 @@ impl SystemFacts {
             cpu_model,
             n_cpu: std::thread::available_parallelism().map_or(1, |n| n.get()),
             memory_mb,
-            n_gpu,
+            n_gpu: gpus.as_ref().map_or(0, |g| g.count),
+            gpu_arch: gpus.as_ref().map(|g| g.arch.to_owned()),
+            gpu_memory_mib: gpus.and_then(|g| g.memory_mib),
             giving_version: env!("CARGO_PKG_VERSION").to_owned(),
             command_line: std::env::args().collect(),
         }
