@@ -1,30 +1,27 @@
 //! [`FanIn`]: every rank of a run, received from NATS as one stream of events.
 
-use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use async_nats::Subscriber;
 use async_nats::jetstream::consumer::push::Ordered;
 use futures::StreamExt;
-use giving::vocab::keys;
-use giving::{Event, Giver, StopToken, Value};
-use giving_log::{LogHeader, StreamDecoder, StreamItem};
-
-use giving_log::redact_url;
+use giving::{Event, Giver, StopToken};
+use giving_log::{LogHeader, redact_url};
 
 use crate::auth::NatsAuth;
 use crate::connect::options;
 use crate::error::NatsError;
 use crate::ranks::Ranks;
-use crate::subject::{self, run_subjects};
-use giving::vocab::keys::{NATS_DROPPED, NATS_REJECTED, RANK_END};
+use crate::reception::Reception;
+use crate::subject::run_subjects;
 
 /// Subscribes to `giving.<run>.>` and yields the events of every rank as one stream, in the
 /// order they arrive (each rank's in its own order). Events carry the publisher's tags
-/// ([`RANK`](keys::RANK), [`HOST`](keys::HOST), …; an untagged record gets its rank from the
+/// ([`RANK`](giving::vocab::keys::RANK), [`HOST`](giving::vocab::keys::HOST), …; an untagged record gets its rank from the
 /// subject); a rank's end record becomes an event `{rank_end: events, nats_dropped, rank, run,
 /// done: true}`.
-/// Bytes that are not records are skipped and counted ([`garbage`](FanIn::garbage)). The
+/// Bytes that are not records, and records that are not from a rank of the run, are skipped
+/// and counted ([`rejected`](FanIn::rejected); see [`Reception`]). The
 /// client reconnects by itself, and subscribes again, if the server restarts.
 ///
 /// Give its events into a scope ([`forward`](FanIn::forward)) and every instrument — log,
@@ -33,14 +30,7 @@ pub struct FanIn {
     url: String,
     run: String,
     source: Source,
-    decoders: HashMap<String, StreamDecoder>,
-    ready: VecDeque<Event>,
-    ranks: Ranks,
-    headers: HashMap<u64, LogHeader>,
-    garbage: u64,
-    rejected: u64,
-    rejected_reported: u64,
-    world_size: Option<u64>,
+    reception: Reception,
     _client: async_nats::Client,
 }
 
@@ -132,14 +122,7 @@ impl FanIn {
             url: url.to_owned(),
             run: run.to_owned(),
             source,
-            decoders: HashMap::new(),
-            ready: VecDeque::new(),
-            ranks: Ranks::default(),
-            headers: HashMap::new(),
-            garbage: 0,
-            rejected: 0,
-            rejected_reported: 0,
-            world_size: None,
+            reception: Reception::new(url, run),
             _client: client,
         }
     }
@@ -147,145 +130,26 @@ impl FanIn {
     /// The next event of any rank; `None` when the subscription closed.
     pub async fn next(&mut self) -> Option<Event> {
         loop {
-            if let Some(event) = self.ready.pop_front() {
+            if let Some(event) = self.reception.pop() {
                 return Some(event);
             }
             match &mut self.source {
                 Source::Live(subscriber) => {
                     let message = subscriber.next().await?;
-                    self.take(message.subject.as_str(), &message.payload);
+                    self.reception
+                        .take(message.subject.as_str(), &message.payload);
                 }
                 Source::Stored(messages) => match messages.next().await? {
                     Ok(message) => {
                         let (subject, payload) = (message.subject.clone(), message.payload.clone());
-                        self.take(subject.as_str(), &payload);
+                        self.reception.take(subject.as_str(), &payload);
                     }
                     // The ordered consumer recreates itself after a gap; what it says is not
                     // a record.
-                    Err(_) => self.garbage += 1,
+                    Err(_) => self.reception.count_garbage(),
                 },
             }
         }
-    }
-
-    /// Decodes one message of `subject`.
-    fn take(&mut self, subject: &str, payload: &[u8]) {
-        let rank = subject::rank_of(subject);
-        let decoder = self.decoders.entry(subject.to_owned()).or_default();
-        decoder.push(payload);
-        while let Some(item) = self
-            .decoders
-            .get_mut(subject)
-            .and_then(StreamDecoder::next_item)
-        {
-            match item {
-                StreamItem::Event(event) => {
-                    let event = match (event.has(keys::RANK), rank) {
-                        (false, Some(rank)) => event.with(keys::RANK, rank),
-                        _ => event,
-                    };
-                    if let Err(why) = self.check_rank(&event, rank) {
-                        self.reject(subject, &why);
-                        continue;
-                    }
-                    if let Some(rank) = event.get(keys::RANK).and_then(as_u64) {
-                        let world = event.get(keys::WORLD_SIZE).and_then(as_u64);
-                        self.ranks.saw(rank, world);
-                    }
-                    self.ready.push_back(event);
-                }
-                StreamItem::End { .. } if rank.is_none() => {
-                    self.reject(subject, "an end record on a subject that names no rank");
-                }
-                StreamItem::End { .. }
-                    if rank
-                        .zip(self.world_size)
-                        .is_some_and(|(rank, world)| rank >= world) =>
-                {
-                    self.reject(subject, "the end of a rank outside the world size");
-                }
-                StreamItem::End { events, dropped } => {
-                    let mut end = Event::builder()
-                        .field(keys::RUN, self.run.as_str())
-                        .field(RANK_END, events)
-                        .field(NATS_DROPPED, dropped)
-                        // The rank's last event: a dashboard marks it done.
-                        .field(keys::DONE, true);
-                    if let Some(rank) = rank {
-                        end = end.field(keys::RANK, rank);
-                        self.ranks.ended(rank);
-                    }
-                    self.ready.push_back(end.build());
-                }
-                StreamItem::Header(header) => {
-                    if let Some(rank) = rank
-                        && self.world_size.is_none_or(|world| rank < world)
-                    {
-                        self.headers.insert(rank, *header);
-                    }
-                }
-                StreamItem::Garbage { .. } => {
-                    self.garbage += 1;
-                    self.reject(subject, "bytes that are not a record");
-                }
-            }
-        }
-        // A message is one record: what is left of it cannot be completed by the next.
-        let decoder = self.decoders.entry(subject.to_owned()).or_default();
-        if decoder.pending() > 0 {
-            *decoder = StreamDecoder::new();
-            self.garbage += 1;
-            self.reject(subject, "an incomplete record");
-        }
-    }
-
-    /// Why `event`, received on the subject of rank `subject_rank`, cannot be from a rank of
-    /// this run: it names another rank than its subject, or a rank outside the world size (the
-    /// one the watcher expects, else the one the event announces).
-    fn check_rank(&self, event: &Event, subject_rank: Option<u64>) -> Result<(), String> {
-        let Some(subject_rank) = subject_rank else {
-            return Err("a subject that names no rank".to_owned());
-        };
-        let claimed = event.get(keys::RANK).and_then(as_u64);
-        if claimed != Some(subject_rank) {
-            return Err(format!(
-                "rank {} published on the subject of rank {subject_rank}",
-                event
-                    .get(keys::RANK)
-                    .map_or_else(|| "?".to_owned(), |value| format!("{value:?}"))
-            ));
-        }
-        let world = self
-            .world_size
-            .or_else(|| event.get(keys::WORLD_SIZE).and_then(as_u64));
-        match world {
-            Some(world) if subject_rank >= world => Err(format!(
-                "rank {subject_rank} is outside the world size {world}"
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// Counts a rejected record; the first is said on stderr and in the stream.
-    fn reject(&mut self, subject: &str, why: &str) {
-        self.rejected += 1;
-        if self.rejected == 1 {
-            eprintln!(
-                "giving: nats: rejected a record on `{subject}` from `{}`: {why} (further rejections are counted as `{NATS_REJECTED}`)",
-                self.url
-            );
-            let event = self.rejected_event();
-            self.ready.push_back(event);
-        }
-    }
-
-    fn rejected_event(&mut self) -> Event {
-        self.rejected_reported = self.rejected;
-        Event::builder()
-            .field(keys::INSTRUMENT, "nats")
-            .field(keys::RUN, self.run.as_str())
-            .field(NATS_REJECTED, self.rejected)
-            .build()
     }
 
     /// The merged events as a `Stream`, for the operators of `giving::prelude` (each rank's
@@ -300,29 +164,29 @@ impl FanIn {
     /// What rank `rank` said about itself when it started publishing (its log header:
     /// command line, host, pid, crate versions), once received.
     pub fn header(&self, rank: u64) -> Option<&LogHeader> {
-        self.headers.get(&rank)
+        self.reception.header(rank)
     }
 
     /// The ranks heard from so far.
     pub fn ranks(&self) -> &Ranks {
-        &self.ranks
+        self.reception.ranks()
     }
 
     /// Messages (or stretches of them) that were not records.
     pub fn garbage(&self) -> u64 {
-        self.garbage
+        self.reception.garbage()
     }
 
     /// Records rejected: those [`garbage`](Self::garbage) counts, and events whose rank is not
     /// their subject's or is outside the world size (see [`world_size`](Self::world_size)).
     pub fn rejected(&self) -> u64 {
-        self.rejected
+        self.reception.rejected()
     }
 
     /// Accepts only ranks below `world_size` (without it, a rank is checked against the world
     /// size its own events announce).
     pub fn world_size(mut self, world_size: u64) -> Self {
-        self.world_size = Some(world_size);
+        self.reception = self.reception.world_size(world_size);
         self
     }
 
@@ -335,8 +199,8 @@ impl FanIn {
     /// how many it gave.
     pub async fn forward(&mut self, giver: &Giver, until: &Until) -> u64 {
         let given = self.forward_events(giver, until).await;
-        if self.rejected > self.rejected_reported {
-            giver.give(self.rejected_event());
+        if let Some(report) = self.reception.final_report() {
+            giver.give(report);
         }
         given
     }
@@ -345,7 +209,7 @@ impl FanIn {
         let mut given = 0;
         let mut last = tokio::time::Instant::now();
         loop {
-            if until.done && self.ranks.all_done() && self.ready.is_empty() {
+            if until.done && self.reception.ranks().all_done() && self.reception.is_empty() {
                 return given;
             }
             if until.stop.as_ref().is_some_and(StopToken::is_stopped) {
@@ -372,15 +236,7 @@ impl std::fmt::Debug for FanIn {
         f.debug_struct("FanIn")
             .field("url", &self.url)
             .field("run", &self.run)
-            .field("ranks", &self.ranks)
+            .field("ranks", self.reception.ranks())
             .finish_non_exhaustive()
-    }
-}
-
-fn as_u64(value: &Value) -> Option<u64> {
-    match *value {
-        Value::U64(u) => Some(u),
-        Value::I64(i) => u64::try_from(i).ok(),
-        _ => None,
     }
 }

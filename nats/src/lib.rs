@@ -28,6 +28,7 @@ mod identity;
 mod publish;
 mod pump;
 mod ranks;
+mod reception;
 mod store;
 mod subject;
 
@@ -39,5 +40,6 @@ pub use identity::{Identity, LOCAL_RANK_ENV, PUBLISH_ENV, RANK_ENV, RUN_ENV, WOR
 pub use publish::{DEFAULT_CAPACITY, DEFAULT_FINISH_WITHIN, NatsPublisher};
 pub use pump::PublishSummary;
 pub use ranks::Ranks;
+pub use reception::Reception;
 pub use store::{DEFAULT_MAX_AGE, stream_name};
 pub use subject::{PREFIX, rank_subject, run_subjects};

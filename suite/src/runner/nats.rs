@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use giving::vocab::keys;
 use giving::vocab::keys::RANK_END;
-use giving_nats::FanIn;
+use giving_nats::{FanIn, NatsAuth};
 
 use crate::protocol::Incoming;
 
@@ -44,7 +44,13 @@ impl NatsSource {
             .build()
             .map_err(|e| format!("cannot start the NATS receiver: {e}"))?;
         let mut fan_in = runtime
-            .block_on(FanIn::connect(&route.url, &route.run))
+            // The credentials the `nats` CLI's variables hold (the processes, started with the
+            // runner's environment, publish with the same).
+            .block_on(FanIn::connect_with(
+                &route.url,
+                &route.run,
+                &NatsAuth::from_env(),
+            ))
             .map_err(|e| e.to_string())?;
         let stop = Arc::new(AtomicBool::new(false));
         let ended = Arc::new(AtomicBool::new(false));
