@@ -6,6 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+pub mod protocol;
+pub mod suite;
+
 use arbitrary::Arbitrary;
 use giving::{Event, Timestamp, Value};
 use giving_log::{LogHeader, LogReader, LogWriter};
@@ -116,7 +119,8 @@ impl Case {
     }
 }
 
-fn apply(bytes: &mut Vec<u8>, damage: &Damage) {
+/// Applies `damage` to `bytes`.
+pub fn apply(bytes: &mut Vec<u8>, damage: &Damage) {
     if bytes.is_empty() {
         return;
     }

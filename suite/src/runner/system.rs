@@ -59,7 +59,8 @@ impl SystemFacts {
             gpu_arch: gpus.as_ref().map(|g| g.arch.to_owned()),
             gpu_memory_mib: gpus.and_then(|g| g.memory_mib),
             giving_version: env!("CARGO_PKG_VERSION").to_owned(),
-            command_line: std::env::args().collect(),
+            // Secrets (a token flag, a URL's password) masked, as in a log header.
+            command_line: giving_log::redact_args(std::env::args()),
         }
     }
 }
