@@ -67,8 +67,8 @@ fn every_form_parses() {
 const MALFORMED: [(&str, usize, &str); 12] = [
     ("", 1, "expected a variable or function name, found the end"),
     (
-        "f",
-        2,
+        "m::f",
+        5,
         "expected `>` and a variable, or `(` with captures, after the function name, found the end",
     ),
     (

@@ -10,9 +10,10 @@ use futures::Stream;
 use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::stream::FusedStream;
 
-use super::active::{ActiveProbe, Receives};
+use super::active::last_overridable;
 use super::error::ProbeError;
 use super::overrides::{OverrideState, Overrider};
+use super::plan::{ActiveProbe, Receives};
 use super::selector::Selector;
 use crate::Event;
 
@@ -121,21 +122,10 @@ impl Probe {
                 selector: probe.selector.to_string(),
             });
         };
-        let last = probe
-            .elements
-            .last()
-            .expect("a registered probe has at least one function");
-        if !last
-            .sites
-            .iter()
-            .any(|s| s.info.overridable.contains(&focus.name.as_str()))
-        {
-            let mut overridable: Vec<String> = last
-                .sites
-                .iter()
-                .flat_map(|s| s.info.overridable.iter().map(|v| (*v).to_owned()))
-                .collect();
+        let mut overridable = last_overridable(probe);
+        if !overridable.contains(&focus.name.as_str()) {
             overridable.dedup();
+            let overridable = overridable.into_iter().map(str::to_owned).collect();
             return Err(ProbeError::NotOverridable {
                 function: probe
                     .selector
