@@ -122,7 +122,7 @@ pub(crate) fn function(
                 let index =
                     vars.add_argument("self".to_owned(), type_name.unwrap_or("Self").to_owned());
                 let self_token = &receiver.self_token;
-                argument_hooks.push(quote! { #frame.var(#index, &#self_token); });
+                argument_hooks.push(quote! { #frame.argument(#index, &#self_token); });
             }
             FnArg::Typed(typed) => {
                 let Some((ident, mutability)) = plain_binding(&typed.pat) else {
@@ -136,7 +136,7 @@ pub(crate) fn function(
                             #frame.overridable(#index, #ident, |__giving_value| #value);
                     });
                 } else {
-                    argument_hooks.push(quote! { #frame.var(#index, &#ident); });
+                    argument_hooks.push(quote! { #frame.argument(#index, &#ident); });
                 }
             }
         }
@@ -194,6 +194,7 @@ pub(crate) fn function(
         let #frame = &#owned;
         #frame.fire(#ENTER);
         #(#argument_hooks)*
+        #frame.arguments_bound(#arguments);
         let #result = #run;
         #frame.returned(|| #value, || #error);
         #result

@@ -219,10 +219,44 @@ impl ActiveFrame {
         if plan.keep[index] {
             state.values[index] = Some((value.clone(), type_name));
         }
-        if !plan.triggers[index] {
-            return;
+        if plan.triggers[index] {
+            self.trigger(&mut state, index, &value, type_name);
         }
-        let State { values, matches } = &mut *state;
+    }
+
+    /// Argument `index` was bound: kept, its events given by [`ActiveFrame::arguments_bound`]
+    /// once every argument is, as ptera binds them all at entry (`f(!x, y)` sees `y`).
+    pub(super) fn argument(
+        &self,
+        index: usize,
+        type_name: &'static str,
+        value: impl FnOnce() -> Value,
+    ) {
+        if self.plan().wants(index) {
+            lock(&self.state).values[index] = Some((value(), type_name));
+        }
+    }
+
+    /// Every argument is bound: the events of those that trigger some.
+    pub(super) fn arguments_bound(&self, indices: std::ops::Range<usize>) {
+        let plan = self.plan();
+        let mut state = lock(&self.state);
+        for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
+            let bound = if plan.keep[index] {
+                state.values[index].clone()
+            } else {
+                state.values[index].take()
+            };
+            if let Some((value, type_name)) = bound {
+                self.trigger(&mut state, index, &value, type_name);
+            }
+        }
+    }
+
+    /// The events variable `index`'s new `value` gives.
+    fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
+        let plan = self.plan();
+        let State { values, matches } = state;
         for m in matches.iter_mut() {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
@@ -233,13 +267,13 @@ impl ActiveFrame {
             let is_end = slots.iter().any(|s| s.role == Role::End);
             for slot in slots {
                 match slot.role {
-                    Role::Focus if slot.index == index && passes(slot, &value, type_name) => {
+                    Role::Focus if slot.index == index && passes(slot, value, type_name) => {
                         let wrap = is_end.then(|| {
                             let id = next_wrap_id();
                             m.open.push(id);
                             (WrapStep::Begin, id)
                         });
-                        self.emit(last, m, values, Some((slot, &value)), wrap);
+                        self.emit(last, m, values, Some((slot, value)), wrap);
                     }
                     Role::End if slot.index == index => {
                         if let Some(id) = m.open.pop() {
@@ -247,7 +281,7 @@ impl ActiveFrame {
                                 last,
                                 m,
                                 values,
-                                Some((slot, &value)),
+                                Some((slot, value)),
                                 Some((WrapStep::End, id)),
                             );
                         }
@@ -365,4 +399,11 @@ pub(super) fn pop_frame(frame: &Arc<ActiveFrame>) {
             s.remove(at);
         }
     });
+}
+
+/// This thread's stack of enclosing frames, for a future that carries it to another task.
+pub(super) fn current_stack() -> Vec<Arc<ActiveFrame>> {
+    STACK
+        .try_with(|s| s.try_borrow().map(|s| s.clone()).unwrap_or_default())
+        .unwrap_or_default()
 }

@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 
 use super::active_frame::{ActiveFrame, pop_frame, push_frame};
 use super::site::Site;
-use super::specials::{ERROR, EXIT, VALUE};
+use super::specials::{ERROR, EXIT, SPECIALS, VALUE};
 use super::values::value_of;
 use crate::Value;
 
@@ -82,6 +82,23 @@ impl Frame {
     pub fn var<T>(&self, index: usize, value: &T) {
         if let Some(active) = &self.active {
             active.set(index, std::any::type_name::<T>(), || value_of(value));
+        }
+    }
+
+    /// Argument `index` was bound to `value`; its events wait for [`Frame::arguments_bound`].
+    #[inline(always)]
+    pub fn argument<T>(&self, index: usize, value: &T) {
+        if let Some(active) = &self.active {
+            active.argument(index, std::any::type_name::<T>(), || value_of(value));
+        }
+    }
+
+    /// The function's `count` arguments are bound: the events they give, each seeing the
+    /// others (ptera binds all arguments at entry).
+    #[inline(always)]
+    pub fn arguments_bound(&self, count: usize) {
+        if let Some(active) = &self.active {
+            active.arguments_bound(SPECIALS..SPECIALS + count);
         }
     }
 

@@ -32,6 +32,7 @@
 
 mod active;
 mod active_frame;
+mod carry;
 mod error;
 mod frame;
 mod overrides;
@@ -44,6 +45,7 @@ mod specials;
 mod stream;
 mod values;
 
+pub use carry::{Carried, carry};
 pub use error::ProbeError;
 pub use selector::{ANY, Capture, Element, Literal, Role, Selector, SelectorError};
 pub use site::{ProbeSite, sites};

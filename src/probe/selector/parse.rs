@@ -41,6 +41,8 @@ struct Raw {
     call: Option<Call>,
     tag: Option<(String, usize)>,
     rename: Option<(String, usize)>,
+    /// `as !x` / `as !!x` (ptera's `f(!n) as !!v`): the renamed capture's role.
+    rename_role: Option<Role>,
     condition: Option<(Literal, usize)>,
     column: usize,
 }
@@ -204,9 +206,18 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
+        let mut rename_role = None;
         let rename = if self.keyword("as") {
             // The column of `as`, where an error about the renaming points.
             let (_, at) = self.bump();
+            rename_role = match self.peek() {
+                Token::Bang => Some(Role::Focus),
+                Token::BangBang => Some(Role::End),
+                _ => None,
+            };
+            if rename_role.is_some() {
+                self.bump();
+            }
             let (key, _) = self.name("a field name after `as`")?;
             Some((key, at))
         } else {
@@ -223,6 +234,7 @@ impl<'a> Parser<'a> {
             call,
             tag,
             rename,
+            rename_role,
             condition,
             column,
         })
@@ -343,7 +355,7 @@ impl<'a> Parser<'a> {
         Ok(Capture {
             name,
             key: raw.rename.map(|(k, _)| k).unwrap_or(default_key),
-            role,
+            role: raw.rename_role.unwrap_or(role),
             column,
             tag: raw.tag.map(|(t, _)| t),
             condition: raw.condition.map(|(c, _)| c),
@@ -387,10 +399,10 @@ impl<'a> Parser<'a> {
                 .map(|r| r.1)
                 .or(raw.condition.as_ref().map(|c| c.1))
                 .unwrap_or(raw.column);
-            let role = if focus_value && raw.rename.is_some() {
-                Role::Focus
-            } else {
-                Role::Context
+            let role = match raw.rename_role {
+                Some(role) => role,
+                None if focus_value && raw.rename.is_some() => Role::Focus,
+                None => Role::Context,
             };
             captures.push(Capture {
                 name: "#value".into(),
