@@ -8,13 +8,11 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use futures::channel::mpsc::UnboundedSender;
-
+use super::channel::Sender;
 use super::error::ProbeError;
 use super::plan::{ActiveProbe, Receives, Resolved, SitePlan, SiteSlots, Slot, intern, type_tag};
 use super::selector::{Capture, Element, Role, Selector};
 use super::site::{self, Site};
-use crate::Event;
 
 /// The active probes and the probe set's version; only registering and unregistering lock it.
 struct Registry {
@@ -43,7 +41,12 @@ pub(crate) fn next_wrap_id() -> u64 {
 fn rebuild(registry: &Registry, sites: impl Iterator<Item = &'static Site>) {
     for site in sites {
         let n = site.info.variables.len();
-        let plan = SitePlan::build(site.key(), n, &registry.probes, registry.epoch);
+        let plan = SitePlan::build(
+            site.key(),
+            (n, site.info.arguments),
+            &registry.probes,
+            registry.epoch,
+        );
         site.plan.store(plan.map(Arc::new));
     }
 }
@@ -52,7 +55,7 @@ impl ActiveProbe {
     /// Resolves `selector` against the linked sites and registers the probe.
     pub(crate) fn register(
         selector: Selector,
-        sender: UnboundedSender<Event>,
+        sender: Sender,
         receives: Receives,
     ) -> Result<Arc<ActiveProbe>, ProbeError> {
         let elements = resolve_all(&selector)?;
@@ -241,18 +244,18 @@ fn resolve(element: &Element, is_last: bool) -> Result<Resolved, ProbeError> {
     }
     let sites = candidates
         .into_iter()
-        .map(|site| SiteSlots {
-            site: site.key(),
-            slots: element
+        .map(|site| {
+            let slots = element
                 .captures
                 .iter()
                 .flat_map(|c| slots(c, site))
-                .collect(),
+                .collect();
+            SiteSlots::new(site.key(), slots)
         })
         // The last function's sites are those where its focus can fire: a function of the
         // name without the variable (another one has it) gives nothing.
         .filter(|s| {
-            !is_last || !element.captures.iter().any(|c| c.role == Role::Focus) || s.has_focus()
+            !is_last || !element.captures.iter().any(|c| c.role == Role::Focus) || s.has_focus
         })
         .collect();
     Ok(Resolved { sites })

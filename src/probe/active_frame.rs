@@ -12,7 +12,7 @@ use super::plan::{LastPlan, SitePlan, Slot, type_tag};
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
-use crate::event::Fields;
+use crate::field::Field;
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Timestamp, Value, WrapStep};
 
@@ -48,6 +48,9 @@ struct State {
     /// Per variable: its latest value and run-time type, where the plan keeps it.
     values: Vec<Option<(Value, &'static str)>>,
     matches: Vec<Match>,
+    /// The fields of the event being built, written into the event's slot from here (a
+    /// pooled buffer: building an event allocates nothing but its slot).
+    scratch: Vec<Field>,
 }
 
 /// An enclosing frame matched to one of a selector's outer functions.
@@ -122,9 +125,15 @@ fn passes(slot: &Slot, value: &Value, type_name: &str) -> bool {
 
 /// Adds the captures `slots` reads from `values` to `fields`; `false` when a condition does not
 /// hold (or its variable is not bound yet): then there is no event.
-fn capture(fields: &mut Fields, slots: &[Slot], values: &[Option<(Value, &'static str)>]) -> bool {
+fn capture(
+    fields: &mut Vec<Field>,
+    slots: &[Slot],
+    plan: &SitePlan,
+    values: &[Option<(Value, &'static str)>],
+) -> bool {
     for slot in slots.iter().filter(|s| s.role == Role::Context) {
-        match values.get(slot.index).and_then(Option::as_ref) {
+        let kept = plan.slot(slot.index).and_then(|at| values.get(at));
+        match kept.and_then(Option::as_ref) {
             Some((value, type_name)) => {
                 if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
                     continue;
@@ -170,7 +179,7 @@ impl ActiveFrame {
             Self::release(frame);
             return None;
         }
-        state.values.resize(site.info.variables.len(), None);
+        state.values.resize(plan.kept, None);
         this.plan = Some(plan);
         Some(frame)
     }
@@ -216,8 +225,8 @@ impl ActiveFrame {
         }
         let value = value();
         let mut state = lock(&self.state);
-        if plan.keep[index] {
-            state.values[index] = Some((value.clone(), type_name));
+        if let Some(at) = plan.slot(index) {
+            state.values[at] = Some((value.clone(), type_name));
         }
         if plan.triggers[index] {
             self.trigger(&mut state, index, &value, type_name);
@@ -232,8 +241,9 @@ impl ActiveFrame {
         type_name: &'static str,
         value: impl FnOnce() -> Value,
     ) {
-        if self.plan().wants(index) {
-            lock(&self.state).values[index] = Some((value(), type_name));
+        // The plan keeps every argument that triggers (`SitePlan::build`).
+        if let Some(at) = self.plan().slot(index) {
+            lock(&self.state).values[at] = Some((value(), type_name));
         }
     }
 
@@ -242,11 +252,7 @@ impl ActiveFrame {
         let plan = self.plan();
         let mut state = lock(&self.state);
         for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
-            let bound = if plan.keep[index] {
-                state.values[index].clone()
-            } else {
-                state.values[index].take()
-            };
+            let bound = plan.slot(index).and_then(|at| state.values[at].clone());
             if let Some((value, type_name)) = bound {
                 self.trigger(&mut state, index, &value, type_name);
             }
@@ -256,15 +262,19 @@ impl ActiveFrame {
     /// The events variable `index`'s new `value` gives.
     fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
-        let State { values, matches } = state;
+        let State {
+            values,
+            matches,
+            scratch,
+        } = state;
         for m in matches.iter_mut() {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
                 continue;
             }
             let slots = &last.slots().slots;
-            let has_focus = last.slots().has_focus();
-            let is_end = slots.iter().any(|s| s.role == Role::End);
+            let has_focus = last.slots().has_focus;
+            let is_end = last.slots().has_end;
             for slot in slots {
                 match slot.role {
                     Role::Focus if slot.index == index && passes(slot, value, type_name) => {
@@ -273,7 +283,7 @@ impl ActiveFrame {
                             m.open.push(id);
                             (WrapStep::Begin, id)
                         });
-                        self.emit(last, m, values, Some((slot, value)), wrap);
+                        self.emit(last, m, values, scratch, Some((slot, value)), wrap);
                     }
                     Role::End if slot.index == index => {
                         if let Some(id) = m.open.pop() {
@@ -281,6 +291,7 @@ impl ActiveFrame {
                                 last,
                                 m,
                                 values,
+                                scratch,
                                 Some((slot, value)),
                                 Some((WrapStep::End, id)),
                             );
@@ -290,7 +301,7 @@ impl ActiveFrame {
                 }
             }
             if !has_focus && index == EXIT {
-                self.emit(last, m, values, None, None);
+                self.emit(last, m, values, scratch, None, None);
             }
         }
     }
@@ -302,10 +313,11 @@ impl ActiveFrame {
         last: &LastPlan,
         m: &Match,
         values: &[Option<(Value, &'static str)>],
+        fields: &mut Vec<Field>,
         given: Option<(&Slot, &Value)>,
         wrap: Option<(WrapStep, u64)>,
     ) {
-        let mut fields = Fields::new();
+        fields.clear();
         let slots = &last.slots().slots;
         if let Some((step, id)) = wrap {
             let name = slots
@@ -323,7 +335,7 @@ impl ActiveFrame {
         for parent in &m.parents {
             let outer = &last.probe.elements[parent.element].sites[parent.at];
             let state = lock(&parent.frame.state);
-            if !capture(&mut fields, &outer.slots, &state.values) {
+            if !capture(fields, &outer.slots, parent.frame.plan(), &state.values) {
                 return;
             }
         }
@@ -335,13 +347,13 @@ impl ActiveFrame {
             {
                 fields.push((Key::Borrowed(slot.key), value.clone()));
                 pushed_given = true;
-            } else if !capture(&mut fields, std::slice::from_ref(slot), values) {
+            } else if !capture(fields, std::slice::from_ref(slot), self.plan(), values) {
                 return;
             }
         }
         debug_assert!(given.is_none() || pushed_given);
-        last.probe.send(Event::from_parts(
-            fields,
+        last.probe.send(Event::from_fields(
+            fields.drain(..),
             Timestamp::now(),
             Some(&self.site.origin),
         ));

@@ -33,6 +33,7 @@
 mod active;
 mod active_frame;
 mod carry;
+mod channel;
 mod error;
 mod frame;
 mod overrides;

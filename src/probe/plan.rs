@@ -8,11 +8,10 @@ use std::fmt;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use futures::channel::mpsc::UnboundedSender;
-
+use super::channel::Sender;
 use super::overrides::Overrider;
 use super::selector::{Literal, Role, Selector};
-use super::specials::EXIT;
+use super::specials::{EXIT, SPECIALS};
 use crate::Event;
 
 /// A site's identity: its static's address. The plan names sites by it, so that it need not
@@ -33,7 +32,7 @@ pub(crate) type Receives = Box<dyn Fn() -> bool + Send + Sync>;
 pub(crate) struct ActiveProbe {
     pub(crate) selector: Selector,
     pub(crate) elements: Vec<Resolved>,
-    pub(crate) sender: UnboundedSender<Event>,
+    pub(crate) sender: Sender,
     pub(crate) receives: Receives,
     pub(crate) overrider: Mutex<Option<Overrider>>,
     /// Cleared by the first unregistration (`active`).
@@ -47,8 +46,7 @@ impl ActiveProbe {
     }
 
     pub(crate) fn send(&self, event: Event) {
-        // A closed channel means the stream ended: the event has nobody to go to.
-        let _ = self.sender.unbounded_send(event);
+        self.sender.send(event);
     }
 }
 
@@ -91,12 +89,20 @@ pub(crate) struct Slot {
 pub(crate) struct SiteSlots {
     pub(crate) site: SiteKey,
     pub(crate) slots: Vec<Slot>,
+    /// Whether a focus is named here; without one, the probe gives one event at `#exit`.
+    pub(crate) has_focus: bool,
+    /// Whether a wrapper's end (`!!`) is named here.
+    pub(crate) has_end: bool,
 }
 
 impl SiteSlots {
-    /// Whether a focus is named here; without one, the probe gives one event at `#exit`.
-    pub(crate) fn has_focus(&self) -> bool {
-        self.slots.iter().any(|s| s.role == Role::Focus)
+    pub(crate) fn new(site: SiteKey, slots: Vec<Slot>) -> SiteSlots {
+        SiteSlots {
+            site,
+            has_focus: slots.iter().any(|s| s.role == Role::Focus),
+            has_end: slots.iter().any(|s| s.role == Role::End),
+            slots,
+        }
     }
 }
 
@@ -118,13 +124,19 @@ impl LastPlan {
     }
 }
 
+/// [`SitePlan::slot`] of a variable a frame does not keep.
+pub(crate) const NOT_KEPT: u32 = u32::MAX;
+
 /// What the active probes do in one site's frames.
 pub(crate) struct SitePlan {
     /// The probe set's version this plan was built from.
     pub(crate) epoch: u64,
     pub(crate) lasts: Vec<LastPlan>,
-    /// Per variable: whether a frame keeps its latest value (a probe reads it later).
-    pub(crate) keep: Vec<bool>,
+    /// Per variable: where a frame keeps its latest value (a probe reads it later, or it is an
+    /// argument whose events wait for the others), [`NOT_KEPT`] if it does not.
+    pub(crate) slot: Vec<u32>,
+    /// How many variables a frame keeps: the length of its values.
+    pub(crate) kept: usize,
     /// Per variable: whether its assignment may give an event.
     pub(crate) triggers: Vec<bool>,
     /// Whether some probe names this site as an enclosing function: its frames then go on the
@@ -143,18 +155,20 @@ impl fmt::Debug for SitePlan {
 }
 
 impl SitePlan {
-    /// The plan of `site`, whose table has `n` variables, under `probes`; `None` when none of
-    /// them names it.
+    /// The plan of `site`, whose table has `n` variables (`arguments` of them after the
+    /// specials), under `probes`; `None` when none of them names it.
     pub(crate) fn build(
         site: SiteKey,
-        n: usize,
+        (n, arguments): (usize, usize),
         probes: &[Arc<ActiveProbe>],
         epoch: u64,
     ) -> Option<SitePlan> {
+        let mut keep = vec![false; n];
         let mut plan = SitePlan {
             epoch,
             lasts: Vec::new(),
-            keep: vec![false; n],
+            slot: Vec::new(),
+            kept: 0,
             triggers: vec![false; n],
             is_outer: false,
         };
@@ -167,7 +181,7 @@ impl SitePlan {
                 if let Some(slots) = element.at(site) {
                     named = true;
                     plan.is_outer = true;
-                    slots.slots.iter().for_each(|s| plan.keep[s.index] = true);
+                    slots.slots.iter().for_each(|s| keep[s.index] = true);
                 }
             }
             if let Some(at) = last.position(site) {
@@ -175,11 +189,11 @@ impl SitePlan {
                 let slots = &last.sites[at];
                 for slot in &slots.slots {
                     match slot.role {
-                        Role::Context => plan.keep[slot.index] = true,
+                        Role::Context => keep[slot.index] = true,
                         Role::Focus | Role::End => plan.triggers[slot.index] = true,
                     }
                 }
-                if !slots.has_focus() {
+                if !slots.has_focus {
                     plan.triggers[EXIT] = true;
                 }
                 plan.lasts.push(LastPlan {
@@ -188,13 +202,36 @@ impl SitePlan {
                 });
             }
         }
+        // An argument that triggers is kept until every argument is bound.
+        let argument_range = SPECIALS..(SPECIALS + arguments).min(n);
+        argument_range.for_each(|i| keep[i] |= plan.triggers[i]);
+        plan.slot = keep
+            .iter()
+            .map(|k| {
+                if *k {
+                    plan.kept += 1;
+                    (plan.kept - 1) as u32
+                } else {
+                    NOT_KEPT
+                }
+            })
+            .collect();
         named.then_some(plan)
+    }
+
+    /// Where a frame keeps variable `index`, if it does.
+    #[inline]
+    pub(crate) fn slot(&self, index: usize) -> Option<usize> {
+        match self.slot.get(index) {
+            Some(&at) if at != NOT_KEPT => Some(at as usize),
+            _ => None,
+        }
     }
 
     /// Whether a frame records variable `index` at all.
     #[inline]
     pub(crate) fn wants(&self, index: usize) -> bool {
-        self.keep.get(index).copied().unwrap_or(false)
+        self.slot.get(index).is_some_and(|at| *at != NOT_KEPT)
             || self.triggers.get(index).copied().unwrap_or(false)
     }
 }

@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::stream::FusedStream;
 
 use super::active::last_overridable;
+use super::channel::{Receiver, channel};
 use super::error::ProbeError;
 use super::overrides::{OverrideState, Overrider};
 use super::plan::{ActiveProbe, Receives};
@@ -53,7 +53,7 @@ impl Drop for Registration {
 /// assert_eq!(futures::executor::block_on(halves.collect::<Vec<_>>()), vec![1.5, 2.5]);
 /// ```
 pub struct Probe {
-    receiver: UnboundedReceiver<Event>,
+    receiver: Receiver,
     registration: Registration,
     ended: bool,
 }
@@ -65,7 +65,7 @@ impl Probe {
         set: &ProbeSet,
     ) -> Result<Probe, ProbeError> {
         let selector = Selector::parse(selector)?;
-        let (sender, receiver) = unbounded();
+        let (sender, receiver) = channel();
         let probe = ActiveProbe::register(selector, sender, receives)?;
         set.add(&probe);
         Ok(Probe {
@@ -243,7 +243,7 @@ impl ProbeSet {
             std::mem::take(&mut *self.probes.lock().unwrap_or_else(PoisonError::into_inner));
         for probe in probes.iter().filter_map(Weak::upgrade) {
             probe.unregister();
-            probe.sender.close_channel();
+            probe.sender.close();
         }
     }
 }
