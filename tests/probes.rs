@@ -68,6 +68,28 @@ fn a_wildcard_gives_every_variable_and_a_tag_filters_by_type() {
     assert_eq!(floats, ["v=0.5", "v=0", "v=0.5", "v=1"]);
 }
 
+/// `f(*)`: every variable as context, one event when the call ends; `f(n) = 2.0` (ptera's
+/// `f(a)=c`) only for calls returning 2.
+#[test]
+fn a_wildcard_capture_and_a_condition_on_the_return_value() {
+    let gv = given();
+    let every = gv.probe("accumulate(*)").unwrap();
+    let returning = gv.probe("accumulate(n) = 2.0").unwrap();
+    accumulate(1, 0.5);
+    accumulate(2, 0.5);
+    gv.finish().unwrap();
+    let every: Vec<String> = block_on(every.map(|e| e.to_string()).collect());
+    assert_eq!(
+        every,
+        [
+            "n=1 scale=0.5 total=0.5 i=1 result=1",
+            "n=2 scale=0.5 total=1 i=2 result=2"
+        ]
+    );
+    let returning: Vec<String> = block_on(returning.map(|e| e.to_string()).collect());
+    assert_eq!(returning, ["n=2 #value=2"]);
+}
+
 /// `f(x=1) > y` and `f > y=0`: a condition on a context variable, and on the focus.
 #[test]
 fn value_conditions_on_context_and_focus() {
@@ -310,9 +332,12 @@ fn absolute_paths_and_bare_names() {
     let by_crate = gv.probe("probes::nested::deep > z").unwrap();
     let by_module = gv.probe("nested::deep > z").unwrap();
     let bare = gv.probe("deep > z").unwrap();
+    // ptera's spellings: `/module.path/f` and `//f`.
+    let slashed = gv.probe("/probes.nested/deep > z").unwrap();
+    let anywhere = gv.probe("//deep > z").unwrap();
     nested::deep(4);
     gv.finish().unwrap();
-    for probe in [absolute, by_crate, by_module, bare] {
+    for probe in [absolute, by_crate, by_module, bare, slashed, anywhere] {
         let events: Vec<String> = block_on(probe.map(|e| e.to_string()).collect());
         assert_eq!(events, ["z=16"]);
     }
@@ -615,6 +640,7 @@ impl Other {
 fn methods_by_type_and_by_name() {
     let gv = given();
     let typed = gv.probe("Model::forward(x) > out").unwrap();
+    let dotted = gv.probe("Model.forward(x) > out").unwrap();
     let by_name = gv.probe("forward > out").unwrap();
     let mut model = Model { weight: 2.0 };
     model.forward(3.0);
@@ -624,6 +650,8 @@ fn methods_by_type_and_by_name() {
     let typed: Vec<String> = block_on(typed.map(|e| e.to_string()).collect());
     let by_name: Vec<String> = block_on(by_name.map(|e| e.to_string()).collect());
     assert_eq!(typed, ["x=3 out=6"]);
+    let dotted: Vec<String> = block_on(dotted.map(|e| e.to_string()).collect());
+    assert_eq!(dotted, typed);
     assert_eq!(by_name, ["out=6", "out=-1"]);
 }
 
