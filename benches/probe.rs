@@ -1,7 +1,8 @@
 //! The cost of `#[probe]` when nobody probes: an annotated hot function against the same
 //! function plain, per call (a small function, where the call's one relaxed load is the
 //! largest share) and over a loop of 1,000 items (where each binding and iteration has its
-//! hook). Also the cost while a probe is active, for reference.
+//! hook). And the cost while a probe is active, beside the same function giving the same
+//! event by hand with `give!` (both streams drained by a pipeline, as a user's would be).
 //!
 //! Run: `cargo bench --bench probe`. Exact instruction counts, which do not depend on the
 //! machine's load: `valgrind --tool=callgrind` on the bench binary with `--bench --profile-time`
@@ -15,7 +16,8 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use giving::given;
+use giving::prelude::*;
+use giving::{give, given};
 
 #[inline(never)]
 fn step_plain(x: f64) -> f64 {
@@ -29,6 +31,15 @@ fn step_plain(x: f64) -> f64 {
 fn step_annotated(x: f64) -> f64 {
     let y = x * 1.000_1 + 0.5;
     let z = y.sqrt();
+    z
+}
+
+/// `step_plain` giving its `z` by hand: what a probe `step_annotated > z` replaces.
+#[inline(never)]
+fn step_given(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    give!(z);
     z
 }
 
@@ -65,11 +76,21 @@ fn per_call(c: &mut Criterion) {
         b.iter(|| step_annotated(black_box(2.0)))
     });
     drop(probe);
-    let probe = gv.probe("step_annotated > z").unwrap();
+    // One event per call, each drained by a pipeline counting them: the probe, then the same
+    // event given by hand.
+    let probed = gv.spawn(gv.probe("step_annotated > z").unwrap().count());
     group.bench_function("annotated, probed (event per call)", |b| {
         b.iter(|| step_annotated(black_box(2.0)))
     });
-    drop(probe);
+    gv.finish().unwrap();
+    assert!(probed.join().unwrap() > 0);
+    let gv = given();
+    let given_by_hand = gv.spawn(gv.stream().count());
+    group.bench_function("plain, give! by hand (event per call)", |b| {
+        b.iter(|| step_given(black_box(2.0)))
+    });
+    gv.finish().unwrap();
+    assert!(given_by_hand.join().unwrap() > 0);
     group.finish();
 }
 

@@ -1,5 +1,6 @@
-//! What `#[probe]` costs when nobody probes, in instructions: run under callgrind, which counts
-//! the same total run after run whatever else the machine does (docs/probes.md).
+//! What `#[probe]` costs when nobody probes, and per event while probed beside the same event
+//! given by hand with `give!`, in instructions: run under callgrind, which counts the same
+//! total run after run whatever else the machine does (docs/probes.md).
 //!
 //! ```text
 //! cargo build --release --example probe_overhead
@@ -7,14 +8,20 @@
 //! callgrind_annotate --inclusive=yes probe.out | grep -E 'step_|sum_'
 //! ```
 //!
-//! Each function is called `CALLS` times; divide its inclusive count by it.
+//! Each `step_` function is called `CALLS` times, except the two that give an event per call
+//! (`step_probed` under a probe, `step_given`), called `EVENTS` times; divide a function's
+//! inclusive count by its calls.
 
 // A probe observes named bindings: returning one is the point of these functions.
 #![allow(clippy::let_and_return)]
 
 use std::hint::black_box;
 
+use giving::prelude::*;
+use giving::{give, given};
+
 const CALLS: usize = 1_000_000;
+const EVENTS: usize = 100_000;
 const LOOPS: usize = 1_000;
 
 #[inline(never)]
@@ -29,6 +36,24 @@ fn step_plain(x: f64) -> f64 {
 fn step_annotated(x: f64) -> f64 {
     let y = x * 1.000_1 + 0.5;
     let z = y.sqrt();
+    z
+}
+
+/// `step_annotated`'s copy that runs under a probe `step_probed > z`.
+#[giving::probe]
+#[inline(never)]
+fn step_probed(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+/// `step_plain` giving its `z` by hand.
+#[inline(never)]
+fn step_given(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    give!(z);
     z
 }
 
@@ -68,5 +93,20 @@ fn main() {
     for _ in 0..LOOPS {
         total += sum_annotated(black_box(&xs));
     }
+    // One event per call, drained by a pipeline as a user's stream would be.
+    let gv = given();
+    let probed = gv.spawn(gv.probe("step_probed > z").unwrap().count());
+    for i in 0..EVENTS {
+        total += step_probed(black_box(i as f64));
+    }
+    gv.finish().unwrap();
+    let gv = given();
+    let given_by_hand = gv.spawn(gv.stream().count());
+    for i in 0..EVENTS {
+        total += step_given(black_box(i as f64));
+    }
+    gv.finish().unwrap();
+    assert_eq!(probed.join().unwrap(), EVENTS);
+    assert_eq!(given_by_hand.join().unwrap(), EVENTS);
     println!("{total}");
 }

@@ -116,12 +116,7 @@ impl Given {
     /// ```
     pub fn probe(&self, selector: &str) -> Result<Probe, ProbeError> {
         let scope = self.scope.clone();
-        let receives = move || {
-            scope.is_global()
-                || routing::current_thread_scopes()
-                    .iter()
-                    .any(|s| Arc::ptr_eq(s, &scope))
-        };
+        let receives = move || scope.is_global() || routing::thread_is_in(&scope);
         Probe::open(selector, Box::new(receives), &self.probes)
     }
 

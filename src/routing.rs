@@ -268,6 +268,20 @@ pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
         .unwrap_or_default()
 }
 
+/// Whether `scope` is one of this thread's open scopes: [`current_thread_scopes`] without
+/// collecting them, for a probed call that asks it once per call.
+pub(crate) fn thread_is_in(scope: &Arc<Scope>) -> bool {
+    ROUTES
+        .try_with(|routes| {
+            routes.try_borrow().is_ok_and(|r| {
+                r.stack
+                    .iter()
+                    .any(|r| Arc::ptr_eq(&r.scope, scope) && !r.scope.is_finished())
+            })
+        })
+        .unwrap_or(false)
+}
+
 /// Makes this thread part of `scope`; returns false if it already was (or the scope is global,
 /// which every thread is part of).
 pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {

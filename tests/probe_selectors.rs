@@ -67,8 +67,8 @@ fn every_form_parses() {
 const MALFORMED: [(&str, usize, &str); 12] = [
     ("", 1, "expected a variable or function name, found the end"),
     (
-        "f",
-        2,
+        "m::f",
+        5,
         "expected `>` and a variable, or `(` with captures, after the function name, found the end",
     ),
     (
@@ -195,4 +195,78 @@ fn no_selector_panics_the_parser() {
     let mut count = 0;
     walk(&mut String::new(), 5, &mut count);
     assert_eq!(count, (0..=5).map(|n| 12usize.pow(n)).sum::<usize>());
+}
+
+/// The forms ptera has and this grammar refuses, each with where and why.
+#[test]
+fn ptera_forms_without_a_rust_counterpart_say_why() {
+    for (selector, column, expected) in [
+        ("f(g(x), h(y))", 9, "one nested call per function"),
+        ("f:Tag > x", 2, "a tag on a variable"),
+        (
+            "f > #value:Tag",
+            11,
+            "a tag on a variable (specials have none)",
+        ),
+        ("f > *=3", 6, "a named variable before `=`"),
+        ("f > x=", 7, "a value after `=`"),
+        ("f > x=abc", 7, "a value after `=`"),
+        ("f > x='abc", 7, "a value after `=`"),
+        (
+            "f > x=99999999999999999999",
+            7,
+            "a number that fits in 64 bits",
+        ),
+        (
+            "f(g(x)) > y",
+            1,
+            "a nested call (`f(g(x))`) only in the last function",
+        ),
+        ("f=3 > x", 2, "a condition on a variable"),
+        ("$x > y", 1, "a function name before `>`"),
+        ("f > /a/b", 5, "a variable name (no `::`)"),
+    ] {
+        let error = Selector::parse(selector).unwrap_err();
+        assert_eq!(error.column, column, "{selector:?}: {error}");
+        assert!(
+            error.expected.starts_with(expected),
+            "{selector:?}: {error}"
+        );
+    }
+}
+
+#[giving::probe]
+fn typed(count: u32, scale: f64) -> f64 {
+    let label: &str = "x";
+    let product = f64::from(count) * scale;
+    product + label.len() as f64
+}
+
+/// A tag that contradicts the written type, and a variable no function has, are refused when
+/// the probe opens, with the column and what would work.
+#[test]
+fn resolution_errors_for_tags_and_lone_variables() {
+    let error = giving::probe::check("typed > count:f64").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`count` in `typed` is written `u32`, not tagged `f64` (column 9): a tag names the \
+         variable's type"
+    );
+    assert!(giving::probe::check("typed > count:u32").is_ok());
+    assert!(giving::probe::check("typed > product:f64").is_ok()); // decided at run time
+    let error = giving::probe::check("typed").unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "no function instrumented with #[probe] has a variable `typed` (column 1); `typed` is a \
+         function: select one of its variables (`typed > x`) or capture some (`typed(x, y)`)"
+    );
+    let error = giving::probe::check("prodcut").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .ends_with("; closest: product, count, label"),
+        "{error}"
+    );
+    assert!(giving::probe::check("*(count) > x").is_err());
+    assert_eq!(typed(2, 0.5), 2.0);
 }

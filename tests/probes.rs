@@ -42,6 +42,72 @@ fn focus_after_gt_fires_at_each_assignment() {
     );
 }
 
+/// `f > *`: every argument and binding, each under its own name; `*:f64` only those whose
+/// type is `f64` (`scale` by its written type, `total` and `result` by their run-time type).
+#[test]
+fn a_wildcard_gives_every_variable_and_a_tag_filters_by_type() {
+    let gv = given();
+    let every = gv.probe("accumulate > *").unwrap();
+    let floats = gv.probe("accumulate > $v:f64").unwrap();
+    accumulate(1, 0.5);
+    gv.finish().unwrap();
+    let every: Vec<String> = block_on(every.map(|e| e.to_string()).collect());
+    assert_eq!(
+        every,
+        [
+            "n=1",
+            "scale=0.5",
+            "total=0",
+            "i=0",
+            "total=0.5",
+            "i=1",
+            "result=1"
+        ]
+    );
+    let floats: Vec<String> = block_on(floats.map(|e| e.to_string()).collect());
+    assert_eq!(floats, ["v=0.5", "v=0", "v=0.5", "v=1"]);
+}
+
+/// `f(*)`: every variable as context, one event when the call ends; `f(n) = 2.0` (ptera's
+/// `f(a)=c`) only for calls returning 2.
+#[test]
+fn a_wildcard_capture_and_a_condition_on_the_return_value() {
+    let gv = given();
+    let every = gv.probe("accumulate(*)").unwrap();
+    let returning = gv.probe("accumulate(n) = 2.0").unwrap();
+    accumulate(1, 0.5);
+    accumulate(2, 0.5);
+    gv.finish().unwrap();
+    let every: Vec<String> = block_on(every.map(|e| e.to_string()).collect());
+    assert_eq!(
+        every,
+        [
+            "n=1 scale=0.5 total=0.5 i=1 result=1",
+            "n=2 scale=0.5 total=1 i=2 result=2"
+        ]
+    );
+    let returning: Vec<String> = block_on(returning.map(|e| e.to_string()).collect());
+    assert_eq!(returning, ["n=2 #value=2"]);
+}
+
+/// `f(x=1) > y` and `f > y=0`: a condition on a context variable, and on the focus.
+#[test]
+fn value_conditions_on_context_and_focus() {
+    let gv = given();
+    let context = gv.probe("accumulate(n=2) > i").unwrap();
+    let focus = gv.probe("accumulate(n) > i=1").unwrap();
+    let float = gv.probe("accumulate > total=1.0").unwrap();
+    accumulate(1, 1.0);
+    accumulate(2, 1.0);
+    gv.finish().unwrap();
+    let context: Vec<String> = block_on(context.map(|e| e.to_string()).collect());
+    assert_eq!(context, ["n=2 i=0", "n=2 i=1", "n=2 i=2"]);
+    let focus: Vec<String> = block_on(focus.map(|e| e.to_string()).collect());
+    assert_eq!(focus, ["n=1 i=1", "n=2 i=1"]);
+    let float: Vec<String> = block_on(float.map(|e| e.to_string()).collect());
+    assert_eq!(float, ["total=1", "total=1"]);
+}
+
 #[test]
 fn arguments_fire_at_entry() {
     let gv = given();
@@ -266,9 +332,12 @@ fn absolute_paths_and_bare_names() {
     let by_crate = gv.probe("probes::nested::deep > z").unwrap();
     let by_module = gv.probe("nested::deep > z").unwrap();
     let bare = gv.probe("deep > z").unwrap();
+    // ptera's spellings: `/module.path/f` and `//f`.
+    let slashed = gv.probe("/probes.nested/deep > z").unwrap();
+    let anywhere = gv.probe("//deep > z").unwrap();
     nested::deep(4);
     gv.finish().unwrap();
-    for probe in [absolute, by_crate, by_module, bare] {
+    for probe in [absolute, by_crate, by_module, bare, slashed, anywhere] {
         let events: Vec<String> = block_on(probe.map(|e| e.to_string()).collect());
         assert_eq!(events, ["z=16"]);
     }
@@ -497,6 +566,48 @@ async fn async_functions_across_await() {
     assert_eq!(values, [230, 430, 630]);
 }
 
+// Spawned tasks (issue 28): a task spawned inside a probed function.
+
+#[giving::probe]
+async fn spawned_inner(x: u32) -> u32 {
+    tokio::task::yield_now().await;
+    let y = x + 1;
+    y
+}
+
+/// Spawns `spawned_inner` from inside a probed call, carried or not; returns its handle
+/// without awaiting it, so the task may run after this call returned.
+#[giving::probe]
+fn spawner(tag: u32, carried: bool) -> tokio::task::JoinHandle<u32> {
+    let task = if carried {
+        tokio::spawn(giving::probe::carry(spawned_inner(tag)))
+    } else {
+        tokio::spawn(spawned_inner(tag))
+    };
+    task
+}
+
+/// A spawned task starts with an empty stack of probed calls: `spawner > spawned_inner > y`
+/// does not see it unless the future is wrapped in `giving::probe::carry`, which brings the
+/// enclosing calls (and their values as last set, even after `spawner` returned) to every
+/// poll, on whichever worker thread. `spawned_inner > y` sees both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawned_task_keeps_its_nesting_only_when_carried() {
+    let gv = Given::global();
+    let nested = gv.probe("spawner(tag) > spawned_inner > y").unwrap();
+    let alone = gv.probe("spawned_inner > y").unwrap();
+    let plain = spawner(1, false);
+    let carried = spawner(2, true);
+    assert_eq!(plain.await.unwrap(), 2);
+    assert_eq!(carried.await.unwrap(), 3);
+    gv.finish_async().await.unwrap();
+    let nested: Vec<String> = nested.map(|e| e.to_string()).collect().await;
+    assert_eq!(nested, ["tag=2 y=3"]);
+    let mut alone: Vec<String> = alone.map(|e| e.to_string()).collect().await;
+    alone.sort();
+    assert_eq!(alone, ["y=2", "y=3"]);
+}
+
 // Methods.
 
 struct Model {
@@ -529,6 +640,7 @@ impl Other {
 fn methods_by_type_and_by_name() {
     let gv = given();
     let typed = gv.probe("Model::forward(x) > out").unwrap();
+    let dotted = gv.probe("Model.forward(x) > out").unwrap();
     let by_name = gv.probe("forward > out").unwrap();
     let mut model = Model { weight: 2.0 };
     model.forward(3.0);
@@ -538,6 +650,8 @@ fn methods_by_type_and_by_name() {
     let typed: Vec<String> = block_on(typed.map(|e| e.to_string()).collect());
     let by_name: Vec<String> = block_on(by_name.map(|e| e.to_string()).collect());
     assert_eq!(typed, ["x=3 out=6"]);
+    let dotted: Vec<String> = block_on(dotted.map(|e| e.to_string()).collect());
+    assert_eq!(dotted, typed);
     assert_eq!(by_name, ["out=6", "out=-1"]);
 }
 

@@ -93,3 +93,50 @@ fn a_bad_probe_is_refused_before_training_with_where_and_why() {
         "refused before the banner:\n{out}"
     );
 }
+
+/// Issue 28's acceptance: ptera's wildcard and value condition on the bundled CNN. The bundled
+/// models' instrumented functions are `fit` (the training loop) and `Cnn::forward`, so
+/// `forward > *` gives every argument and binding of each forward pass, and
+/// `fit(epoch=1) > loss` the losses of the second epoch only.
+#[test]
+fn train_cnn_probes_a_wildcard_and_a_value_condition() {
+    let (ok, out) = giving(&[
+        "train",
+        "cnn",
+        "--epochs",
+        "2",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "16",
+        "--valid-size",
+        "8",
+        "--every",
+        "0",
+        "--probe",
+        "forward > *",
+        "--probe",
+        "fit(epoch=1) > loss",
+    ]);
+    assert!(ok, "{out}");
+    let forward: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("[cnn] probe forward > *: "))
+        .collect();
+    // Each forward pass: `self`, `images`, then `x` three times.
+    for field in ["self=", "images=", "x="] {
+        assert!(
+            forward.iter().any(|l| l.starts_with(field)),
+            "{field}:\n{out}"
+        );
+    }
+    let losses: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("[cnn] probe fit(epoch=1) > loss: "))
+        .collect();
+    assert_eq!(losses.len(), 2, "two steps in epoch 1 only:\n{out}");
+    assert!(
+        losses.iter().all(|l| l.starts_with("epoch=1 loss=")),
+        "{out}"
+    );
+}

@@ -30,12 +30,13 @@ pub struct StopArgs {
     pub stop: Option<u64>,
 }
 
-/// `--rate-skip N`: warm-up windows skipped by the rate instrument.
+/// `--rate-skip N` (or voir's spelling, `--skip N`): warm-up windows skipped by the rate
+/// instrument.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct RateArgs {
     /// Warm-up windows skipped before rates are given (default: 5, or what a suite asks in
-    /// GIVING_RATE_SKIP).
-    #[arg(long, value_name = "N")]
+    /// GIVING_RATE_SKIP); `--skip` as in voir's options.
+    #[arg(long, value_name = "N", visible_alias = "skip")]
     pub rate_skip: Option<u64>,
 }
 
@@ -138,6 +139,10 @@ pub struct MlflowArgs {
 /// assert_eq!(names, ["rate", "early-stop"]);
 /// let run = Overseer::new().with_all(instruments).run(|| 42);
 /// assert_eq!(run.output, Ok(42));
+///
+/// // voir's option names: `--skip` is `--rate-skip`.
+/// let voir = Train::parse_from(["train", "--stop", "20", "--skip", "3"]);
+/// assert_eq!((voir.instruments.stop.stop, voir.instruments.rate.rate_skip), (Some(20), Some(3)));
 /// ```
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct InstrumentArgs {

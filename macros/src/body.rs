@@ -35,11 +35,29 @@ pub(crate) fn to_error(reference: TokenStream) -> TokenStream {
     }}
 }
 
-/// The statement that reports the current value of `ident` (variable number `index`).
+/// The statement that reports the current value of `ident` (variable number `index`); the
+/// frame converts it, and reads its run-time type, only if some probe reads it.
 fn report(ident: &Ident, index: usize) -> Stmt {
     let frame = frame_ident();
-    let value = to_value(quote!(&#ident));
-    parse_quote! { #frame.var(#index, || #value); }
+    parse_quote! { #frame.var(#index, &#ident); }
+}
+
+/// The name a tag (`x:Tensor`) matches for a written type: its last path segment, references,
+/// parentheses and generics aside; `""` for a type without one (tuple, slice, `impl Trait`),
+/// which then only the run-time type can match.
+pub(crate) fn type_tag(ty: &syn::Type) -> String {
+    match ty {
+        syn::Type::Reference(r) => type_tag(&r.elem),
+        syn::Type::Paren(p) => type_tag(&p.elem),
+        syn::Type::Group(g) => type_tag(&g.elem),
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
 }
 
 /// The plain identifier a pattern binds, if it is one (`x`, `mut x`, `x: T`), with its `mut`.
@@ -99,6 +117,9 @@ impl Rewriter<'_> {
         }
         out.push(Stmt::Local(first));
         let index = self.vars.add(ident.to_string());
+        if let Pat::Type(typed) = &local.pat {
+            self.vars.set_type(index, type_tag(&typed.ty));
+        }
         if !has_init {
             // `let x;`: declared here, reported at each assignment.
             return;

@@ -7,7 +7,7 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, ItemFn, ReturnType, Type};
 
 use crate::args::Options;
-use crate::body::{Rewriter, frame_ident, plain_binding, to_error, to_value};
+use crate::body::{Rewriter, frame_ident, plain_binding, to_error, to_value, type_tag};
 use crate::vars::{ENTER, Vars};
 
 /// The name a method of `impl Type` / `impl Trait for Type` is registered under: `Type`.
@@ -118,16 +118,17 @@ pub(crate) fn function(
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(receiver) => {
-                let index = vars.add_argument("self".to_owned());
+                // `self`'s tag is the impl's type (`Self` on a method annotated alone).
+                let index =
+                    vars.add_argument("self".to_owned(), type_name.unwrap_or("Self").to_owned());
                 let self_token = &receiver.self_token;
-                let value = to_value(quote!(&#self_token));
-                argument_hooks.push(quote! { #frame.var(#index, || #value); });
+                argument_hooks.push(quote! { #frame.argument(#index, &#self_token); });
             }
             FnArg::Typed(typed) => {
                 let Some((ident, mutability)) = plain_binding(&typed.pat) else {
                     continue;
                 };
-                let index = vars.add_argument(ident.to_string());
+                let index = vars.add_argument(ident.to_string(), type_tag(&typed.ty));
                 if options.is_overridable(&ident.to_string()) {
                     let value = to_value(quote!(__giving_value));
                     argument_hooks.push(quote! {
@@ -135,8 +136,7 @@ pub(crate) fn function(
                             #frame.overridable(#index, #ident, |__giving_value| #value);
                     });
                 } else {
-                    let value = to_value(quote!(&#ident));
-                    argument_hooks.push(quote! { #frame.var(#index, || #value); });
+                    argument_hooks.push(quote! { #frame.argument(#index, &#ident); });
                 }
             }
         }
@@ -161,6 +161,7 @@ pub(crate) fn function(
 
     let is_async = function.sig.asyncness.is_some();
     let names = vars.names();
+    let types = vars.types();
     let arguments = vars.arguments();
     let overridable: Vec<String> = options.overridable.iter().map(|i| i.to_string()).collect();
     let site = Ident::new("__GIVING_SITE", Span::mixed_site());
@@ -193,6 +194,7 @@ pub(crate) fn function(
         let #frame = &#owned;
         #frame.fire(#ENTER);
         #(#argument_hooks)*
+        #frame.arguments_bound(#arguments);
         let #result = #run;
         #frame.returned(|| #value, || #error);
         #result
@@ -226,6 +228,7 @@ pub(crate) fn function(
                 line: ::core::line!(),
                 variables: &[#(#names),*],
                 arguments: #arguments,
+                types: &[#(#types),*],
                 overridable: &[#(#overridable),*],
                 is_async: #is_async,
             },

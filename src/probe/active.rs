@@ -1,49 +1,33 @@
 //! Active probes: a selector resolved against the instrumented functions, registered so that
 //! those functions' frames report to it, and unregistered when its stream ends.
+//!
+//! Registering and unregistering are the only writers: each takes the registry's lock,
+//! rebuilds the plan of every function the probe names and stores it in the function's site,
+//! which probed calls read without a lock.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use futures::channel::mpsc::UnboundedSender;
-
+use super::channel::Sender;
 use super::error::ProbeError;
-use super::overrides::Overrider;
-use super::selector::{Capture, Element, Selector};
+use super::plan::{ActiveProbe, Receives, Resolved, SitePlan, SiteSlots, Slot, intern, type_tag};
+use super::selector::{Capture, Element, Role, Selector};
 use super::site::{self, Site};
-use crate::Event;
 
-/// Every active probe of the process. Read when an instrumented function that some probe names
-/// is entered (never on the fast path).
-static ACTIVE: Mutex<Vec<Arc<ActiveProbe>>> = Mutex::new(Vec::new());
-
-fn active() -> MutexGuard<'static, Vec<Arc<ActiveProbe>>> {
-    // Every change is one push or retain: the list is consistent even after a panic.
-    ACTIVE.lock().unwrap_or_else(PoisonError::into_inner)
+/// The active probes and the probe set's version; only registering and unregistering lock it.
+struct Registry {
+    probes: Vec<Arc<ActiveProbe>>,
+    epoch: u64,
 }
 
-/// Whether the calling thread's events reach the probe's scope.
-pub(crate) type Receives = Box<dyn Fn() -> bool + Send + Sync>;
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    probes: Vec::new(),
+    epoch: 0,
+});
 
-/// One function of a resolved selector.
-pub(crate) struct Resolved {
-    pub(crate) sites: Vec<&'static Site>,
-    pub(crate) captures: Vec<Capture>,
-}
-
-impl Resolved {
-    pub(crate) fn matches(&self, site: &Site) -> bool {
-        self.sites.iter().any(|s| std::ptr::eq(*s, site))
-    }
-}
-
-/// A registered probe.
-pub(crate) struct ActiveProbe {
-    pub(crate) selector: Selector,
-    pub(crate) elements: Vec<Resolved>,
-    pub(crate) sender: UnboundedSender<Event>,
-    pub(crate) receives: Receives,
-    pub(crate) overrider: Mutex<Option<Overrider>>,
-    registered: AtomicBool,
+fn registry() -> MutexGuard<'static, Registry> {
+    // Every change is one push or retain and plan stores: consistent even after a panic.
+    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Ids of wrapper probes' blocks, unique in the process (as `wrap!`'s).
@@ -53,11 +37,25 @@ pub(crate) fn next_wrap_id() -> u64 {
     NEXT_WRAP_ID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// Stores the plan of each of `sites` under the probe set of `registry`.
+fn rebuild(registry: &Registry, sites: impl Iterator<Item = &'static Site>) {
+    for site in sites {
+        let n = site.info.variables.len();
+        let plan = SitePlan::build(
+            site.key(),
+            (n, site.info.arguments),
+            &registry.probes,
+            registry.epoch,
+        );
+        site.plan.store(plan.map(Arc::new));
+    }
+}
+
 impl ActiveProbe {
     /// Resolves `selector` against the linked sites and registers the probe.
     pub(crate) fn register(
         selector: Selector,
-        sender: UnboundedSender<Event>,
+        sender: Sender,
         receives: Receives,
     ) -> Result<Arc<ActiveProbe>, ProbeError> {
         let elements = resolve_all(&selector)?;
@@ -69,12 +67,16 @@ impl ActiveProbe {
             overrider: Mutex::new(None),
             registered: AtomicBool::new(true),
         });
-        let mut all = active();
-        all.push(probe.clone());
-        for site in probe.elements.iter().flat_map(|e| &e.sites) {
+        let mut registry = registry();
+        registry.probes.push(probe.clone());
+        registry.epoch += 1;
+        // The plans first, then the counters: a call that sees its counter non-zero finds its
+        // plan (or, racing with a later change, the next one).
+        rebuild(&registry, sites_of(&probe));
+        for site in sites_of(&probe) {
             site.active.fetch_add(1, Ordering::SeqCst);
         }
-        drop(all);
+        drop(registry);
         Ok(probe)
     }
 
@@ -83,40 +85,44 @@ impl ActiveProbe {
         if !self.registered.swap(false, Ordering::SeqCst) {
             return;
         }
-        let mut all = active();
-        all.retain(|p| !Arc::ptr_eq(p, self));
-        for site in self.elements.iter().flat_map(|e| &e.sites) {
+        let mut registry = registry();
+        registry.probes.retain(|p| !Arc::ptr_eq(p, self));
+        registry.epoch += 1;
+        for site in sites_of(self) {
             site.active.fetch_sub(1, Ordering::SeqCst);
         }
-    }
-
-    /// Whether the probe's stream still takes events.
-    pub(crate) fn is_open(&self) -> bool {
-        !self.sender.is_closed()
-    }
-
-    pub(crate) fn send(&self, event: Event) {
-        // A closed channel means the stream ended: the event has nobody to go to.
-        let _ = self.sender.unbounded_send(event);
-    }
-
-    fn mentions(&self, site: &Site) -> bool {
-        self.elements.iter().any(|e| e.matches(site))
+        rebuild(&registry, sites_of(self));
     }
 }
 
-/// The probes that name `site` (as any of their functions).
-pub(crate) fn probes_for(site: &Site) -> Vec<Arc<ActiveProbe>> {
-    active()
-        .iter()
-        .filter(|p| p.mentions(site))
-        .cloned()
+/// Every site `probe` names, once.
+fn sites_of(probe: &ActiveProbe) -> impl Iterator<Item = &'static Site> + '_ {
+    site::all().filter(move |s| {
+        probe
+            .elements
+            .iter()
+            .any(|e| e.sites.iter().any(|slots| slots.site == s.key()))
+    })
+}
+
+/// The variables a probe may replace in the functions of its last element.
+pub(crate) fn last_overridable(probe: &ActiveProbe) -> Vec<&'static str> {
+    let Some(last) = probe.elements.last() else {
+        return Vec::new();
+    };
+    site::all()
+        .filter(|s| last.at(s.key()).is_some())
+        .flat_map(|s| s.info.overridable.iter().copied())
         .collect()
 }
 
 /// Whether `element`'s path names `site`: the path is a suffix of the site's
-/// `crate::module::name`, and a leading `crate` stands for the site's crate.
-fn path_matches(path: &[String], site: &Site) -> bool {
+/// `crate::module::name`, and a leading `crate` stands for the site's crate; `*` names all.
+fn path_matches(element: &Element, site: &Site) -> bool {
+    if element.is_any() {
+        return true;
+    }
+    let path = &element.path;
     let segments: Vec<&str> = site.segments().collect();
     if path.len() > segments.len() {
         return false;
@@ -131,23 +137,80 @@ fn path_matches(path: &[String], site: &Site) -> bool {
 
 /// Resolves every function of `selector` against the linked sites.
 pub(crate) fn resolve_all(selector: &Selector) -> Result<Vec<Resolved>, ProbeError> {
-    selector.elements().iter().map(resolve).collect()
+    let (last, outer) = selector
+        .elements()
+        .split_last()
+        .expect("a parsed selector has at least one element");
+    let mut elements: Vec<Resolved> = outer
+        .iter()
+        .map(|e| resolve(e, false))
+        .collect::<Result<_, _>>()?;
+    elements.push(resolve(last, true)?);
+    Ok(elements)
 }
 
-fn resolve(element: &Element) -> Result<Resolved, ProbeError> {
-    let sites: Vec<&'static Site> = site::all()
-        .filter(|s| path_matches(&element.path, s))
+/// Whether a variable whose written type is `written` may carry `tag`: yes if the source
+/// writes that type or none (then its run-time type decides).
+fn tag_allows(tag: Option<&str>, written: &str) -> bool {
+    match tag {
+        None => true,
+        Some(tag) => written.is_empty() || type_tag(written) == tag,
+    }
+}
+
+/// The slots `capture` stands for in `site`: one for a named variable (none if `site` lacks
+/// it or its written type is not the tag), one per argument and binding for `*`.
+fn slots(capture: &Capture, site: &'static Site) -> Vec<Slot> {
+    let tag = capture.tag.as_deref();
+    let slot = |index: usize, key: &'static str| Slot {
+        index,
+        key,
+        // A written type was checked here; only an unwritten one waits for the run.
+        tag: tag
+            .filter(|_| site.written_type(index).is_empty())
+            .map(intern),
+        condition: capture.condition.clone(),
+        role: capture.role,
+    };
+    if capture.is_any() {
+        let renamed = (capture.key != capture.name).then(|| intern(&capture.key));
+        site.plain_variables()
+            .filter(|i| tag_allows(tag, site.written_type(*i)))
+            .map(|i| slot(i, renamed.unwrap_or(site.info.variables[i])))
+            .collect()
+    } else {
+        site.variable(&capture.name)
+            .filter(|i| tag_allows(tag, site.written_type(*i)))
+            .map(|i| slot(i, intern(&capture.key)))
+            .into_iter()
+            .collect()
+    }
+}
+
+fn resolve(element: &Element, is_last: bool) -> Result<Resolved, ProbeError> {
+    let named: Vec<&Capture> = element.captures.iter().filter(|c| !c.is_any()).collect();
+    let candidates: Vec<&'static Site> = site::all()
+        .filter(|s| path_matches(element, s))
+        // `*(x)`: the functions that have every variable named.
+        .filter(|s| !element.is_any() || named.iter().all(|c| s.variable(&c.name).is_some()))
         .collect();
-    if sites.is_empty() {
-        return Err(ProbeError::UnknownFunction {
-            name: element.name(),
-            column: element.column,
-            closest: closest_names(&element.name()),
+    if candidates.is_empty() {
+        return Err(if element.is_any() {
+            no_function_has(element)
+        } else {
+            ProbeError::UnknownFunction {
+                name: element.name(),
+                column: element.column,
+                closest: closest_names(&element.name()),
+            }
         });
     }
-    for capture in &element.captures {
-        if !sites.iter().any(|s| s.variable(&capture.name).is_some()) {
-            let mut available: Vec<&str> = sites
+    for capture in &named {
+        if !candidates
+            .iter()
+            .any(|s| s.variable(&capture.name).is_some())
+        {
+            let mut available: Vec<&str> = candidates
                 .iter()
                 .flat_map(|s| s.info.variables.iter().copied())
                 .collect();
@@ -160,17 +223,85 @@ fn resolve(element: &Element) -> Result<Resolved, ProbeError> {
                 available: available.into_iter().map(str::to_owned).collect(),
             });
         }
+        if let Some(tag) = &capture.tag
+            && !candidates.iter().any(|s| {
+                s.variable(&capture.name)
+                    .is_some_and(|i| tag_allows(Some(tag), s.written_type(i)))
+            })
+        {
+            let written = candidates
+                .iter()
+                .find_map(|s| s.variable(&capture.name).map(|i| s.written_type(i)))
+                .unwrap_or_default();
+            return Err(ProbeError::WrongTag {
+                function: element.name(),
+                variable: capture.name.clone(),
+                tag: tag.clone(),
+                written: written.to_owned(),
+                column: capture.column,
+            });
+        }
     }
-    Ok(Resolved {
-        sites,
-        captures: element.captures.clone(),
-    })
+    let sites = candidates
+        .into_iter()
+        .map(|site| {
+            let slots = element
+                .captures
+                .iter()
+                .flat_map(|c| slots(c, site))
+                .collect();
+            SiteSlots::new(site.key(), slots)
+        })
+        // The last function's sites are those where its focus can fire: a function of the
+        // name without the variable (another one has it) gives nothing.
+        .filter(|s| {
+            !is_last || !element.captures.iter().any(|c| c.role == Role::Focus) || s.has_focus
+        })
+        .collect();
+    Ok(Resolved { sites })
+}
+
+/// The error for `*(x)` or `x` alone when no instrumented function has `x`.
+fn no_function_has(element: &Element) -> ProbeError {
+    let capture = element
+        .captures
+        .iter()
+        .find(|c| !c.is_any() && site::all().all(|s| s.variable(&c.name).is_none()))
+        .or(element.captures.first());
+    let (variable, column) = capture
+        .map(|c| (c.name.clone(), c.column))
+        .unwrap_or_default();
+    let is_function = site::all().any(|s| s.info.name == variable);
+    ProbeError::NoFunctionHas {
+        variable,
+        column,
+        closest: if is_function {
+            Vec::new()
+        } else {
+            closest_variables(&capture.map(|c| c.name.clone()).unwrap_or_default())
+        },
+        is_function,
+    }
 }
 
 /// The three instrumented names closest to `name` (by edit distance), for an error message.
 fn closest_names(name: &str) -> Vec<String> {
-    let mut names: Vec<(usize, String)> = site::all()
-        .flat_map(|s| [s.info.name.to_owned(), s.qualified()])
+    closest(
+        name,
+        site::all().flat_map(|s| [s.info.name.to_owned(), s.qualified()]),
+    )
+}
+
+/// The three variable names of any instrumented function closest to `name`.
+fn closest_variables(name: &str) -> Vec<String> {
+    closest(
+        name,
+        site::all().flat_map(|s| s.plain_variables().map(|i| s.info.variables[i].to_owned())),
+    )
+}
+
+fn closest(name: &str, candidates: impl Iterator<Item = String>) -> Vec<String> {
+    let mut names: Vec<(usize, String)> = candidates
         .map(|candidate| (strsim::levenshtein(name, &candidate), candidate))
         .collect();
     names.sort();

@@ -1,21 +1,31 @@
-//! The instrumented frames that some probe names, on a per-thread stack, and how a probe
-//! matches a new frame against the frames that enclose it. Below `frame` (what the `#[probe]`
-//! expansion calls) and above `active` (the registry of probes).
+//! The frames of probed calls: taken from a per-thread pool, matched once against the probes of
+//! their function's plan (and, for nested selectors, the enclosing frames on a per-thread
+//! stack), then giving events as variables are assigned. Below `frame` (what the `#[probe]`
+//! expansion calls) and above `plan` and `active` (the probes).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::active::{ActiveProbe, next_wrap_id, probes_for};
+use super::active::next_wrap_id;
+use super::plan::{LastPlan, SitePlan, Slot, type_tag};
 use super::selector::Role;
-use super::site::{EXIT, Site};
-use crate::event::Fields;
+use super::site::Site;
+use super::specials::EXIT;
+use crate::field::Field;
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Timestamp, Value, WrapStep};
 
+/// Frames kept for reuse per thread, at most: enough for the nesting of probed calls a loop
+/// makes, few enough that an idle thread holds little.
+const POOLED: usize = 32;
+
 thread_local! {
-    /// The active instrumented frames of this thread, outermost first.
+    /// The active frames of functions that some probe names as an enclosing function,
+    /// outermost first.
     static STACK: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
+    /// Released frames, whose buffers the next probed calls reuse.
+    static POOL: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -26,105 +36,294 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One call of an instrumented function, while some probe names the function.
 pub(crate) struct ActiveFrame {
     pub(crate) site: &'static Site,
+    /// `None` only while pooled.
+    plan: Option<Arc<SitePlan>>,
+    /// Behind a lock because nested calls read the values, possibly from another thread (an
+    /// `async fn` moved between threads, a spawned task).
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Per variable: its latest value and run-time type, where the plan keeps it.
+    values: Vec<Option<(Value, &'static str)>>,
     matches: Vec<Match>,
-    /// Per variable: whether its latest value is kept (a probe captures it).
-    kept: Vec<bool>,
-    /// Per variable: whether setting it gives events.
-    triggers: Vec<bool>,
-    values: Mutex<Vec<Option<Value>>>,
-    /// Per match: the ids of the wrapper blocks begun and not yet ended (a stack: loops and
-    /// recursion nest).
-    open: Mutex<Vec<Vec<u64>>>,
+    /// The fields of the event being built, written into the event's slot from here (a
+    /// pooled buffer: building an event allocates nothing but its slot).
+    scratch: Vec<Field>,
+}
+
+/// An enclosing frame matched to one of a selector's outer functions.
+struct Parent {
+    frame: Arc<ActiveFrame>,
+    /// Which function of the selector, and which of its sites.
+    element: usize,
+    at: usize,
+}
+
+/// How one probe reports from one frame of its last function.
+struct Match {
+    /// Index in the plan's `lasts`.
+    last: usize,
+    /// Enclosing frames matched to the selector's outer functions, outermost first.
+    parents: Vec<Parent>,
+    /// The ids of the wrapper blocks begun and not yet ended (a stack: loops and recursion
+    /// nest).
+    open: Vec<u64>,
+}
+
+impl Match {
+    /// Matches a probe ending in `site` against the enclosing frames; `None` if they do not
+    /// match or the calling thread's events do not reach the probe's scope.
+    fn new(last: &LastPlan, index: usize) -> Option<Match> {
+        let outer = &last.probe.elements[..last.probe.elements.len() - 1];
+        let mut parents = Vec::new();
+        if !outer.is_empty() {
+            parents.reserve(outer.len());
+            let found = STACK
+                .try_with(|stack| {
+                    let stack = stack.try_borrow().ok()?;
+                    // Each outer function must enclose the next one: walk outwards from the
+                    // innermost, taking the nearest enclosing frame of each.
+                    let mut below = stack.len();
+                    for (element, resolved) in outer.iter().enumerate().rev() {
+                        let (at, slot) =
+                            stack[..below].iter().enumerate().rev().find_map(|(i, f)| {
+                                let at = resolved.position(f.site.key())?;
+                                Some((i, at))
+                            })?;
+                        parents.push(Parent {
+                            frame: stack[at].clone(),
+                            element,
+                            at: slot,
+                        });
+                        below = at;
+                    }
+                    Some(())
+                })
+                .ok()
+                .flatten();
+            found?;
+            parents.reverse();
+        }
+        if !(last.probe.receives)() {
+            return None;
+        }
+        Some(Match {
+            last: index,
+            parents,
+            open: Vec::new(),
+        })
+    }
+}
+
+/// Whether `value` of run-time type `type_name` passes `slot`'s tag and condition.
+fn passes(slot: &Slot, value: &Value, type_name: &str) -> bool {
+    slot.tag.is_none_or(|tag| type_tag(type_name) == tag)
+        && slot.condition.as_ref().is_none_or(|c| c.matches(value))
+}
+
+/// Adds the captures `slots` reads from `values` to `fields`; `false` when a condition does not
+/// hold (or its variable is not bound yet): then there is no event.
+fn capture(
+    fields: &mut Vec<Field>,
+    slots: &[Slot],
+    plan: &SitePlan,
+    values: &[Option<(Value, &'static str)>],
+) -> bool {
+    for slot in slots.iter().filter(|s| s.role == Role::Context) {
+        let kept = plan.slot(slot.index).and_then(|at| values.get(at));
+        match kept.and_then(Option::as_ref) {
+            Some((value, type_name)) => {
+                if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
+                    continue;
+                }
+                if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
+                    return false;
+                }
+                fields.push((Key::Borrowed(slot.key), value.clone()));
+            }
+            None if slot.condition.is_some() => return false,
+            None => {}
+        }
+    }
+    true
 }
 
 impl ActiveFrame {
-    pub(super) fn new(site: &'static Site) -> ActiveFrame {
-        let probes = probes_for(site);
-        let stack = STACK
-            .try_with(|s| s.try_borrow().map(|s| s.clone()).unwrap_or_default())
-            .unwrap_or_default();
-        let matches: Vec<Match> = probes
-            .iter()
-            .filter_map(|p| Match::new(p, site, &stack))
-            .collect();
-        let n = site.info.variables.len();
-        let mut kept = vec![false; n];
-        let mut triggers = vec![false; n];
-        for m in &matches {
-            m.reads().for_each(|i| kept[i] = true);
-            triggers[m.focus] = true;
-            if let Some(end) = m.end {
-                triggers[end] = true;
+    /// A frame for a call of `site` under `plan`, matched against its probes; `None` when no
+    /// probe reports from it and it need not be found by nested calls.
+    pub(super) fn acquire(site: &'static Site, plan: Arc<SitePlan>) -> Option<Arc<ActiveFrame>> {
+        let pooled = POOL
+            .try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .ok()
+            .flatten();
+        let mut frame = pooled.unwrap_or_else(|| {
+            Arc::new(ActiveFrame {
+                site,
+                plan: None,
+                state: Mutex::new(State::default()),
+            })
+        });
+        let this = Arc::get_mut(&mut frame).expect("a pooled frame has no other owner");
+        this.site = site;
+        let state = this.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        // The pooled buffers keep their capacity: no allocation once the pool is warm.
+        state.matches.extend(
+            plan.lasts
+                .iter()
+                .enumerate()
+                .filter_map(|(i, last)| Match::new(last, i)),
+        );
+        if state.matches.is_empty() && !plan.is_outer {
+            Self::release(frame);
+            return None;
+        }
+        state.values.resize(plan.kept, None);
+        this.plan = Some(plan);
+        Some(frame)
+    }
+
+    /// Returns a frame to this thread's pool once no nested call holds it, dropping what it
+    /// holds (values may be tensors; the plan keeps probes alive).
+    pub(super) fn release(mut frame: Arc<ActiveFrame>) {
+        let Some(this) = Arc::get_mut(&mut frame) else {
+            return;
+        };
+        this.plan = None;
+        let state = this.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+        state.values.clear();
+        state.matches.clear();
+        let _ = POOL.try_with(|pool| {
+            if let Ok(mut pool) = pool.try_borrow_mut()
+                && pool.len() < POOLED
+            {
+                pool.push(frame);
             }
-        }
-        for probe in &probes {
-            outer_captures(probe, site)
-                .into_iter()
-                .for_each(|i| kept[i] = true);
-        }
-        ActiveFrame {
-            site,
-            open: Mutex::new(vec![Vec::new(); matches.len()]),
-            matches,
-            kept,
-            triggers,
-            values: Mutex::new(vec![None; n]),
-        }
+        });
+    }
+
+    fn plan(&self) -> &SitePlan {
+        self.plan.as_ref().expect("an acquired frame has a plan")
+    }
+
+    /// Whether nested calls look for this frame on the thread's stack.
+    pub(super) fn is_outer(&self) -> bool {
+        self.plan().is_outer
     }
 
     pub(super) fn wants(&self, index: usize) -> bool {
-        self.kept.get(index).copied().unwrap_or(false)
-            || self.triggers.get(index).copied().unwrap_or(false)
+        self.plan().wants(index)
     }
 
-    /// Variable `index` was assigned: keep it and give the events it triggers.
-    pub(super) fn set(&self, index: usize, value: impl FnOnce() -> Value) {
-        if !self.wants(index) {
+    /// Variable `index`, of run-time type `type_name`, was assigned: keep it and give the
+    /// events it triggers.
+    pub(super) fn set(&self, index: usize, type_name: &'static str, value: impl FnOnce() -> Value) {
+        let plan = self.plan();
+        if !plan.wants(index) {
             return;
         }
         let value = value();
-        if self.kept[index] {
-            lock(&self.values)[index] = Some(value.clone());
+        let mut state = lock(&self.state);
+        if let Some(at) = plan.slot(index) {
+            state.values[at] = Some((value.clone(), type_name));
         }
-        if !self.triggers[index] {
-            return;
+        if plan.triggers[index] {
+            self.trigger(&mut state, index, &value, type_name);
         }
-        for (at, m) in self.matches.iter().enumerate() {
-            if !m.probe.is_open() {
-                continue;
-            }
-            if m.focus == index {
-                let wrap = m.end.map(|_| {
-                    let id = next_wrap_id();
-                    lock(&self.open)[at].push(id);
-                    (WrapStep::Begin, id)
-                });
-                self.emit(m, index, &value, Role::Focus, wrap);
-            }
-            if m.end == Some(index) {
-                let id = lock(&self.open)[at].pop();
-                if let Some(id) = id {
-                    self.emit(m, index, &value, Role::End, Some((WrapStep::End, id)));
-                }
+    }
+
+    /// Argument `index` was bound: kept, its events given by [`ActiveFrame::arguments_bound`]
+    /// once every argument is, as ptera binds them all at entry (`f(!x, y)` sees `y`).
+    pub(super) fn argument(
+        &self,
+        index: usize,
+        type_name: &'static str,
+        value: impl FnOnce() -> Value,
+    ) {
+        // The plan keeps every argument that triggers (`SitePlan::build`).
+        if let Some(at) = self.plan().slot(index) {
+            lock(&self.state).values[at] = Some((value(), type_name));
+        }
+    }
+
+    /// Every argument is bound: the events of those that trigger some.
+    pub(super) fn arguments_bound(&self, indices: std::ops::Range<usize>) {
+        let plan = self.plan();
+        let mut state = lock(&self.state);
+        for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
+            let bound = plan.slot(index).and_then(|at| state.values[at].clone());
+            if let Some((value, type_name)) = bound {
+                self.trigger(&mut state, index, &value, type_name);
             }
         }
     }
 
-    pub(super) fn emit(
+    /// The events variable `index`'s new `value` gives.
+    fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
+        let plan = self.plan();
+        let State {
+            values,
+            matches,
+            scratch,
+        } = state;
+        for m in matches.iter_mut() {
+            let last = &plan.lasts[m.last];
+            if !last.probe.is_open() {
+                continue;
+            }
+            let slots = &last.slots().slots;
+            let has_focus = last.slots().has_focus;
+            let is_end = last.slots().has_end;
+            for slot in slots {
+                match slot.role {
+                    Role::Focus if slot.index == index && passes(slot, value, type_name) => {
+                        let wrap = is_end.then(|| {
+                            let id = next_wrap_id();
+                            m.open.push(id);
+                            (WrapStep::Begin, id)
+                        });
+                        self.emit(last, m, values, scratch, Some((slot, value)), wrap);
+                    }
+                    Role::End if slot.index == index => {
+                        if let Some(id) = m.open.pop() {
+                            self.emit(
+                                last,
+                                m,
+                                values,
+                                scratch,
+                                Some((slot, value)),
+                                Some((WrapStep::End, id)),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !has_focus && index == EXIT {
+                self.emit(last, m, values, scratch, None, None);
+            }
+        }
+    }
+
+    /// Gives one event of `last`'s probe: the enclosing frames' captures, then this frame's,
+    /// with `given` (the variable that triggered it) in its place.
+    fn emit(
         &self,
+        last: &LastPlan,
         m: &Match,
-        index: usize,
-        value: &Value,
-        role: Role,
+        values: &[Option<(Value, &'static str)>],
+        fields: &mut Vec<Field>,
+        given: Option<(&Slot, &Value)>,
         wrap: Option<(WrapStep, u64)>,
     ) {
-        let mut fields = Fields::new();
+        fields.clear();
+        let slots = &last.slots().slots;
         if let Some((step, id)) = wrap {
-            let name = m
-                .own
+            let name = slots
                 .iter()
-                .find(|c| c.2 == Role::Focus)
-                .map(|c| c.1.clone())
+                .find(|s| s.role == Role::Focus)
+                .map(|s| s.key)
                 .unwrap_or_default();
             let mark = BTreeMap::from([
                 ("id".to_owned(), Value::U64(id)),
@@ -133,27 +332,28 @@ impl ActiveFrame {
             ]);
             fields.push((Key::Borrowed(WRAP), Value::Map(mark)));
         }
-        for (frame, captures) in &m.parents {
-            let values = lock(&frame.values);
-            for (i, key) in captures {
-                if let Some(v) = values.get(*i).and_then(Option::as_ref) {
-                    fields.push((Key::Owned(key.clone()), v.clone()));
-                }
+        for parent in &m.parents {
+            let outer = &last.probe.elements[parent.element].sites[parent.at];
+            let state = lock(&parent.frame.state);
+            if !capture(fields, &outer.slots, parent.frame.plan(), &state.values) {
+                return;
             }
         }
-        let values = lock(&self.values);
-        for (i, key, capture_role) in &m.own {
-            if *i == index && *capture_role == role && (role != Role::Focus || m.focus_given) {
-                fields.push((Key::Owned(key.clone()), value.clone()));
-            } else if *capture_role == Role::Context
-                && let Some(v) = values.get(*i).and_then(Option::as_ref)
+        // This frame's captures in the selector's order, the trigger in its place.
+        let mut pushed_given = false;
+        for slot in slots {
+            if let Some((g, value)) = given
+                && std::ptr::eq(slot, g)
             {
-                fields.push((Key::Owned(key.clone()), v.clone()));
+                fields.push((Key::Borrowed(slot.key), value.clone()));
+                pushed_given = true;
+            } else if !capture(fields, std::slice::from_ref(slot), self.plan(), values) {
+                return;
             }
         }
-        drop(values);
-        m.probe.send(Event::from_parts(
-            fields,
+        debug_assert!(given.is_none() || pushed_given);
+        last.probe.send(Event::from_fields(
+            fields.drain(..),
             Timestamp::now(),
             Some(&self.site.origin),
         ));
@@ -165,13 +365,20 @@ impl ActiveFrame {
         value: T,
         conv: impl FnOnce(&T) -> Value,
     ) -> T {
-        self.set(index, || conv(&value));
+        self.set(index, std::any::type_name::<T>(), || conv(&value));
         let mut slot = Some(value);
-        for m in &self.matches {
-            if m.focus != index || !m.focus_given {
+        let plan = self.plan();
+        let matches: Vec<usize> = lock(&self.state).matches.iter().map(|m| m.last).collect();
+        for last in matches.into_iter().map(|i| &plan.lasts[i]) {
+            let focus = last
+                .slots()
+                .slots
+                .iter()
+                .any(|s| s.role == Role::Focus && s.index == index);
+            if !focus {
                 continue;
             }
-            let overrider = lock(&m.probe.overrider).clone();
+            let overrider = lock(&last.probe.overrider).clone();
             if let Some(overrider) = overrider {
                 overrider.apply(
                     &mut slot,
@@ -206,96 +413,9 @@ pub(super) fn pop_frame(frame: &Arc<ActiveFrame>) {
     });
 }
 
-/// An enclosing frame matched to one of a selector's outer functions, with the indices of the
-/// variables captured there and their keys.
-pub(crate) type Parent = (Arc<ActiveFrame>, Vec<(usize, String)>);
-
-/// How one probe reports from one frame of its last function.
-pub(crate) struct Match {
-    pub(crate) probe: Arc<ActiveProbe>,
-    /// Enclosing frames matched to the selector's outer functions, outermost first, with the
-    /// variable indices captured in each (and their keys).
-    pub(crate) parents: Vec<Parent>,
-    /// This frame's captures: `(index, key, role)`.
-    pub(crate) own: Vec<(usize, String, Role)>,
-    /// The variable whose assignments give events (`#exit` when the selector has no focus).
-    pub(crate) focus: usize,
-    /// The end of a wrapper probe.
-    pub(crate) end: Option<usize>,
-    /// Whether the focus field is part of the event (not for an implicit `#exit`).
-    pub(crate) focus_given: bool,
-}
-
-impl Match {
-    /// Matches `probe` against a new frame of `site`, whose enclosing frames are `stack`
-    /// (outermost first). `None` if `site` is not the probe's last function or the enclosing
-    /// calls do not match.
-    pub(crate) fn new(
-        probe: &Arc<ActiveProbe>,
-        site: &'static Site,
-        stack: &[Arc<ActiveFrame>],
-    ) -> Option<Match> {
-        let (last, outer) = probe.elements.split_last()?;
-        if !last.matches(site) {
-            return None;
-        }
-        // Each outer function must enclose the next one: walk outwards from the innermost,
-        // taking the nearest enclosing frame of each.
-        let mut parents = Vec::with_capacity(outer.len());
-        let mut below = stack.len();
-        for element in outer.iter().rev() {
-            let at = stack[..below]
-                .iter()
-                .rposition(|f| element.matches(f.site))?;
-            let indices = element
-                .captures
-                .iter()
-                .filter_map(|c| Some((stack[at].site.variable(&c.name)?, c.key.clone())))
-                .collect();
-            parents.push((stack[at].clone(), indices));
-            below = at;
-        }
-        parents.reverse();
-        if !(probe.receives)() {
-            return None;
-        }
-        let own: Vec<(usize, String, Role)> = last
-            .captures
-            .iter()
-            .filter_map(|c| Some((site.variable(&c.name)?, c.key.clone(), c.role)))
-            .collect();
-        let focus = own.iter().find(|c| c.2 == Role::Focus).map(|c| c.0);
-        let end = own.iter().find(|c| c.2 == Role::End).map(|c| c.0);
-        let has_focus = probe.selector.focus().is_some();
-        if has_focus && focus.is_none() {
-            // This function of the name has no such variable (another one does).
-            return None;
-        }
-        Some(Match {
-            probe: probe.clone(),
-            parents,
-            focus_given: focus.is_some(),
-            focus: focus.unwrap_or(EXIT),
-            end,
-            own,
-        })
-    }
-
-    /// The variables of this frame that the match reads: its captures.
-    pub(crate) fn reads(&self) -> impl Iterator<Item = usize> + '_ {
-        self.own.iter().map(|c| c.0)
-    }
-}
-
-/// The variables of `site` that `probe` captures when `site` is one of its outer functions.
-pub(crate) fn outer_captures(probe: &ActiveProbe, site: &Site) -> Vec<usize> {
-    let Some((_, outer)) = probe.elements.split_last() else {
-        return Vec::new();
-    };
-    outer
-        .iter()
-        .filter(|e| e.matches(site))
-        .flat_map(|e| &e.captures)
-        .filter_map(|c| site.variable(&c.name))
-        .collect()
+/// This thread's stack of enclosing frames, for a future that carries it to another task.
+pub(super) fn current_stack() -> Vec<Arc<ActiveFrame>> {
+    STACK
+        .try_with(|s| s.try_borrow().map(|s| s.clone()).unwrap_or_default())
+        .unwrap_or_default()
 }

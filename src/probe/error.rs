@@ -37,6 +37,44 @@ pub enum ProbeError {
         /// The variables and specials the function has.
         available: Vec<String>,
     },
+    /// The variable's type, as written in the source, is not the selector's tag (`x:Tag`).
+    #[error(
+        "`{variable}` in `{function}` is written `{written}`, not tagged `{tag}` (column {column}): \
+         a tag names the variable's type"
+    )]
+    WrongTag {
+        /// The function in the selector.
+        function: String,
+        /// The variable in the selector.
+        variable: String,
+        /// The tag in the selector.
+        tag: String,
+        /// The variable's type as written.
+        written: String,
+        /// The variable's column in the selector.
+        column: usize,
+    },
+    /// A variable without its function (`x`, `*(x)`) that no instrumented function has.
+    #[error(
+        "no function instrumented with #[probe] has a variable `{variable}` (column {column}){}",
+        if *is_function {
+            format!("; `{variable}` is a function: select one of its variables (`{variable} > x`) or capture some (`{variable}(x, y)`)")
+        } else if closest.is_empty() {
+            String::new()
+        } else {
+            format!("; closest: {}", closest.join(", "))
+        }
+    )]
+    NoFunctionHas {
+        /// The variable in the selector.
+        variable: String,
+        /// Its column in the selector.
+        column: usize,
+        /// The variables of instrumented functions with the closest names.
+        closest: Vec<String>,
+        /// Whether an instrumented function has that name: the selector forgot its variable.
+        is_function: bool,
+    },
     /// `override_with` on a selector with no focus variable.
     #[error("cannot override with `{selector}`: it has no focus variable (`f > x` or `f(!x)`)")]
     OverrideWithoutFocus {

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use super::active_frame::{ActiveFrame, pop_frame, push_frame};
-use super::site::{ERROR, EXIT, Site, VALUE};
+use super::site::Site;
+use super::specials::{ERROR, EXIT, SPECIALS, VALUE};
+use super::values::value_of;
 use crate::Value;
 
 /// The frame of one call of an instrumented function: `None` inside when no probe names it.
@@ -52,10 +54,17 @@ impl Frame {
     #[cold]
     #[inline(never)]
     fn enter_active(site: &'static Site, push: bool) -> Frame {
-        let frame = Arc::new(ActiveFrame::new(site));
-        let pushed = push && push_frame(&frame);
+        // One load of the plan the last change of the probe set left: no lock.
+        let frame = site
+            .plan
+            .load_full()
+            .and_then(|plan| ActiveFrame::acquire(site, plan));
+        let pushed = match &frame {
+            Some(frame) => push && frame.is_outer() && push_frame(frame),
+            None => false,
+        };
         Frame {
-            active: Some(frame),
+            active: frame,
             pushed,
         }
     }
@@ -64,15 +73,32 @@ impl Frame {
     #[inline(always)]
     pub fn fire(&self, index: usize) {
         if let Some(active) = &self.active {
-            active.set(index, || Value::Bool(true));
+            active.set(index, "", || Value::Bool(true));
         }
     }
 
-    /// Variable `index` was assigned; `value` converts it if some probe reads it.
+    /// Variable `index` was assigned `value`, converted only if some probe reads it.
     #[inline(always)]
-    pub fn var(&self, index: usize, value: impl FnOnce() -> Value) {
+    pub fn var<T>(&self, index: usize, value: &T) {
         if let Some(active) = &self.active {
-            active.set(index, value);
+            active.set(index, std::any::type_name::<T>(), || value_of(value));
+        }
+    }
+
+    /// Argument `index` was bound to `value`; its events wait for [`Frame::arguments_bound`].
+    #[inline(always)]
+    pub fn argument<T>(&self, index: usize, value: &T) {
+        if let Some(active) = &self.active {
+            active.argument(index, std::any::type_name::<T>(), || value_of(value));
+        }
+    }
+
+    /// The function's `count` arguments are bound: the events they give, each seeing the
+    /// others (ptera binds all arguments at entry).
+    #[inline(always)]
+    pub fn arguments_bound(&self, count: usize) {
+        if let Some(active) = &self.active {
+            active.arguments_bound(SPECIALS..SPECIALS + count);
         }
     }
 
@@ -99,7 +125,7 @@ impl Frame {
             Some(active) => {
                 begins
                     .iter()
-                    .for_each(|i| active.set(*i, || Value::Bool(true)));
+                    .for_each(|i| active.set(*i, "", || Value::Bool(true)));
                 Iteration {
                     frame: Some(active),
                     ends,
@@ -112,11 +138,11 @@ impl Frame {
     #[inline(always)]
     pub fn returned(&self, value: impl FnOnce() -> Value, error: impl FnOnce() -> Option<Value>) {
         if let Some(active) = &self.active {
-            active.set(VALUE, value);
+            active.set(VALUE, "", value);
             if active.wants(ERROR)
                 && let Some(error) = error()
             {
-                active.set(ERROR, || error);
+                active.set(ERROR, "", || error);
             }
         }
     }
@@ -126,11 +152,12 @@ impl Drop for Frame {
     fn drop(&mut self) {
         if let Some(active) = self.active.take() {
             if !std::thread::panicking() {
-                active.set(EXIT, || Value::Bool(true));
+                active.set(EXIT, "", || Value::Bool(true));
             }
             if self.pushed {
                 pop_frame(&active);
             }
+            ActiveFrame::release(active);
         }
     }
 }
@@ -157,7 +184,7 @@ impl Drop for Iteration<'_> {
         {
             self.ends
                 .iter()
-                .for_each(|i| frame.set(*i, || Value::Bool(true)));
+                .for_each(|i| frame.set(*i, "", || Value::Bool(true)));
         }
     }
 }
@@ -218,7 +245,7 @@ impl<F: Future> Future for InFrame<'_, F> {
                         }
                     }
                 }
-                let _popped = Popped(active, push_frame(active));
+                let _popped = Popped(active, active.is_outer() && push_frame(active));
                 this.future.poll(cx)
             }
         }

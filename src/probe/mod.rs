@@ -32,18 +32,23 @@
 
 mod active;
 mod active_frame;
+mod carry;
+mod channel;
 mod error;
 mod frame;
 mod overrides;
+mod plan;
 mod selector;
 mod site;
 #[doc(hidden)]
 pub mod spec;
+mod specials;
 mod stream;
 mod values;
 
+pub use carry::{Carried, carry};
 pub use error::ProbeError;
-pub use selector::{Capture, Element, Role, Selector, SelectorError};
+pub use selector::{ANY, Capture, Element, Literal, Role, Selector, SelectorError};
 pub use site::{ProbeSite, sites};
 pub use stream::{Override, Probe};
 pub use values::register_value;

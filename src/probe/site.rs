@@ -3,6 +3,10 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use arc_swap::ArcSwapOption;
+
+use super::plan::{SiteKey, SitePlan};
+use super::specials::SPECIALS;
 use crate::Origin;
 
 /// What the macro knows about an instrumented function.
@@ -22,20 +26,15 @@ pub struct SiteInfo {
     pub variables: &'static [&'static str],
     /// How many of `variables` (after the four specials) are arguments.
     pub arguments: usize,
+    /// Per variable, the name of its type as written (`Tensor` for `x: &Tensor<B, 2>`; the
+    /// impl's type for `self`), `""` where the source writes none: what a tag (`x:Tensor`)
+    /// is checked against before the run; the others are checked by their run-time type.
+    pub types: &'static [&'static str],
     /// The variables whose value a probe may replace.
     pub overridable: &'static [&'static str],
     /// Whether the function is `async`.
     pub is_async: bool,
 }
-
-/// The index of `#exit` in [`SiteInfo::variables`].
-pub(crate) const EXIT: usize = 1;
-/// The index of `#value`.
-pub(crate) const VALUE: usize = 2;
-/// The index of `#error`.
-pub(crate) const ERROR: usize = 3;
-/// How many specials precede the arguments.
-const SPECIALS: usize = 4;
 
 /// The static of one instrumented function: its description and how many probes concern it.
 #[doc(hidden)]
@@ -45,6 +44,9 @@ pub struct Site {
     /// Active probes that name this function (as the focus or as an enclosing call): the one
     /// relaxed load an instrumented call makes.
     pub(crate) active: AtomicUsize,
+    /// What the probes that name this function do in its frames, rebuilt by each change of the
+    /// probe set (`active::rebuild`): a probed call reads it with one load, without a lock.
+    pub(crate) plan: ArcSwapOption<SitePlan>,
     pub(crate) origin: Origin,
 }
 
@@ -59,7 +61,13 @@ impl Site {
             },
             info,
             active: AtomicUsize::new(0),
+            plan: ArcSwapOption::const_empty(),
         }
+    }
+
+    /// The identity plans and resolved selectors know this site by.
+    pub(crate) fn key(&'static self) -> SiteKey {
+        SiteKey::new(self as *const Site as usize)
     }
 
     /// Whether some probe names this function now.
@@ -70,6 +78,16 @@ impl Site {
 
     pub(crate) fn variable(&self, name: &str) -> Option<usize> {
         self.info.variables.iter().position(|v| *v == name)
+    }
+
+    /// The written type name of variable `index`, `""` if none.
+    pub(crate) fn written_type(&self, index: usize) -> &'static str {
+        self.info.types.get(index).copied().unwrap_or("")
+    }
+
+    /// The arguments and bindings, what `*` stands for (not the specials or loop markers).
+    pub(crate) fn plain_variables(&self) -> impl Iterator<Item = usize> + '_ {
+        (SPECIALS..self.info.variables.len()).filter(|i| !self.info.variables[*i].starts_with('#'))
     }
 
     /// The path segments a selector matches against: the module's, then the name's.

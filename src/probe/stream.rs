@@ -7,12 +7,13 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::task::{Context, Poll};
 
 use futures::Stream;
-use futures::channel::mpsc::{UnboundedReceiver, unbounded};
 use futures::stream::FusedStream;
 
-use super::active::{ActiveProbe, Receives};
+use super::active::last_overridable;
+use super::channel::{Receiver, channel};
 use super::error::ProbeError;
 use super::overrides::{OverrideState, Overrider};
+use super::plan::{ActiveProbe, Receives};
 use super::selector::Selector;
 use crate::Event;
 
@@ -52,7 +53,7 @@ impl Drop for Registration {
 /// assert_eq!(futures::executor::block_on(halves.collect::<Vec<_>>()), vec![1.5, 2.5]);
 /// ```
 pub struct Probe {
-    receiver: UnboundedReceiver<Event>,
+    receiver: Receiver,
     registration: Registration,
     ended: bool,
 }
@@ -64,7 +65,7 @@ impl Probe {
         set: &ProbeSet,
     ) -> Result<Probe, ProbeError> {
         let selector = Selector::parse(selector)?;
-        let (sender, receiver) = unbounded();
+        let (sender, receiver) = channel();
         let probe = ActiveProbe::register(selector, sender, receives)?;
         set.add(&probe);
         Ok(Probe {
@@ -121,21 +122,10 @@ impl Probe {
                 selector: probe.selector.to_string(),
             });
         };
-        let last = probe
-            .elements
-            .last()
-            .expect("a registered probe has at least one function");
-        if !last
-            .sites
-            .iter()
-            .any(|s| s.info.overridable.contains(&focus.name.as_str()))
-        {
-            let mut overridable: Vec<String> = last
-                .sites
-                .iter()
-                .flat_map(|s| s.info.overridable.iter().map(|v| (*v).to_owned()))
-                .collect();
+        let mut overridable = last_overridable(probe);
+        if !overridable.contains(&focus.name.as_str()) {
             overridable.dedup();
+            let overridable = overridable.into_iter().map(str::to_owned).collect();
             return Err(ProbeError::NotOverridable {
                 function: probe
                     .selector
@@ -253,7 +243,7 @@ impl ProbeSet {
             std::mem::take(&mut *self.probes.lock().unwrap_or_else(PoisonError::into_inner));
         for probe in probes.iter().filter_map(Weak::upgrade) {
             probe.unregister();
-            probe.sender.close_channel();
+            probe.sender.close();
         }
     }
 }

@@ -8,12 +8,42 @@
 
 use std::any::TypeId;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use crate::{LazyValue, Value};
 
 /// Reads the value behind a pointer to the type it was registered for.
 type Convert = fn(*const ()) -> Value;
+
+/// Hashes a `TypeId` by the bits it already is (a hash of the type): each probed assignment
+/// looks its type up, and SipHash there cost more than the rest of the conversion.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // `TypeId` writes integers (below); any other input still hashes, byte by byte.
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = self.0.rotate_left(32) ^ n;
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        self.write_u64(n as u64 ^ (n >> 64) as u64);
+    }
+}
+
+/// A map keyed by type id.
+type IdMap<V> = HashMap<TypeId, V, BuildHasherDefault<IdHasher>>;
 
 macro_rules! table {
     ($map:ident; $($s:ty),* $(,)?) => {$(
@@ -55,10 +85,10 @@ macro_rules! table {
     )*};
 }
 
-fn table() -> &'static HashMap<TypeId, Convert> {
-    static TABLE: OnceLock<HashMap<TypeId, Convert>> = OnceLock::new();
+fn table() -> &'static IdMap<Convert> {
+    static TABLE: OnceLock<IdMap<Convert>> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut map: HashMap<TypeId, Convert> = HashMap::new();
+        let mut map: IdMap<Convert> = IdMap::default();
         table!(map; i8, i16, i32, i64, isize, u8, u16, u32, u64, usize, f32, f64, bool, String,
             Value, LazyValue, Arc<str>);
         // The three entries below follow the table's argument: `value_of` passes a pointer to a
@@ -90,7 +120,7 @@ fn table() -> &'static HashMap<TypeId, Convert> {
 }
 
 /// Conversions registered with [`register_value`].
-static REGISTERED: RwLock<Option<HashMap<TypeId, Registered>>> = RwLock::new(None);
+static REGISTERED: RwLock<Option<IdMap<Registered>>> = RwLock::new(None);
 
 /// A registered conversion, and how to call it with an erased pointer.
 #[derive(Clone, Copy)]
@@ -150,7 +180,7 @@ pub unsafe fn register_value<T: 'static>(convert: fn(&T) -> Value) {
     REGISTERED
         .write()
         .unwrap_or_else(PoisonError::into_inner)
-        .get_or_insert_with(HashMap::new)
+        .get_or_insert_with(IdMap::default)
         .insert(TypeId::of::<T>(), entry);
 }
 

@@ -1,0 +1,288 @@
+//! What the active probes do in one instrumented function, resolved once per change of the
+//! probe set and read by each probed call with one atomic load (`Site::plan`): which probes end
+//! in it, which variables its frames keep for the events of probes nested inside it, and which
+//! assignments give events.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::channel::Sender;
+use super::overrides::Overrider;
+use super::selector::{Literal, Role, Selector};
+use super::specials::{EXIT, SPECIALS};
+use crate::Event;
+
+/// A site's identity: its static's address. The plan names sites by it, so that it need not
+/// know the site type (which holds the plan).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SiteKey(usize);
+
+impl SiteKey {
+    pub(crate) fn new(address: usize) -> SiteKey {
+        SiteKey(address)
+    }
+}
+
+/// Whether the calling thread's events reach the probe's scope.
+pub(crate) type Receives = Box<dyn Fn() -> bool + Send + Sync>;
+
+/// A registered probe: its selector resolved against the sites, and where its events go.
+pub(crate) struct ActiveProbe {
+    pub(crate) selector: Selector,
+    pub(crate) elements: Vec<Resolved>,
+    pub(crate) sender: Sender,
+    pub(crate) receives: Receives,
+    pub(crate) overrider: Mutex<Option<Overrider>>,
+    /// Cleared by the first unregistration (`active`).
+    pub(crate) registered: AtomicBool,
+}
+
+impl ActiveProbe {
+    /// Whether the probe's stream still takes events.
+    pub(crate) fn is_open(&self) -> bool {
+        !self.sender.is_closed()
+    }
+
+    pub(crate) fn send(&self, event: Event) {
+        self.sender.send(event);
+    }
+}
+
+/// One function of a resolved selector: the sites it names, with its captures in each.
+#[derive(Debug)]
+pub(crate) struct Resolved {
+    pub(crate) sites: Vec<SiteSlots>,
+}
+
+impl Resolved {
+    /// The captures at `site`, if this function names it.
+    pub(crate) fn at(&self, site: SiteKey) -> Option<&SiteSlots> {
+        self.sites.iter().find(|s| s.site == site)
+    }
+
+    /// Where `site` is among [`Resolved::sites`].
+    pub(crate) fn position(&self, site: SiteKey) -> Option<usize> {
+        self.sites.iter().position(|s| s.site == site)
+    }
+}
+
+/// One variable a probe reads in one function, resolved against that function.
+#[derive(Debug, Clone)]
+pub(crate) struct Slot {
+    /// The variable's index in the site's table.
+    pub(crate) index: usize,
+    /// Its field in the event.
+    pub(crate) key: &'static str,
+    /// A tag to check against the value's run-time type: the source writes no type for it.
+    pub(crate) tag: Option<&'static str>,
+    /// `x=1`: the value it must have.
+    pub(crate) condition: Option<Literal>,
+    /// Focus, end or context.
+    pub(crate) role: Role,
+}
+
+/// A selector's function resolved against one site: its captures there, wildcards expanded,
+/// in the selector's order.
+#[derive(Debug)]
+pub(crate) struct SiteSlots {
+    pub(crate) site: SiteKey,
+    pub(crate) slots: Vec<Slot>,
+    /// Whether a focus is named here; without one, the probe gives one event at `#exit`.
+    pub(crate) has_focus: bool,
+    /// Whether a wrapper's end (`!!`) is named here.
+    pub(crate) has_end: bool,
+}
+
+impl SiteSlots {
+    pub(crate) fn new(site: SiteKey, slots: Vec<Slot>) -> SiteSlots {
+        SiteSlots {
+            site,
+            has_focus: slots.iter().any(|s| s.role == Role::Focus),
+            has_end: slots.iter().any(|s| s.role == Role::End),
+            slots,
+        }
+    }
+}
+
+/// A probe whose last function is this site.
+pub(crate) struct LastPlan {
+    pub(crate) probe: Arc<ActiveProbe>,
+    /// Index of this site in the probe's last element.
+    pub(crate) at: usize,
+}
+
+impl LastPlan {
+    pub(crate) fn slots(&self) -> &SiteSlots {
+        let last = self
+            .probe
+            .elements
+            .last()
+            .expect("a registered probe has at least one function");
+        &last.sites[self.at]
+    }
+}
+
+/// [`SitePlan::slot`] of a variable a frame does not keep.
+pub(crate) const NOT_KEPT: u32 = u32::MAX;
+
+/// What the active probes do in one site's frames.
+pub(crate) struct SitePlan {
+    /// The probe set's version this plan was built from.
+    pub(crate) epoch: u64,
+    pub(crate) lasts: Vec<LastPlan>,
+    /// Per variable: where a frame keeps its latest value (a probe reads it later, or it is an
+    /// argument whose events wait for the others), [`NOT_KEPT`] if it does not.
+    pub(crate) slot: Vec<u32>,
+    /// How many variables a frame keeps: the length of its values.
+    pub(crate) kept: usize,
+    /// Per variable: whether its assignment may give an event.
+    pub(crate) triggers: Vec<bool>,
+    /// Whether some probe names this site as an enclosing function: its frames then go on the
+    /// thread's stack, where nested calls find them.
+    pub(crate) is_outer: bool,
+}
+
+impl fmt::Debug for SitePlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SitePlan")
+            .field("epoch", &self.epoch)
+            .field("probes", &self.lasts.len())
+            .field("is_outer", &self.is_outer)
+            .finish()
+    }
+}
+
+impl SitePlan {
+    /// The plan of `site`, whose table has `n` variables (`arguments` of them after the
+    /// specials), under `probes`; `None` when none of them names it.
+    pub(crate) fn build(
+        site: SiteKey,
+        (n, arguments): (usize, usize),
+        probes: &[Arc<ActiveProbe>],
+        epoch: u64,
+    ) -> Option<SitePlan> {
+        let mut keep = vec![false; n];
+        let mut plan = SitePlan {
+            epoch,
+            lasts: Vec::new(),
+            slot: Vec::new(),
+            kept: 0,
+            triggers: vec![false; n],
+            is_outer: false,
+        };
+        let mut named = false;
+        for probe in probes {
+            let Some((last, outer)) = probe.elements.split_last() else {
+                continue;
+            };
+            for element in outer {
+                if let Some(slots) = element.at(site) {
+                    named = true;
+                    plan.is_outer = true;
+                    slots.slots.iter().for_each(|s| keep[s.index] = true);
+                }
+            }
+            if let Some(at) = last.position(site) {
+                named = true;
+                let slots = &last.sites[at];
+                for slot in &slots.slots {
+                    match slot.role {
+                        Role::Context => keep[slot.index] = true,
+                        Role::Focus | Role::End => plan.triggers[slot.index] = true,
+                    }
+                }
+                if !slots.has_focus {
+                    plan.triggers[EXIT] = true;
+                }
+                plan.lasts.push(LastPlan {
+                    probe: probe.clone(),
+                    at,
+                });
+            }
+        }
+        // An argument that triggers is kept until every argument is bound.
+        let argument_range = SPECIALS..(SPECIALS + arguments).min(n);
+        argument_range.for_each(|i| keep[i] |= plan.triggers[i]);
+        plan.slot = keep
+            .iter()
+            .map(|k| {
+                if *k {
+                    plan.kept += 1;
+                    (plan.kept - 1) as u32
+                } else {
+                    NOT_KEPT
+                }
+            })
+            .collect();
+        named.then_some(plan)
+    }
+
+    /// Where a frame keeps variable `index`, if it does.
+    #[inline]
+    pub(crate) fn slot(&self, index: usize) -> Option<usize> {
+        match self.slot.get(index) {
+            Some(&at) if at != NOT_KEPT => Some(at as usize),
+            _ => None,
+        }
+    }
+
+    /// Whether a frame records variable `index` at all.
+    #[inline]
+    pub(crate) fn wants(&self, index: usize) -> bool {
+        self.slot.get(index).is_some_and(|at| *at != NOT_KEPT)
+            || self.triggers.get(index).copied().unwrap_or(false)
+    }
+}
+
+/// `key` as a `&'static str`, so that events name their fields without allocating: keys come
+/// from selectors, a handful per program, kept for its life.
+pub(crate) fn intern(key: &str) -> &'static str {
+    static KEYS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
+    let mut keys = KEYS.lock().unwrap_or_else(PoisonError::into_inner);
+    let keys = keys.get_or_insert_with(HashSet::new);
+    if let Some(key) = keys.get(key) {
+        return key;
+    }
+    let key: &'static str = Box::leak(key.to_owned().into_boxed_str());
+    keys.insert(key);
+    key
+}
+
+/// The name a tag is compared with: the last path segment of a type, generics and references
+/// aside (`Tensor` for `&mut burn::tensor::Tensor<B, 2>`).
+pub(crate) fn type_tag(type_name: &str) -> &str {
+    let mut name = type_name.trim();
+    loop {
+        let stripped = name
+            .trim_start_matches('&')
+            .trim_start()
+            .trim_start_matches("mut ")
+            .trim_start_matches("dyn ")
+            .trim_start();
+        if stripped == name {
+            break;
+        }
+        name = stripped;
+    }
+    let name = name.split('<').next().unwrap_or(name);
+    name.rsplit("::").next().unwrap_or(name).trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_type_tag_is_the_last_segment_without_generics_or_references() {
+        assert_eq!(
+            type_tag("&mut burn_tensor::tensor::api::base::Tensor<B, 2>"),
+            "Tensor"
+        );
+        assert_eq!(type_tag("f64"), "f64");
+        assert_eq!(type_tag("&&str"), "str");
+        assert_eq!(type_tag("alloc::vec::Vec<u8>"), "Vec");
+        assert!(std::ptr::eq(intern("loss"), intern("loss")));
+    }
+}
