@@ -168,20 +168,6 @@ impl NatsAuth {
         vars
     }
 
-    /// Checks, before anything connects, that `url` is an address and that every file these
-    /// settings name can be read: the error names the address (masked) or the file.
-    ///
-    /// ```
-    /// use giving_nats::NatsAuth;
-    ///
-    /// assert!(NatsAuth::default().check("nats://127.0.0.1:4222").is_ok());
-    /// let error = NatsAuth::default().nkey("/no/such.nk").check("nats://h:1").unwrap_err();
-    /// assert!(error.to_string().contains("/no/such.nk"));
-    /// ```
-    pub fn check(&self, url: &str) -> Result<(), NatsError> {
-        crate::connect::options(url, self).map(|_| ())
-    }
-
     /// `options` with these settings and `url`'s own credentials applied. Fails, naming the
     /// file, when a credentials, nkey or certificate file cannot be read; never with a secret
     /// in the message.

@@ -27,6 +27,22 @@ pub fn check_url(url: &str) -> Result<(), NatsError> {
         })
 }
 
+impl NatsAuth {
+    /// Checks, before anything connects, that `url` is an address and that every file these
+    /// settings name can be read: the error names the address (masked) or the file.
+    ///
+    /// ```
+    /// use giving_nats::NatsAuth;
+    ///
+    /// assert!(NatsAuth::default().check("nats://127.0.0.1:4222").is_ok());
+    /// let error = NatsAuth::default().nkey("/no/such.nk").check("nats://h:1").unwrap_err();
+    /// assert!(error.to_string().contains("/no/such.nk"));
+    /// ```
+    pub fn check(&self, url: &str) -> Result<(), NatsError> {
+        options(url, self).map(|_| ())
+    }
+}
+
 /// The client options for `url` with `auth` and the URL's own credentials, and the reconnection
 /// policy: unlimited attempts, 100 ms apart growing to 1 s, so a restarted server is found
 /// again within a second.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 
-use super::api::MlflowError;
+use super::error::MlflowError;
 
 /// MLflow's variables, as its Python client reads them (`mlflow.environment_variables`).
 pub mod env {

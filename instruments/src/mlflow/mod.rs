@@ -4,6 +4,7 @@
 mod api;
 mod auth;
 mod batch;
+mod error;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,9 +14,9 @@ use giving::vocab::keys;
 use giving::{Event, EventStream, Timestamp, Value};
 
 use api::Api;
-pub use api::MlflowError;
 pub use auth::{MlflowAuth, env as mlflow_env};
 use batch::{MAX_METRICS, Metric, batches};
+pub use error::MlflowError;
 
 use crate::drain::{self, FileSink};
 use crate::error::InstrumentError;

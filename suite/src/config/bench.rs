@@ -10,6 +10,7 @@ use serde_norway::{Mapping, Value};
 use super::argv::{Sizing, assemble, resolve};
 use super::benchfile::{self, Main};
 use super::context::{BenchContext, Dirs};
+use super::launcher::Launcher;
 use super::resolve::{error_at, scalar};
 use super::source::{Origin, kind};
 use crate::error::ConfigError;
@@ -79,49 +80,6 @@ pub struct Bench {
     pub extra: BTreeMap<String, serde_json::Value>,
     /// How a milabench benchmark (`definition:` without `command:`) is started.
     pub launcher: Launcher,
-}
-
-/// How a milabench benchmark's `main.py` is started: what its `benchfile.py`'s
-/// `build_run_plan` builds. giving knows milabench's own benchmarks by their folder's name
-/// (`torchvision_ddp`, `diffusion`, …); `launcher:` names it for others.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Launcher {
-    /// The bench's own `command:`, as written.
-    #[default]
-    Command,
-    /// `{venv}/bin/voir --config FILE main.py ARGV` (milabench's default `VoirCommand`).
-    Voir,
-    /// `main.py ARGV` alone (milabench's bare `PackCommand`).
-    Script,
-    /// `activator {venv} {cache} main.py ARGV` (`ActivatorCommand`).
-    Activator,
-    /// voir under `benchrun` (torchrun) when the process has several GPUs
-    /// (`TorchrunAllNodes`).
-    Torchrun,
-    /// `accelerate launch` when the process has several GPUs or nodes, else `main.py` alone
-    /// (`AccelerateAllNodes`).
-    Accelerate,
-    /// `voir` (from the `PATH`) under `benchrun -m` when the process has several GPUs (timm's
-    /// `TorchRunCommand(VoirCommand(…, module=True), module=True)`).
-    TorchrunModule,
-    /// `python -m torchtune._cli.tune run [torchrun options] -- ARGV` (`TorchtuneAllNodes`).
-    Torchtune,
-}
-
-impl Launcher {
-    fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "voir" => Self::Voir,
-            "script" => Self::Script,
-            "activator" => Self::Activator,
-            "torchrun" => Self::Torchrun,
-            "accelerate" => Self::Accelerate,
-            "torchtune" => Self::Torchtune,
-            "torchrun_module" => Self::TorchrunModule,
-            _ => return None,
-        })
-    }
 }
 
 impl Bench {
@@ -262,11 +220,18 @@ pub(crate) fn build(
                     .ok_or_else(|| err(&[key], "expected a number ≥ 0".to_owned()))?;
             }
             "max_duration" => {
-                let secs = value
+                // `try_from_secs_f64`: a finite number can still be too large for a Duration
+                // (1e300 s), which `from_secs_f64` would panic on (found by fuzzing).
+                bench.max_duration = value
                     .as_f64()
-                    .filter(|s| s.is_finite() && *s > 0.0)
-                    .ok_or_else(|| err(&[key], "expected a number of seconds > 0".to_owned()))?;
-                bench.max_duration = Duration::from_secs_f64(secs);
+                    .filter(|s| *s > 0.0)
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .ok_or_else(|| {
+                        err(
+                            &[key],
+                            "expected a number of seconds > 0 (and below 10^19)".to_owned(),
+                        )
+                    })?;
             }
             "voir" => {
                 bench.early_stop = early_stop(value).map_err(|(path, m)| err(&path, m))?;

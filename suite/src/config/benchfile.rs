@@ -2,7 +2,7 @@
 //! giving does not run: the launcher, the main script, the variables added to `make_env`.
 //! Known by the definition folder's name; `launcher:` and `env:` say it for other benchmarks.
 
-use super::bench::Launcher;
+use super::launcher::Launcher;
 
 /// One milabench benchmark folder's `benchfile.py`, as far as a plan needs it.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -6,9 +6,65 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::Placeholders;
+use serde_norway::{Mapping, Value};
+
 use super::argv::Sizing;
 use super::scaling::{Scaling, to_octet};
+use super::system::SystemConfig;
+
+/// What a configuration's placeholders are filled with: the machine, the folders, and the
+/// system file's settings (docs/suite.md lists the placeholders).
+#[derive(Debug, Clone, Default)]
+pub struct Placeholders {
+    /// `{n_gpu}`, milabench's `{gpu_count}`: GPUs on a node.
+    pub n_gpu: usize,
+    /// Logical CPUs; milabench's `{cpu_count}` unless the system's `options.cpu.total_count`
+    /// says otherwise. `{cpu_per_gpu}` is `{cpu_count} // max(n_gpu, 1)`.
+    pub n_cpu: usize,
+    /// `{data}`, `{milabench_data}`: where benchmarks find their data.
+    pub data: PathBuf,
+    /// `{runs}`, `{milabench_runs}`: the folder of runs.
+    pub runs: PathBuf,
+    /// `{giving}`: the `giving` program running the suite.
+    pub giving: PathBuf,
+    /// milabench's base folder (`{milabench_base}`; `venv/`, `extra/` and `cache/` are under
+    /// it). `None`: the folder holding `runs`.
+    pub base: Option<PathBuf>,
+    /// The system file (`--system`): its `arch`, `dirs`, `options`, `gpu`, nodes, and what
+    /// `${system.…}` reads.
+    pub system: Option<SystemConfig>,
+    /// The GPUs' vendor found on this machine (`cuda`, `rocm`, `xpu`), when the system file
+    /// does not say its `arch`.
+    pub arch: Option<String>,
+}
+
+impl Placeholders {
+    /// milabench's `system` section as `requires_capabilities` and `${system.…}` read it:
+    /// the file's, with `gpu.count` (default: `n_gpu`), `arch` and the nodes filled in.
+    pub(crate) fn system_value(&self) -> Value {
+        let mut system = match self.system.as_ref().map(|s| &s.raw) {
+            Some(Value::Mapping(m)) => m.clone(),
+            _ => Mapping::new(),
+        };
+        let mut gpu = match system.get("gpu") {
+            Some(Value::Mapping(m)) => m.clone(),
+            _ => Mapping::new(),
+        };
+        if !gpu.contains_key("count") {
+            gpu.insert("count".into(), Value::Number(self.n_gpu.into()));
+        }
+        system.insert("gpu".into(), Value::Mapping(gpu));
+        system.insert("arch".into(), Value::String(self.arch()));
+        if !system.contains_key("nodes") {
+            let local: Mapping = [("name", "local"), ("ip", "127.0.0.1")]
+                .into_iter()
+                .map(|(k, v)| (Value::from(k), Value::from(v)))
+                .collect();
+            system.insert("nodes".into(), Value::Sequence(vec![Value::Mapping(local)]));
+        }
+        Value::Mapping(system)
+    }
+}
 
 /// A benchmark's folders, as milabench's `pack.dirs`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]

@@ -321,3 +321,15 @@ fn defaults_may_be_inherited_without_being_defined_as_in_milabench() {
     assert_eq!(suite.benches[0].name, "a");
     assert!(load("a:\n  inherits: _nope\n  command: [x]\n").is_err());
 }
+
+/// Found by the `suite_config` fuzz target: a `max_duration` too large for a `Duration` (or
+/// not a positive number) is an error naming the key, not a panic.
+#[test]
+fn a_max_duration_no_duration_can_hold_is_refused_naming_the_key() {
+    for value in ["1e300", "-1", "0", ".nan", ".inf"] {
+        let error = load(&format!("a:\n  command: [x]\n  max_duration: {value}\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("max_duration"), "{value}: {error}");
+    }
+}

@@ -6,7 +6,9 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::launch::{self, Place};
-use super::{arch_of, distributed_env, nodes_of, plan_for, ssh};
+use super::nodes::{arch_of, distributed_env, nodes_of};
+use super::plan::plan_for;
+use super::ssh;
 use crate::RunError;
 use crate::config::{Selection, Suite, SystemConfig};
 

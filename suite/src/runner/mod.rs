@@ -8,6 +8,7 @@ mod dry;
 mod gpus;
 mod launch;
 mod nats;
+mod nodes;
 mod plan;
 mod preamble;
 mod process;
@@ -26,6 +27,7 @@ use serde::Serialize;
 pub use dry::{PlannedProcess, SuitePlan, plan_suite};
 pub use gpus::{Gpus, detect as detect_gpus, parse_rocm_smi, parse_xpu_smi};
 pub use nats::NatsRoute;
+use nodes::{arch_of, distributed_env, nodes_of};
 pub use plan::{ProcessPlan, plan, plan_for, selection_variable};
 pub use preamble::Preamble;
 pub use process::{ProcessOutcome, ProcessSpec, Remote, run_process};
@@ -166,30 +168,6 @@ fn probe_nodes(benches: &[&Bench], system: Option<&SystemConfig>) -> Result<Node
         }
     }
     Ok(gpus)
-}
-
-/// The nodes `bench` runs on: its `num_machines` first, the main one first; `None` in the
-/// list stands for this machine when the run has no system configuration.
-fn nodes_of<'s>(
-    bench: &Bench,
-    system: Option<&'s SystemConfig>,
-) -> Result<Vec<Option<&'s Node>>, RunError> {
-    let wanted = bench.num_machines as usize;
-    let available = system.map_or(1, |s| s.nodes.len());
-    if wanted > available {
-        let given = match system {
-            Some(s) => format!("{} lists {available}", s.file.display()),
-            None => "without --system, the run has this machine only".to_owned(),
-        };
-        return Err(RunError::Plan {
-            bench: bench.name.clone(),
-            message: format!("num_machines is {wanted}, but {given}"),
-        });
-    }
-    Ok(match system {
-        Some(s) => s.nodes[..wanted].iter().map(Some).collect(),
-        None => vec![None],
-    })
 }
 
 /// The GPUs of the nodes other than the main one, by name, as they reported them.
@@ -344,14 +322,6 @@ fn now_s() -> f64 {
         .as_secs_f64()
 }
 
-/// The system's accelerator (`cuda` when it does not say): which variable gives a process
-/// its GPU.
-fn arch_of(system: Option<&SystemConfig>) -> String {
-    system
-        .and_then(|s| s.arch.clone())
-        .unwrap_or_else(|| "cuda".to_owned())
-}
-
 /// The run folder's name (`dev.2026-11-24_01-02-03`).
 fn dir_name(dir: &Path) -> String {
     dir.file_name()
@@ -369,20 +339,6 @@ fn subject_token(text: &str) -> String {
             }
         })
         .collect()
-}
-
-/// What a process on a system's node learns about the others, as torchrun's variables:
-/// `NODE_RANK`, `MASTER_ADDR` (the main node's address) and `MASTER_PORT` (its `port`).
-fn distributed_env(system: &SystemConfig, node_rank: usize) -> Vec<(String, String)> {
-    let main = system.main();
-    let mut env = vec![
-        ("NODE_RANK".to_owned(), node_rank.to_string()),
-        ("MASTER_ADDR".to_owned(), main.ip.clone()),
-    ];
-    if let Some(port) = main.port {
-        env.push(("MASTER_PORT".to_owned(), port.to_string()));
-    }
-    env
 }
 
 /// Creates `base`, or `base.2`, `base.3`, … when it exists.
