@@ -80,3 +80,99 @@ fn serves_the_page_the_state_and_errors_for_the_rest() {
     run.output.unwrap().unwrap();
     assert!(run.problems.is_empty(), "{:?}", run.problems);
 }
+
+mod browser;
+
+/// A run of two ranks, loss and accuracy per step, with progress and a rate, for `secs`.
+fn synthetic_run(secs: f64) {
+    let deadline = Instant::now() + Duration::from_secs_f64(secs);
+    let steps = 2_000u64;
+    for step in iterate("train", 0..steps) {
+        for rank in 0..2u64 {
+            let loss = (2.0 + rank as f64) / (step as f64 + 1.0).sqrt();
+            giving::give!(rank, loss, global_step = step, total_steps = steps);
+        }
+        if step % 100 == 99 {
+            giving::give!(task = "train", rate = 1234.5, units = "items/s");
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        std::thread::sleep(left / (steps - step) as u32);
+    }
+}
+
+/// `document.getElementById(id).dataset[name]` as a number, in the page.
+fn data(id: &str, name: &str) -> String {
+    format!("Number(document.getElementById('{id}').dataset.{name})")
+}
+
+#[test]
+fn a_real_browser_draws_every_rank_and_the_progress_in_time() {
+    let test = "a_real_browser_draws_every_rank_and_the_progress_in_time";
+    let Some(chromium) = browser::chromium(test) else {
+        return;
+    };
+    let web = Web::bind("127.0.0.1:0")
+        .unwrap()
+        .banner(false)
+        .title("browser test");
+    let url = web.url();
+    let giving = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let still_giving = giving.clone();
+    let looking = std::thread::spawn(move || {
+        let mut page = browser::Browser::open(&chromium, &url);
+        assert!(
+            page.wait_for(
+                &format!("{} >= 4", data("timings", "updates")),
+                Duration::from_secs(20)
+            ),
+            "no updates: {}",
+            page.dom()
+        );
+        let load_ms = page.eval(&data("timings", "loadMs")).as_f64().unwrap();
+        let max_latency_ms = page
+            .eval(&data("timings", "maxLatencyMs"))
+            .as_f64()
+            .unwrap();
+        let updates = page.eval(&data("timings", "updates")).as_f64().unwrap();
+        still_giving.store(false, std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            page.wait_for(
+                &format!("{} === 100", data("run-progress", "percent")),
+                Duration::from_secs(20)
+            ),
+            "progress: {}",
+            page.dom()
+        );
+        (page.dom(), load_ms, max_latency_ms, updates)
+    });
+    let run = Overseer::new().with(web).run(|| {
+        // Gives until the page has seen a few updates live, then to the end.
+        while giving.load(std::sync::atomic::Ordering::SeqCst) && !looking.is_finished() {
+            synthetic_run(2.0);
+        }
+        synthetic_run(0.5);
+        looking.join()
+    });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let (dom, load_ms, max_latency_ms, updates) = run.output.unwrap().unwrap();
+    eprintln!(
+        "page load {load_ms} ms, updates drawn at most {max_latency_ms} ms after their event ({updates} updates)"
+    );
+    assert!(load_ms < 1000.0, "page load took {load_ms} ms");
+    assert!(
+        max_latency_ms < 1000.0,
+        "an update took {max_latency_ms} ms"
+    );
+    let chart = browser::attribute(&dom, r#"data-key="loss""#, "data-points").unwrap();
+    assert!(
+        chart.parse::<u64>().unwrap() > 100,
+        "loss chart points: {chart}"
+    );
+    for rank in ["rank 0", "rank 1"] {
+        assert!(
+            dom.contains(&format!(r#"<li data-label="{rank}">"#)),
+            "{rank} not in the legend"
+        );
+    }
+    assert!(dom.contains("1.2k items/s"), "no rate");
+}
