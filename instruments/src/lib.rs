@@ -65,7 +65,7 @@ mod window;
 #[cfg(feature = "cli")]
 pub use args::{
     CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, MlflowArgs, RateArgs, StopArgs,
-    TensorBoardArgs, TraceArgs,
+    TensorBoardArgs, TraceArgs, WebArgs,
 };
 #[cfg(feature = "dash")]
 pub use dash::{Dash, DashMode};

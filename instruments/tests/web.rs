@@ -176,3 +176,126 @@ fn a_real_browser_draws_every_rank_and_the_progress_in_time() {
     }
     assert!(dom.contains("1.2k items/s"), "no rate");
 }
+
+/// Reads from `stream` for `for_`, counting SSE batches (`event: state`).
+fn count_batches(stream: &mut TcpStream, for_: Duration) -> usize {
+    let deadline = Instant::now() + for_;
+    let mut batches = 0;
+    let mut buffer = vec![0u8; 1 << 16];
+    let mut tail = Vec::new();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(100)))
+        .unwrap();
+    while Instant::now() < deadline {
+        if let Ok(n) = stream.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            tail.extend_from_slice(&buffer[..n]);
+            let text = String::from_utf8_lossy(&tail);
+            batches += text.matches("event: state").count();
+            // Keep the end, in case a marker is split between reads.
+            let keep = tail.len().saturating_sub(16);
+            tail.drain(..keep);
+        }
+    }
+    batches
+}
+
+fn open_events(address: SocketAddr) -> TcpStream {
+    let mut stream = TcpStream::connect(address).unwrap();
+    let request = format!("GET /events HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    stream
+}
+
+/// Answers on `streams` within a second: their status codes (`None`: nothing came back).
+fn statuses(streams: &mut [TcpStream]) -> Vec<Option<String>> {
+    streams
+        .iter_mut()
+        .map(|stream| {
+            stream
+                .set_read_timeout(Some(Duration::from_millis(20)))
+                .unwrap();
+            let mut buffer = [0u8; 64];
+            match stream.read(&mut buffer) {
+                Ok(n) if n >= 12 => Some(String::from_utf8_lossy(&buffer[9..12]).into_owned()),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn two_hundred_connections_and_garbage_leave_the_run_and_a_client_going() {
+    let web = Web::bind("127.0.0.1:0")
+        .unwrap()
+        .banner(false)
+        .max_connections(64);
+    let address = web.local_addr();
+    let flooding = std::thread::spawn(move || {
+        let mut client = open_events(address);
+        assert!(count_batches(&mut client, Duration::from_millis(600)) >= 1);
+        let mut flood: Vec<TcpStream> = (0..200)
+            .map(|i| {
+                let mut stream = TcpStream::connect(address).unwrap();
+                let _ = match i % 3 {
+                    0 => stream
+                        .write_all(b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03garbage\r\n\r\n"),
+                    // A head that never ends: the server closes it after its head timeout.
+                    1 => stream.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n"),
+                    _ => Ok(()),
+                };
+                stream
+            })
+            .collect();
+        // The client already connected goes on receiving batches meanwhile.
+        let during = count_batches(&mut client, Duration::from_secs(1));
+        let answers = statuses(&mut flood);
+        let refused = answers
+            .iter()
+            .filter(|a| a.as_deref() == Some("503"))
+            .count();
+        let bad = answers
+            .iter()
+            .filter(|a| a.as_deref() == Some("400"))
+            .count();
+        drop(flood);
+        // Once the flood is gone, a new client is served.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let page = loop {
+            let page = get(address, "/state");
+            if status(&page) == "200" || Instant::now() > deadline {
+                break page;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        (during, refused, bad, status(&page).to_owned())
+    });
+    let run = Overseer::new().with(web).run(|| {
+        let mut steps = 0u64;
+        for step in iterate("train", 0..u64::MAX) {
+            let loss = 1.0 / (step as f64 + 1.0);
+            giving::give!(loss);
+            steps += 1;
+            if flooding.is_finished() {
+                break;
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        (steps, flooding.join())
+    });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let (steps, flood) = run.output.unwrap();
+    let (during, refused, bad, after) = flood.unwrap();
+    assert!(
+        during >= 2,
+        "the connected client got {during} batches during the flood"
+    );
+    // 64 slots, one the client's, and those of garbage come back once answered: many of the
+    // 200 are refused, the others answered or held until their head times out.
+    assert!(refused >= 50, "{refused} refused");
+    assert!(bad >= 20, "{bad} answered 400 for garbage");
+    assert_eq!(after, "200");
+    assert!(steps > 1000, "the run took {steps} steps meanwhile");
+}
