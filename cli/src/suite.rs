@@ -218,7 +218,10 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         args.config.display(),
         facts.n_gpu
     );
-    let web = args.web.web(&command_line())?;
+    let web = match args.web.web {
+        Some(_) => args.web.web(&command_line())?,
+        None => None,
+    };
     let summary = if args.dash || web.is_some() {
         let dash = args
             .dash
@@ -294,7 +297,10 @@ fn run_watched(
 
 /// The command line, for the web page's header.
 fn command_line() -> String {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     format!("giving {}", args.join(" "))
 }
 

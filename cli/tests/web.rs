@@ -13,8 +13,14 @@ use servers::{Lines, free_port, giving_command, nats_on};
 
 /// Starts `giving ARGS` and waits for the page's address in its banner.
 fn serving(args: &[&str]) -> (Child, Lines, String) {
+    serving_in(args, Path::new("."))
+}
+
+/// Starts `giving ARGS` in the folder `cwd` and waits for the page's address in its banner.
+fn serving_in(args: &[&str], cwd: &Path) -> (Child, Lines, String) {
     let mut child = giving_command()
         .args(args)
+        .current_dir(cwd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -202,19 +208,8 @@ fn log_serve_replays_a_finished_run() {
     );
     let file = servers::only_file(&log, "msgpack");
     let (child, _lines, url) = serving(&["log", "serve", file.to_str().unwrap()]);
-    let address = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .to_owned();
     // The page is served from the start; the replay ends soon after.
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    let state = loop {
-        let state: serde_json::Value = serde_json::from_str(&http_get(&address, "/state")).unwrap();
-        if state["status"] == "finished" || std::time::Instant::now() > deadline {
-            break state;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
+    let state = finished_state(&url);
     assert!(
         state["title"]
             .as_str()
@@ -229,6 +224,56 @@ fn log_serve_replays_a_finished_run() {
         .expect("a loss line");
     assert!(loss["points"].as_array().unwrap().len() >= 50, "{loss}");
     assert_eq!(state["status"], "finished");
+    interrupt(child);
+}
+
+/// The page's state once its status is `finished` (or after 60 s).
+fn finished_state(url: &str) -> serde_json::Value {
+    let address = url.trim_start_matches("http://").trim_end_matches('/');
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let state: serde_json::Value = serde_json::from_str(&http_get(address, "/state")).unwrap();
+        if state["status"] == "finished" || std::time::Instant::now() > deadline {
+            return state;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn suite_run_with_web_has_a_row_per_process_with_its_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("pair.yaml"),
+        r#"
+_sh:
+  command: [sh, -c]
+a:
+  inherits: _sh
+  plan: {method: njobs, n: 2}
+  argv: ["printf '{{\"rate\": 5.0, \"units\": \"items/s\"}}\n' >&3"]
+"#,
+    )
+    .unwrap();
+    let (child, _lines, url) = serving_in(
+        &[
+            "suite",
+            "run",
+            "pair.yaml",
+            "--web",
+            "127.0.0.1:0",
+            "--web-linger",
+            "60",
+        ],
+        tmp.path(),
+    );
+    let state = finished_state(&url);
+    assert_eq!(state["status"], "finished", "{state}");
+    let sources = state["sources"].as_array().unwrap();
+    for name in ["a.0", "a.1"] {
+        let row = sources.iter().find(|s| s["name"] == name);
+        assert!(row.is_some_and(|r| r["rate"] == 5.0), "{name}: {state}");
+    }
     interrupt(child);
 }
 

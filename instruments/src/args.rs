@@ -260,7 +260,9 @@ impl InstrumentArgs {
         if let (Some(uri), Some(experiment)) = (&self.mlflow.mlflow, &self.mlflow.experiment) {
             instruments.push(mlflow(uri, experiment, self)?);
         }
-        instruments.extend(self.web.web(&command_line())?);
+        if self.web.web.is_some() {
+            instruments.extend(self.web.web(&command_line())?);
+        }
         Ok(instruments)
     }
 }
@@ -321,9 +323,10 @@ fn dash(_args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--dash", "dash"))
 }
 
-/// The command line, for the web page's header: the program's file name and its arguments.
+/// The command line, for the web page's header: the program's file name and its arguments
+/// (lossily, as arguments need not be UTF-8).
 fn command_line() -> String {
-    let mut args = std::env::args();
+    let mut args = std::env::args_os().map(|arg| arg.to_string_lossy().into_owned());
     let program = args.next().unwrap_or_default();
     let program = std::path::Path::new(&program)
         .file_name()

@@ -155,7 +155,7 @@ function chart(key, lines) {
   svg.append(el("svg:rect", { class: "frame", x: LEFT, y: TOP, width: w, height: h }));
   if (x0 <= x1) {
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
-    if (x0 === x1) { x1 = x0 + 1; }
+    if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
     const px = (x) => LEFT + (x - x0) / (x1 - x0) * w;
     const py = (v) => TOP + h - (v - y0) / (y1 - y0) * h;
     for (const v of ticks(y0, y1, 4)) {
@@ -174,6 +174,13 @@ function chart(key, lines) {
       }
       svg.append(el("svg:polyline", { points: coords.join(" "), stroke: color(label),
         "data-label": label, "data-points": String(points.length) }));
+      // A line of a few points (a validation loss per epoch) shows its points too.
+      if (coords.length <= 20) {
+        for (const xy of coords) {
+          const [cx, cy] = xy.split(",");
+          svg.append(el("svg:circle", { cx, cy, r: 2.5, fill: color(label) }));
+        }
+      }
     }
   }
   box.append(svg);
