@@ -299,3 +299,67 @@ fn two_hundred_connections_and_garbage_leave_the_run_and_a_client_going() {
     assert_eq!(after, "200");
     assert!(steps > 1000, "the run took {steps} steps meanwhile");
 }
+
+#[test]
+fn the_stop_button_takes_the_page_token_and_refuses_cross_site_requests() {
+    let web = Web::bind("127.0.0.1:0")
+        .unwrap()
+        .banner(false)
+        .allow_stop(true);
+    let address = web.local_addr();
+    let stopping = std::thread::spawn(move || {
+        let page = get(address, "/");
+        let at = page.find(r#"name="giving-token" content=""#).unwrap() + 29;
+        let token = page[at..at + 32].to_owned();
+        assert!(token.bytes().all(|b| b.is_ascii_hexdigit()), "{token}");
+        let stop = |host: &str, extra: &str| {
+            let request = format!(
+                "POST /stop HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Length: 0\r\n\
+                 Connection: close\r\n\r\n"
+            );
+            status(&send(address, request.as_bytes())).to_owned()
+        };
+        let host = address.to_string();
+        let refused = [
+            stop(&host, ""),
+            stop(
+                &host,
+                "X-Giving-Token: 00000000000000000000000000000000\r\n",
+            ),
+            stop(
+                &host,
+                &format!("X-Giving-Token: {token}\r\nOrigin: http://evil.example\r\n"),
+            ),
+            stop(
+                &format!("evil.example:{}", address.port()),
+                &format!("X-Giving-Token: {token}\r\n"),
+            ),
+        ];
+        let allowed = stop(
+            &host,
+            &format!("X-Giving-Token: {token}\r\nOrigin: http://{host}\r\n"),
+        );
+        (refused, allowed)
+    });
+    let run = Overseer::new().with(web).run(|| {
+        let mut steps = 0u64;
+        let deadline = Instant::now() + Duration::from_secs(30);
+        for _ in iterate("train", 0..u64::MAX) {
+            steps += 1;
+            std::thread::sleep(Duration::from_micros(200));
+            if Instant::now() > deadline {
+                break;
+            }
+        }
+        (steps, Instant::now() < deadline)
+    });
+    let (refused, allowed) = stopping.join().unwrap();
+    assert_eq!(refused, ["403", "403", "403", "403"]);
+    assert_eq!(allowed, "204");
+    let (steps, stopped_early) = run.output.unwrap();
+    assert!(
+        stopped_early,
+        "the page's stop did not end the loop ({steps} steps)"
+    );
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+}
