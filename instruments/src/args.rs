@@ -343,7 +343,8 @@ fn web(address: &str, title: &str, args: &WebArgs) -> Result<Box<dyn Instrument>
         crate::Web::bind_public(address)
     } else {
         crate::Web::bind(address)
-    }?;
+    }
+    .map_err(|e| option("--web", e))?;
     let linger = match args.web_linger {
         // `inf`: until Ctrl-C.
         Some(secs) if secs == f64::INFINITY => Duration::MAX,

@@ -61,10 +61,6 @@ pub enum InstrumentError {
     /// The terminal could not be used by the dashboard.
     #[error("dashboard: {0}")]
     Terminal(std::io::Error),
-    /// The web dashboard cannot serve.
-    #[cfg(feature = "web")]
-    #[error(transparent)]
-    Web(#[from] crate::web::WebError),
     /// A probe could not be opened.
     #[error(transparent)]
     Probe(#[from] giving::ProbeError),

@@ -5,6 +5,7 @@
 //! - `series`: a chart line over the whole run, thinned with `lttb` (downsampling with
 //!   buckets of equal width);
 //! - `server`: the HTTP/1 server on its own thread (connection cap, request limits);
+//! - `shared`: what the server and the run's pipeline share (state, limits, shutdown);
 //! - `routes`: what each path answers, and the guarded stop;
 //! - `sse`: one client's Server-Sent Events stream;
 //! - `assets`: the page, embedded.
@@ -14,6 +15,7 @@ mod lttb;
 mod routes;
 mod series;
 mod server;
+mod shared;
 mod sse;
 mod state;
 
@@ -27,7 +29,8 @@ use giving::{Delivery, Timestamp};
 
 use crate::error::InstrumentError;
 use crate::overseer::{Instrument, Start};
-use server::{Server, Shared};
+use server::Server;
+use shared::Shared;
 use state::{RunInfo, Status, WebState};
 
 /// Why the web dashboard cannot serve.
@@ -35,7 +38,7 @@ use state::{RunInfo, Status, WebState};
 #[non_exhaustive]
 pub enum WebError {
     /// The address cannot be bound (in use, not this machine's, not an address).
-    #[error("web dashboard: cannot listen on {address}: {source}")]
+    #[error("cannot listen on {address}: {source}")]
     Bind {
         /// The address asked for.
         address: String,
@@ -44,7 +47,7 @@ pub enum WebError {
     },
     /// A non-loopback address was asked for without saying it may be public.
     #[error(
-        "web dashboard: {address} is reachable from other machines; bind it with \
+        "{address} is reachable from other machines; bind it with \
          `Web::bind_public` (`--web-public`), or use 127.0.0.1 and an ssh tunnel"
     )]
     NotLoopback {
@@ -111,7 +114,7 @@ struct Running {
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Running")
-            .field("connections", &self.shared.connections())
+            .field("connections", self.shared.connections())
             .finish()
     }
 }

@@ -16,7 +16,7 @@ use hyper::header::{self, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use super::assets;
-use super::server::Shared;
+use super::shared::Shared;
 use super::sse;
 use super::state::{ClientView, Status};
 

@@ -4,95 +4,23 @@
 //! and drops a connection whose head does not arrive within a few seconds.
 
 use std::net::TcpListener;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use giving::StopToken;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
-use tokio::sync::Notify;
 
 use super::routes;
-use super::state::WebState;
+use super::shared::Shared;
 
 /// A request head larger than this is refused (hyper answers 431).
 const MAX_HEAD: usize = 16 * 1024;
 /// A connection whose request head is not complete within this is closed.
 const HEAD_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// What the server and the run's pipeline share.
-pub(crate) struct Shared {
-    state: Mutex<WebState>,
-    /// The page's stop token, when the page may stop the run (`--web-allow-stop`).
-    pub(crate) stop: Option<(String, StopToken)>,
-    /// Period of the SSE batches.
-    pub(crate) every: Duration,
-    /// Connections served at most at once.
-    pub(crate) max_connections: usize,
-    connections: AtomicUsize,
-    pub(crate) shutdown: Shutdown,
-}
-
-impl Shared {
-    /// Shared state for a server of at most `max_connections` connections sending batches
-    /// every `every`.
-    pub(crate) fn new(
-        state: WebState,
-        stop: Option<(String, StopToken)>,
-        every: Duration,
-        max_connections: usize,
-    ) -> Self {
-        Self {
-            state: Mutex::new(state),
-            stop,
-            every,
-            max_connections: max_connections.max(1),
-            connections: AtomicUsize::new(0),
-            shutdown: Shutdown::default(),
-        }
-    }
-
-    /// The state, locked. A panic while it was held leaves it readable: it is only figures.
-    pub(crate) fn state(&self) -> MutexGuard<'_, WebState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Connections open now.
-    pub(crate) fn connections(&self) -> usize {
-        self.connections.load(Ordering::Relaxed)
-    }
-}
-
-/// A shutdown signal every connection can wait on.
-#[derive(Default)]
-pub(crate) struct Shutdown {
-    done: AtomicBool,
-    notify: Notify,
-}
-
-impl Shutdown {
-    /// Signals shutdown to every waiter, now and later.
-    pub(crate) fn cancel(&self) {
-        self.done.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    /// Resolves once [`cancel`](Shutdown::cancel) was called.
-    pub(crate) async fn cancelled(&self) {
-        loop {
-            // Created before the flag is read, it cannot miss a `notify_waiters` after it.
-            let notified = self.notify.notified();
-            if self.done.load(Ordering::SeqCst) {
-                return;
-            }
-            notified.await;
-        }
-    }
-}
 
 /// The server thread; stopping it closes every connection.
 pub(crate) struct Server {
@@ -201,7 +129,7 @@ struct Slot(Arc<Shared>);
 impl Slot {
     fn take(shared: &Arc<Shared>) -> Option<Self> {
         shared
-            .connections
+            .connections()
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |open| {
                 (open < shared.max_connections).then_some(open + 1)
             })
@@ -212,39 +140,23 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.0.connections.fetch_sub(1, Ordering::AcqRel);
+        self.0.connections().fetch_sub(1, Ordering::AcqRel);
     }
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::web::state::RunInfo;
-    use giving::Timestamp;
-
-    /// Shared state of a run titled `test`, read-only, batches every 250 ms, 8 connections.
-    pub(crate) fn shared() -> Arc<Shared> {
-        let info = RunInfo {
-            title: "test".into(),
-            host: "here".into(),
-            started: Timestamp::now(),
-        };
-        Arc::new(Shared::new(
-            WebState::new(info),
-            None,
-            Duration::from_millis(250),
-            8,
-        ))
-    }
+    use crate::web::shared::tests::shared;
 
     #[test]
     fn slots_stop_at_the_cap_and_come_back() {
         let shared = shared();
         let slots: Vec<Slot> = (0..8).map(|_| Slot::take(&shared).unwrap()).collect();
         assert!(Slot::take(&shared).is_none());
-        assert_eq!(shared.connections(), 8);
+        assert_eq!(shared.connections().load(Ordering::Relaxed), 8);
         drop(slots);
-        assert_eq!(shared.connections(), 0);
+        assert_eq!(shared.connections().load(Ordering::Relaxed), 0);
         assert!(Slot::take(&shared).is_some());
     }
 }

@@ -9,7 +9,7 @@ use futures::Stream;
 use giving::Timestamp;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::server::Shared;
+use super::shared::Shared;
 use super::state::ClientView;
 
 /// A comment line sent when nothing changed for this long, so proxies and the browser keep
@@ -55,7 +55,7 @@ pub(crate) fn events(shared: Arc<Shared>, every: Duration) -> impl Stream<Item =
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::web::server::tests::shared;
+    use crate::web::shared::tests::shared;
     use futures::StreamExt;
     use giving::Event;
     use giving::vocab::keys;
