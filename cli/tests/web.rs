@@ -287,3 +287,38 @@ fn http_get(address: &str, path: &str) -> String {
     stream.read_to_string(&mut answer).unwrap();
     answer.split_once("\r\n\r\n").unwrap().1.to_owned()
 }
+
+#[test]
+fn a_public_address_needs_web_public_and_the_banner_says_so() {
+    let out = giving_command()
+        .args(["train", "mlp", "--steps", "1", "--web", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("--web: 0.0.0.0:0 is reachable from other machines"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--web-public"), "{stderr}");
+    let out = giving_command()
+        .args([
+            "train",
+            "mlp",
+            "--steps",
+            "1",
+            "--batch-size",
+            "16",
+            "--valid-size",
+            "64",
+        ])
+        .args(["--web", "0.0.0.0:0", "--web-public"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("reachable from other machines: anyone who reaches it sees this run"),
+        "{stderr}"
+    );
+}

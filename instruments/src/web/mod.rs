@@ -52,7 +52,7 @@ pub enum WebError {
     )]
     NotLoopback {
         /// The address asked for.
-        address: SocketAddr,
+        address: String,
     },
 }
 
@@ -124,23 +124,36 @@ impl Web {
     /// free port: see [`url`](Web::url)). A non-loopback address is an error: see
     /// [`bind_public`](Web::bind_public).
     pub fn bind(address: impl ToSocketAddrs + std::fmt::Display) -> Result<Self, WebError> {
-        let web = Self::bind_public(address)?;
-        if !web.address.ip().is_loopback() {
+        // Checked before binding: a public port is never opened, even for a moment.
+        let resolved: Vec<SocketAddr> = address
+            .to_socket_addrs()
+            .map_err(|source| WebError::Bind {
+                address: address.to_string(),
+                source,
+            })?
+            .collect();
+        if resolved.iter().any(|a| !a.ip().is_loopback()) {
             return Err(WebError::NotLoopback {
-                address: web.address,
+                address: address.to_string(),
             });
         }
-        Ok(web)
+        Self::listen(&resolved[..], address.to_string())
     }
 
     /// A dashboard listening on any `address`, other machines' reach included (the banner
     /// says so). The page shows the run to whoever reaches the address.
     pub fn bind_public(address: impl ToSocketAddrs + std::fmt::Display) -> Result<Self, WebError> {
+        let shown = address.to_string();
+        Self::listen(address, shown)
+    }
+
+    /// Listens on `address`, named `shown` in errors.
+    fn listen(address: impl ToSocketAddrs, shown: String) -> Result<Self, WebError> {
         let bind_error = |source| WebError::Bind {
-            address: address.to_string(),
+            address: shown.clone(),
             source,
         };
-        let listener = TcpListener::bind(&address).map_err(bind_error)?;
+        let listener = TcpListener::bind(address).map_err(bind_error)?;
         let local = listener.local_addr().map_err(bind_error)?;
         Ok(Self {
             listener: Some(listener),
