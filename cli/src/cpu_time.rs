@@ -13,7 +13,7 @@ use cpu_time::{ProcessTime, ThreadTime};
 use giving_instruments::timeline::TraceFormat;
 use giving_instruments::{
     CpuMonitor, Dash, DashMode, GpuMonitor, Instrument, MsgpackLog, Overseer, Rate, TensorBoard,
-    Trace,
+    Trace, Web,
 };
 use giving_models::learner::{Observed, train_learner_observed};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig};
@@ -85,6 +85,15 @@ fn sets() -> Vec<Set> {
             },
         },
         Set {
+            // A client reads the page's event stream all along, as a browser's tab does.
+            name: "rate+web (client connected)",
+            build: |_| {
+                let web = Web::bind("127.0.0.1:0")?.banner(false);
+                read_events(web.local_addr())?;
+                Ok(vec![Box::new(Rate::new()), Box::new(web)])
+            },
+        },
+        Set {
             name: "rate+tensorboard",
             build: |dir| {
                 Ok(vec![
@@ -113,6 +122,19 @@ fn sets() -> Vec<Set> {
             },
         },
     ]
+}
+
+/// Connects to the web dashboard at `address` and reads its event stream on a thread until
+/// the server closes it (at the run's finish).
+fn read_events(address: std::net::SocketAddr) -> Result<()> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(address)?;
+    write!(stream, "GET /events HTTP/1.1\r\nHost: {address}\r\n\r\n")?;
+    std::thread::spawn(move || {
+        let mut buffer = [0u8; 1 << 14];
+        while stream.read(&mut buffer).is_ok_and(|n| n > 0) {}
+    });
+    Ok(())
 }
 
 /// A NATS publisher of run `bench` with a small buffer (so that a down server drops).

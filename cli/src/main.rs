@@ -4,15 +4,16 @@
 //! giving train <mlp|cnn|charlm> [--device D] [--steps N | --epochs N] [--batch-size N] [--lr X] [--seed N]
 //!                                [--log DIR] [--stop [N]] [--gpu-poll [SECS]] [--cpu-poll [SECS]]
 //!                                [--dash [--plot KEY]...] [--probe SELECTOR]...
-//!                                [--trace FILE [--trace-format json]]
+//!                                [--trace FILE [--trace-format json]] [--web [ADDR] [--web-allow-stop]]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
+//! giving log serve FILE... [--web ADDR]
 //! giving probes [FILTER]
 //! giving trace LOG... -o FILE [--format perfetto|json]
-//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash]
+//! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash] [--web [ADDR]]
 //! giving suite report RUNDIR... [--compare BASE] [--html FILE]
-//! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash]
+//! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash] [--web [ADDR]]
 //! giving tune [vgg] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
 //!             [--take-best-n N] [--cost-model linear|measured] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
 //!             [--dash] [--log DIR] [--trace FILE]
@@ -24,6 +25,7 @@ mod bench;
 mod common;
 mod cpu_time;
 mod exit;
+mod log_serve;
 mod nats_auth;
 mod out;
 mod probes;
@@ -37,9 +39,9 @@ mod watch;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use giving_log::LogCommand;
 
 use bench::BenchArgs;
+use log_serve::LogCli;
 use probes::ProbesArgs;
 use suite::SuiteCommand;
 use trace::TraceCommandArgs;
@@ -61,9 +63,9 @@ enum Command {
     Train(TrainArgs),
     /// Measure training throughput (items/s) bare and with one subscriber, in the same process.
     Bench(BenchArgs),
-    /// Read a MessagePack log written by `train --log`.
+    /// Read a MessagePack log written by `train --log`, or replay logs in the web dashboard.
     #[command(subcommand)]
-    Log(LogCommand),
+    Log(LogCli),
     /// List the functions instrumented with #[probe] (the models' `fit` and `forward`), with
     /// the variables `train --probe` can observe.
     Probes(ProbesArgs),
@@ -111,9 +113,6 @@ fn run(command: Command) -> anyhow::Result<ExitCode> {
         Command::Trace(args) => trace::trace(args).map(|()| ExitCode::SUCCESS),
         // A log that reads but is cut or damaged is not an error: what could be read was
         // printed; the exit code says how whole it is (0 clean, 3 cut, 4 corrupt).
-        Command::Log(command) => command
-            .run()
-            .map(|health| ExitCode::from(health.exit_code()))
-            .map_err(anyhow::Error::from),
+        Command::Log(command) => command.run(),
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use giving::Giver;
-use giving_instruments::{Dash, Overseer};
+use giving_instruments::{Dash, Instrument, Overseer, WebArgs};
 use giving_suite::config::{Placeholders, Selection, Suite, SystemConfig};
 use giving_suite::report::{
     Report, RunData, html, load_run, load_runs, load_summary, summary_json,
@@ -132,6 +132,10 @@ pub(crate) struct RunArgs {
     /// stdout is not a terminal. `q` stops the run as Ctrl-C does.
     #[arg(long)]
     dash: bool,
+    /// `--web [ADDR]`: a live web dashboard of the run (a row per benchmark process with its
+    /// rate, a chart line per process).
+    #[command(flatten)]
+    web: WebArgs,
     /// milabench's system configuration (`system: {sshkey, nodes: [{name, ip, port, user,
     /// main, sshport}]}`): a benchmark runs on its `num_machines` first nodes, the main one
     /// here and the others over ssh, each process's events smuggled into its stdout.
@@ -406,8 +410,16 @@ fn run(args: RunArgs) -> Result<ExitCode> {
         args.config.display(),
         facts.n_gpu
     );
-    let summary = if args.dash {
-        run_with_dash(&suite, &selection, options, &interrupt)?
+    let web = match args.web.web {
+        Some(_) => args.web.web(&command_line())?,
+        None => None,
+    };
+    let summary = if args.dash || web.is_some() {
+        let dash = args
+            .dash
+            .then(|| Box::new(Dash::new()) as Box<dyn Instrument>);
+        let watchers = dash.into_iter().chain(web).collect();
+        run_watched(&suite, &selection, options, &interrupt, watchers, args.dash)?
     } else {
         run_suite(&suite, &selection, &options, print_result)?
     };
@@ -441,21 +453,24 @@ fn placeholders(data: PathBuf, runs: PathBuf) -> Result<Placeholders> {
     })
 }
 
-/// Runs the suite under a dashboard: the runner gives every child's events again, tagged with
-/// `bench`, into the scope the dashboard watches. Its `q` (the scope's stop token) interrupts
-/// the run as Ctrl-C does. The per-process lines are printed when the dashboard is done, or
-/// as they come when it prints plain lines.
-fn run_with_dash(
+/// Runs the suite under dashboards (`--dash`, `--web`): the runner gives every child's events
+/// again, tagged with `bench`, into the scope they watch. The dashboard's `q` or the web
+/// page's stop (the scope's stop token) interrupts the run as Ctrl-C does. The per-process
+/// lines are printed when the terminal dashboard is done, or as they come when there is none
+/// or it prints plain lines.
+fn run_watched(
     suite: &Suite,
     selection: &Selection,
     mut options: RunOptions,
     interrupt: &Arc<AtomicBool>,
+    watchers: Vec<Box<dyn Instrument>>,
+    dash: bool,
 ) -> Result<RunSummary> {
     let done = Arc::new(AtomicBool::new(false));
     let (watch_done, watch_interrupt) = (done.clone(), interrupt.clone());
-    let plain = !std::io::stdout().is_terminal();
+    let plain = !dash || !std::io::stdout().is_terminal();
     let run = Overseer::new()
-        .with(Dash::new())
+        .with_all(watchers)
         .instrument_fn("suite-stop", move |start| {
             let token = start.given().stop_token();
             let (watch_done, watch_interrupt) = (watch_done.clone(), watch_interrupt.clone());
@@ -487,6 +502,15 @@ fn run_with_dash(
         summary.processes.iter().for_each(print_result);
     }
     Ok(summary)
+}
+
+/// The command line, for the web page's header.
+fn command_line() -> String {
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    format!("giving {}", args.join(" "))
 }
 
 /// One line per finished process.

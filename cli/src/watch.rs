@@ -1,5 +1,5 @@
 //! `giving watch nats://HOST:PORT --run NAME`: every rank of a run, fanned in from NATS, into
-//! the instruments a local run would have (`--log`, `--trace`, `--dash`).
+//! the instruments a local run would have (`--log`, `--trace`, `--dash`, `--web`).
 
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,7 +12,7 @@ use giving::vocab::keys::{NATS_DROPPED, NATS_REJECTED, RANK_END};
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
 use giving_instruments::{
-    DashArgs, InstrumentArgs, LogArgs, MlflowArgs, Overseer, TensorBoardArgs, TraceArgs,
+    DashArgs, InstrumentArgs, LogArgs, MlflowArgs, Overseer, TensorBoardArgs, TraceArgs, WebArgs,
 };
 use giving_nats::{FanIn, Until, run_subjects};
 
@@ -57,6 +57,9 @@ pub(crate) struct WatchArgs {
     tensorboard: TensorBoardArgs,
     #[command(flatten)]
     mlflow: MlflowArgs,
+    /// `--web [ADDR]`: every rank in a browser, overlaid on each chart.
+    #[command(flatten)]
+    web: WebArgs,
 }
 
 pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
@@ -74,6 +77,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
         trace: args.trace.clone(),
         tensorboard: args.tensorboard.clone(),
         mlflow: args.mlflow.clone(),
+        web: args.web.clone(),
         ..InstrumentArgs::default()
     };
     // The ranks measured their own rates: no rate over the merged steps.

@@ -114,11 +114,45 @@ pub struct MlflowArgs {
     pub mlflow_run_name: Option<String>,
 }
 
+/// `--web [ADDR]` and its companions: the live web dashboard ([`Web`](crate::Web), feature
+/// `web`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WebArgs {
+    /// Serve a live dashboard of the run in a browser on ADDR (default 127.0.0.1:0: a free
+    /// port of this machine, printed at start; open it through `ssh -L` from elsewhere).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0")]
+    pub web: Option<String>,
+    /// Let `--web` listen on an address other machines reach (0.0.0.0:8080): anyone who
+    /// reaches it sees the run.
+    #[arg(long, requires = "web")]
+    pub web_public: bool,
+    /// Show a stop button on the web page (honoured only from the page served, with its
+    /// per-run token).
+    #[arg(long, requires = "web")]
+    pub web_allow_stop: bool,
+    /// Keep serving the final state SECS seconds after the run (`inf`: until Ctrl-C; Ctrl-C
+    /// ends it sooner).
+    #[arg(long, value_name = "SECS", requires = "web")]
+    pub web_linger: Option<f64>,
+}
+
+impl WebArgs {
+    /// The dashboard these options ask for, titled `title` (the command line), or `None`
+    /// without `--web`. Fails when the address cannot be bound or is not loopback without
+    /// `--web-public`.
+    pub fn web(&self, title: &str) -> Result<Option<Box<dyn Instrument>>, InstrumentError> {
+        match &self.web {
+            Some(address) => web(address, title, self).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Every instrument option, to flatten into a `train` command; [`instruments`] builds what
 /// they ask for: [`Rate`] always, then [`EarlyStop`], [`MsgpackLog`], [`GpuMonitor`](crate::GpuMonitor) and
 /// [`CpuMonitor`](crate::CpuMonitor) when their option is given, [`Dash`](crate::Dash) with `--dash`, then
-/// [`Trace`], `TensorBoard` (feature `tensorboard`) and `MlflowRun` (feature `mlflow`, logging
-/// [`params`](InstrumentArgs::params)) when asked.
+/// [`Trace`], `TensorBoard` (feature `tensorboard`), `MlflowRun` (feature `mlflow`, logging
+/// [`params`](InstrumentArgs::params)) and `Web` (feature `web`, `--web`) when asked.
 ///
 /// [`instruments`]: InstrumentArgs::instruments
 ///
@@ -173,6 +207,9 @@ pub struct InstrumentArgs {
     /// `--mlflow URI --experiment NAME`.
     #[command(flatten)]
     pub mlflow: MlflowArgs,
+    /// `--web [ADDR]`.
+    #[command(flatten)]
+    pub web: WebArgs,
     /// The run's configuration as `(name, value)`, set by the program rather than an option
     /// (the learning rate, the batch size): the MLflow run logs them as its params.
     #[arg(skip)]
@@ -228,6 +265,9 @@ impl InstrumentArgs {
         if let (Some(uri), Some(experiment)) = (&self.mlflow.mlflow, &self.mlflow.experiment) {
             instruments.push(mlflow(uri, experiment, self)?);
         }
+        if self.web.web.is_some() {
+            instruments.extend(self.web.web(&command_line())?);
+        }
         Ok(instruments)
     }
 }
@@ -245,7 +285,8 @@ fn option(option: &'static str, message: impl ToString) -> InstrumentError {
         feature = "gpu",
         feature = "cpu",
         feature = "tensorboard",
-        feature = "mlflow"
+        feature = "mlflow",
+        feature = "web"
     ),
     allow(dead_code)
 )]
@@ -285,6 +326,55 @@ fn dash(args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
 #[cfg(not(feature = "dash"))]
 fn dash(_args: &DashArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
     Err(not_built("--dash", "dash"))
+}
+
+/// The command line, for the web page's header: the program's file name and its arguments
+/// (lossily, as arguments need not be UTF-8).
+fn command_line() -> String {
+    let mut args = std::env::args_os().map(|arg| arg.to_string_lossy().into_owned());
+    let program = args.next().unwrap_or_default();
+    let program = std::path::Path::new(&program)
+        .file_name()
+        .map_or(program.clone(), |name| name.to_string_lossy().into_owned());
+    std::iter::once(program)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(feature = "web")]
+fn web(address: &str, title: &str, args: &WebArgs) -> Result<Box<dyn Instrument>, InstrumentError> {
+    let web = if args.web_public {
+        crate::Web::bind_public(address)
+    } else {
+        crate::Web::bind(address)
+    }
+    .map_err(|e| option("--web", e))?;
+    let linger = match args.web_linger {
+        // `inf`: until Ctrl-C.
+        Some(secs) if secs == f64::INFINITY => Duration::MAX,
+        Some(secs) => Duration::try_from_secs_f64(secs).map_err(|_| {
+            option(
+                "--web-linger",
+                format!("must be a number of seconds (or inf), not {secs}"),
+            )
+        })?,
+        None => Duration::ZERO,
+    };
+    Ok(Box::new(
+        web.title(title)
+            .allow_stop(args.web_allow_stop)
+            .linger(linger),
+    ))
+}
+
+#[cfg(not(feature = "web"))]
+fn web(
+    _address: &str,
+    _title: &str,
+    _args: &WebArgs,
+) -> Result<Box<dyn Instrument>, InstrumentError> {
+    Err(not_built("--web", "web"))
 }
 
 #[cfg(feature = "tensorboard")]

@@ -23,6 +23,8 @@
 //!   one, and (feature `tracing`) `tracing` spans brought onto it.
 //! - `TensorBoard` (feature `tensorboard`): numeric keys as TensorBoard scalars (event files).
 //! - `MlflowRun` (feature `mlflow`): the run, its parameters and metrics in an MLflow server.
+//! - `Web` (feature `web`): a live dashboard of the run in a browser (every numeric key, every
+//!   rank), served by the process over HTTP with Server-Sent Events.
 //! - [`SinkThread`]: a sink on a thread of its own (the log's writer, the dashboard, the
 //!   trace).
 //! - `InstrumentArgs` (feature `cli`): the clap options (`--log`, `--stop`, `--gpu-poll`, …) a
@@ -56,12 +58,14 @@ mod select;
 mod tensorboard;
 mod threaded;
 pub mod timeline;
+#[cfg(feature = "web")]
+mod web;
 mod window;
 
 #[cfg(feature = "cli")]
 pub use args::{
     CpuArgs, DashArgs, GpuArgs, InstrumentArgs, LogArgs, MlflowArgs, RateArgs, StopArgs,
-    TensorBoardArgs, TraceArgs,
+    TensorBoardArgs, TraceArgs, WebArgs,
 };
 #[cfg(feature = "dash")]
 pub use dash::{Dash, DashMode};
@@ -85,4 +89,6 @@ pub use select::{KeySelection, SelectionError};
 pub use tensorboard::TensorBoard;
 pub use threaded::{SinkControl, SinkThread};
 pub use timeline::Trace;
+#[cfg(feature = "web")]
+pub use web::{Web, WebError};
 pub use window::LazyWindow;

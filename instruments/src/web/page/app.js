@@ -1,0 +1,305 @@
+// The giving web dashboard: reads the run's state from /events (Server-Sent Events, a batch
+// a few times a second with only what changed) and draws it; charts are SVG drawn here, so the
+// page needs nothing from elsewhere. When the stream ends the last state stays on the page.
+"use strict";
+
+const SVG = "http://www.w3.org/2000/svg";
+const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04",
+  "#db2777", "#4b5563", "#65a30d"];
+const WIDTH = 600, HEIGHT = 220, LEFT = 52, RIGHT = 8, TOP = 8, BOTTOM = 22;
+
+const state = { batch: null, lines: new Map(), logScale: new Set(), colors: new Map() };
+const timings = { loadMs: null, latencies: [], updates: 0 };
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, text) {
+  const node = tag.startsWith("svg:") ? document.createElementNS(SVG, tag.slice(4))
+    : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function fmt(x) {
+  if (x === null || x === undefined || Number.isNaN(x)) return "–";
+  const a = Math.abs(x);
+  if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(2);
+  if (Number.isInteger(x)) return String(x);
+  return x.toPrecision(4).replace(/\.?0+$/, "");
+}
+
+function rate(x, units) {
+  if (x === null || x === undefined) return "–";
+  const a = Math.abs(x);
+  const s = a >= 1e6 ? (x / 1e6).toFixed(2) + "M" : a >= 1e3 ? (x / 1e3).toFixed(1) + "k" : x.toFixed(1);
+  return s + " " + (units || "");
+}
+
+function duration(secs) {
+  if (secs === null || secs === undefined || !Number.isFinite(secs)) return "–";
+  secs = Math.round(secs);
+  const h = Math.floor(secs / 3600), m = Math.floor(secs / 60) % 60, s = secs % 60;
+  const two = (n) => String(n).padStart(2, "0");
+  return h > 0 ? `${h}:${two(m)}:${two(s)}` : `${m}:${two(s)}`;
+}
+
+function color(label) {
+  const name = label === null ? "" : label;
+  if (!state.colors.has(name)) state.colors.set(name, COLORS[state.colors.size % COLORS.length]);
+  return state.colors.get(name);
+}
+
+// Merges a batch's chart points: appended after what the page has, or in place of it.
+function merge(batch) {
+  for (const s of batch.series) {
+    let lines = state.lines.get(s.key);
+    if (!lines) { lines = new Map(); state.lines.set(s.key, lines); }
+    const label = s.label === null ? "" : s.label;
+    const had = lines.get(label) || [];
+    lines.set(label, s.from === 0 ? s.points : had.slice(0, s.from).concat(s.points));
+  }
+}
+
+function renderHeader(b) {
+  $("title").textContent = b.title;
+  document.title = `${b.title} — giving`;
+  const status = $("status");
+  status.textContent = b.status;
+  status.dataset.status = b.status;
+  const started = new Date(b.started_ms);
+  $("meta").textContent = `${b.host} · started ${started.toLocaleString()} · ` +
+    `${b.events} events · ${b.dropped} dropped` +
+    (b.series_refused ? ` · ${b.series_refused} values past the chart cap` : "");
+}
+
+function bar(fraction) {
+  const outer = el("div", { class: "bar" });
+  const fill = el("div", { class: "fill" });
+  fill.style.width = `${Math.round(100 * Math.max(0, Math.min(1, fraction || 0)))}%`;
+  outer.append(fill);
+  return outer;
+}
+
+function renderProgress(b) {
+  const pct = b.progress === null ? null : Math.round(100 * b.progress);
+  $("run-bar").style.width = `${pct || 0}%`;
+  const where = [];
+  if (b.epochs) where.push(`epoch ${b.epoch ?? 0}/${b.epochs}`);
+  if (b.total_steps) where.push(`step ${b.step ?? 0}/${b.total_steps}`);
+  const text = pct === null ? "–" : `${pct}%`;
+  $("run-progress").textContent = `${text} ${where.join(" ")} eta ${duration(b.eta)}`;
+  $("run-progress").dataset.percent = pct === null ? "" : String(pct);
+  const body = $("tasks").tBodies[0];
+  body.replaceChildren();
+  for (const t of b.tasks) {
+    const fraction = t.total ? t.done / t.total : null;
+    const row = el("tr", { "data-task": t.name });
+    row.append(el("td", {}, t.name));
+    const cell = el("td"); cell.append(bar(fraction)); row.append(cell);
+    row.append(el("td", { class: "pct" }, fraction === null ? "" :
+      `${Math.round(100 * fraction)}% ${t.done}/${t.total}`));
+    row.append(el("td", {}, duration(t.eta)));
+    row.append(el("td", { class: "rate" }, rate(t.rate, t.units)));
+    body.append(row);
+  }
+}
+
+function renderSources(b) {
+  $("sources-panel").hidden = b.sources.length === 0;
+  const body = $("sources").tBodies[0];
+  body.replaceChildren();
+  for (const s of b.sources) {
+    const row = el("tr", { "data-source": s.name });
+    row.append(el("td", {}, s.name + (s.done ? " (done)" : "")));
+    row.append(el("td", {}, s.progress ? `${s.progress[0]}/${s.progress[1]}` : "–"));
+    row.append(el("td", { class: "rate" }, rate(s.rate, s.units)));
+    row.append(el("td", {}, fmt(s.loss)));
+    row.append(el("td", {}, String(s.events)));
+    body.append(row);
+  }
+}
+
+function ticks(lo, hi, n) {
+  if (hi === lo) return [lo];
+  return Array.from({ length: n + 1 }, (_, i) => lo + (hi - lo) * i / n);
+}
+
+// One chart: a line per source (label), the same axes, a legend when there are several.
+function chart(key, lines) {
+  const log = state.logScale.has(key);
+  const ty = log ? (y) => (y > 0 ? Math.log10(y) : null) : (y) => y;
+  let x0 = Infinity, x1 = -Infinity, y0 = Infinity, y1 = -Infinity, total = 0, latest = null;
+  for (const points of lines.values()) {
+    for (const [x, y] of points) {
+      const v = ty(y);
+      if (v === null) continue;
+      x0 = Math.min(x0, x); x1 = Math.max(x1, x); y0 = Math.min(y0, v); y1 = Math.max(y1, v);
+    }
+    total += points.length;
+    if (points.length) latest = points[points.length - 1][1];
+  }
+  const box = el("div", { class: "chart", "data-key": key, "data-points": String(total),
+    "data-lines": String(lines.size) });
+  const head = el("div", { class: "chart-head" });
+  head.append(el("h3", {}, key), el("span", { class: "latest" }, fmt(latest)));
+  const toggle = el("button", { type: "button", class: "log-toggle" }, log ? "linear" : "log");
+  toggle.addEventListener("click", () => {
+    if (state.logScale.has(key)) state.logScale.delete(key); else state.logScale.add(key);
+    renderCharts();
+  });
+  head.append(toggle);
+  box.append(head);
+  const svg = el("svg:svg", { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img",
+    "aria-label": `${key} chart` });
+  const w = WIDTH - LEFT - RIGHT, h = HEIGHT - TOP - BOTTOM;
+  svg.append(el("svg:rect", { class: "frame", x: LEFT, y: TOP, width: w, height: h }));
+  if (x0 <= x1) {
+    if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
+    if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
+    const px = (x) => LEFT + (x - x0) / (x1 - x0) * w;
+    const py = (v) => TOP + h - (v - y0) / (y1 - y0) * h;
+    for (const v of ticks(y0, y1, 4)) {
+      svg.append(el("svg:line", { class: "grid", x1: LEFT, x2: LEFT + w, y1: py(v), y2: py(v) }));
+      svg.append(el("svg:text", { x: LEFT - 4, y: py(v) + 3, "text-anchor": "end" },
+        fmt(log ? Math.pow(10, v) : v)));
+    }
+    for (const x of ticks(x0, x1, 4)) {
+      svg.append(el("svg:text", { x: px(x), y: HEIGHT - 6, "text-anchor": "middle" }, fmt(x)));
+    }
+    for (const [label, points] of lines) {
+      const coords = [];
+      for (const [x, y] of points) {
+        const v = ty(y);
+        if (v !== null) coords.push(`${px(x).toFixed(1)},${py(v).toFixed(1)}`);
+      }
+      svg.append(el("svg:polyline", { points: coords.join(" "), stroke: color(label),
+        "data-label": label, "data-points": String(points.length) }));
+      // A line of a few points (a validation loss per epoch) shows its points too.
+      if (coords.length <= 20) {
+        for (const xy of coords) {
+          const [cx, cy] = xy.split(",");
+          svg.append(el("svg:circle", { cx, cy, r: 2.5, fill: color(label) }));
+        }
+      }
+    }
+  }
+  box.append(svg);
+  const named = [...lines.keys()].filter((l) => l !== "");
+  if (named.length) {
+    const legend = el("ul", { class: "legend" });
+    for (const label of named) {
+      const item = el("li", { "data-label": label });
+      const swatch = el("span", { class: "swatch" });
+      swatch.style.background = color(label);
+      item.append(swatch, document.createTextNode(label));
+      legend.append(item);
+    }
+    box.append(legend);
+  }
+  return box;
+}
+
+function renderCharts() {
+  const keys = [...state.lines.keys()].sort((a, b) =>
+    (a === "loss" ? -1 : b === "loss" ? 1 : a.localeCompare(b)));
+  $("charts").replaceChildren(...keys.map((k) => chart(k, state.lines.get(k))));
+}
+
+function renderMachine(b) {
+  const gpus = Object.entries(b.gpus);
+  $("gpus-panel").hidden = gpus.length === 0;
+  const body = $("gpus").tBodies[0];
+  body.replaceChildren();
+  for (const [index, g] of gpus) {
+    const row = el("tr");
+    row.append(el("td", {}, index), el("td", {}, g.load === null ? "–" : `${Math.round(100 * g.load)}%`),
+      el("td", {}, g.memory ? `${fmt(g.memory[0])} / ${fmt(g.memory[1])} MB` : "–"),
+      el("td", {}, g.temperature === null ? "–" : `${fmt(g.temperature)} °C`),
+      el("td", {}, g.power === null ? "–" : `${fmt(g.power)} W`));
+    body.append(row);
+  }
+  const cpu = Object.entries(b.cpu);
+  $("cpu-panel").hidden = cpu.length === 0;
+  const list = $("cpu");
+  list.replaceChildren();
+  for (const [group, values] of cpu) {
+    const entries = values && typeof values === "object" ? Object.entries(values) : [["", values]];
+    for (const [k, v] of entries) {
+      list.append(el("dt", {}, k ? `${group}.${k}` : group),
+        el("dd", {}, typeof v === "number" ? fmt(v) : JSON.stringify(v)));
+    }
+  }
+}
+
+function renderProblems(b) {
+  $("problems-panel").hidden = b.problem_count === 0;
+  $("problems").replaceChildren(...b.problems.map((p) => el("li", {}, p)));
+}
+
+function render(b) {
+  renderHeader(b);
+  renderProgress(b);
+  renderSources(b);
+  renderCharts();
+  renderMachine(b);
+  renderProblems(b);
+}
+
+// Timings, for the browser test and the curious: page load to first full render, and how long
+// after an event its update was drawn (from the event's wall-clock time).
+function record(b) {
+  const now = Date.now();
+  timings.updates += 1;
+  const t = $("timings");
+  if (timings.loadMs === null) {
+    timings.loadMs = performance.now();
+    t.dataset.loadMs = timings.loadMs.toFixed(1);
+  }
+  if (b.status === "running" && b.last_event_ms !== null && b.series.length) {
+    const latency = now - b.last_event_ms;
+    timings.latencies.push(latency);
+    if (timings.latencies.length > 1000) timings.latencies.shift();
+    t.dataset.latencyMs = String(latency);
+    t.dataset.maxLatencyMs = String(Math.max(...timings.latencies));
+  }
+  t.dataset.updates = String(timings.updates);
+  $("footer").textContent = `${timings.updates} updates · load ${t.dataset.loadMs} ms` +
+    (t.dataset.latencyMs ? ` · last update ${t.dataset.latencyMs} ms after its event` : "");
+}
+
+function connect() {
+  const source = new EventSource("events");
+  source.addEventListener("state", (message) => {
+    const b = JSON.parse(message.data);
+    state.batch = b;
+    merge(b);
+    render(b);
+    record(b);
+  });
+  source.addEventListener("error", () => {
+    // The server went away (the run ended and stopped serving): keep the last state on the
+    // page; the browser retries on its own.
+    if (state.batch && source.readyState !== EventSource.OPEN) {
+      const status = $("status");
+      status.textContent = `${state.batch.status} (disconnected)`;
+      status.dataset.status = state.batch.status === "finished" ? "finished" : "disconnected";
+    }
+  });
+}
+
+function setupStop() {
+  const token = document.querySelector('meta[name="giving-token"]').content;
+  const button = $("stop");
+  if (!token) return;
+  button.hidden = false;
+  let armed = false;
+  button.addEventListener("click", async () => {
+    if (!armed) { armed = true; button.textContent = "Click again to stop"; return; }
+    button.disabled = true;
+    const answer = await fetch("stop", { method: "POST", headers: { "X-Giving-Token": token } });
+    button.textContent = answer.ok ? "Stopping…" : `Refused (${answer.status})`;
+  });
+}
+
+setupStop();
+connect();
