@@ -65,6 +65,7 @@ const NOT_COUNTERS: &[&str] = &[
     keys::SYNCED,
     keys::UNITS,
     keys::GLOBAL_STEP,
+    keys::ITERATION,
     keys::EPOCH,
     keys::EPOCHS,
     keys::TOTAL_STEPS,
@@ -115,6 +116,10 @@ pub(crate) struct Recorder {
     last: Timestamp,
     /// Spans begun and not ended: their tracks, so that ends land where begins did.
     spans: HashMap<u64, Track>,
+    /// Of the spans open on the run thread's own track: which implied slices were open when
+    /// each began. Those opened inside a span end with it (a slice cannot outlive the slice
+    /// it nests in, and a training's last epoch ends with the span around the training).
+    enclosing: HashMap<u64, Implied>,
     /// `wrap!` blocks open on the run thread.
     wraps: HashMap<u64, ()>,
     /// The last learning rate seen (a change is an instant).
@@ -138,6 +143,7 @@ impl Recorder {
             boundary: None,
             last: Timestamp::default(),
             spans: HashMap::new(),
+            enclosing: HashMap::new(),
             wraps: HashMap::new(),
             lr: None,
         }
@@ -205,6 +211,7 @@ impl Recorder {
     /// whose end never came at the same time (so that every begin has its end).
     pub(crate) fn finish(&mut self, out: &mut dyn Output) {
         let last = self.last;
+        self.enclosing.clear();
         let mut open: Vec<(u64, Track)> = self.spans.drain().collect();
         // Inner spans began later: close them first (ids grow in the order spans begin).
         open.sort_by_key(|(id, _)| std::cmp::Reverse(*id));
@@ -237,21 +244,54 @@ impl Recorder {
     fn span(&mut self, event: &Event, span: &SpanEvent<'_>, out: &mut dyn Output) {
         let at = event.time();
         let track = self.track(span.tid, span.thread_name, span.channel);
+        let previous = self.last;
         if track.tid == self.run_thread.tid {
             self.last = self.last.max(at);
         }
         match span.phase {
             SpanPhase::Begin => {
                 out.begin(at, &track, span.name, &args_of(event));
+                if track == self.run_thread {
+                    self.enclosing.insert(span.id, self.implied_open());
+                }
                 self.spans.insert(span.id, track);
             }
             // An end whose begin was never seen (it began before the trace) is dropped, so
             // that begins and ends balance.
             SpanPhase::End => {
                 if let Some(track) = self.spans.remove(&span.id) {
+                    if let Some(before) = self.enclosing.remove(&span.id) {
+                        // What opened inside the span ends at its last event, before it.
+                        self.close_opened_since(before, previous.min(at), out);
+                    }
                     out.end(at, &track);
                 }
             }
+        }
+    }
+
+    /// Which implied slices are open now.
+    fn implied_open(&self) -> Implied {
+        Implied {
+            epoch: self.epoch.is_some(),
+            task: self.task.is_some(),
+            window: self.window,
+        }
+    }
+
+    /// Ends, at `at`, the implied slices open now that were not open at `before`: innermost
+    /// first (window, loop, epoch).
+    fn close_opened_since(&mut self, before: Implied, at: Timestamp, out: &mut dyn Output) {
+        let now = self.implied_open();
+        if now.epoch && !before.epoch {
+            self.close_task(at, out);
+            out.end(at, &self.run_thread);
+            self.epoch = None;
+        } else if now.task && !before.task {
+            self.close_task(at, out);
+        } else if now.window && !before.window {
+            out.end(at, &self.run_thread);
+            self.window = false;
         }
     }
 
@@ -420,6 +460,14 @@ impl Recorder {
             out.counter(at, &counter, value);
         }
     }
+}
+
+/// The implied slices open on the run thread at some moment (see [`Recorder::enclosing`]).
+#[derive(Debug, Clone, Copy)]
+struct Implied {
+    epoch: bool,
+    task: bool,
+    window: bool,
 }
 
 /// The value, a lazy one read; `None` if reading it fails or panics (the trace goes on
