@@ -8,7 +8,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use giving::vocab::{
-    CounterSample, InstantEvent, ProgressEvent, SpanEvent, SpanPhase, StepEvent, keys,
+    CounterSample, HeatmapSample, InstantEvent, ProgressEvent, SpanEvent, SpanPhase, StepEvent,
+    keys,
 };
 use giving::{Event, Timestamp, Value, WrapMark, WrapStep};
 
@@ -21,22 +22,31 @@ pub(crate) struct Process {
     pub(crate) name: String,
 }
 
-/// A track of slices and instants: a thread's own track, or a channel on a thread.
+/// A track of slices and instants: a thread's own track, or a channel on a thread, or the
+/// track of a label (spans begun and ended by label) under either.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Track {
     pub(crate) process: u32,
     pub(crate) tid: u64,
     pub(crate) thread_name: Arc<str>,
     pub(crate) channel: Option<Arc<str>>,
+    /// The label of spans begun and ended by label: their own track, since spans of two
+    /// labels may overlap without nesting.
+    pub(crate) lane: Option<Arc<str>>,
 }
 
-/// A counter track: a numeric key, or a series of a graph.
+/// A counter track: a numeric key, a series of a graph, or a bucket of a heatmap.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Counter {
     pub(crate) process: u32,
     pub(crate) group: Option<Arc<str>>,
     pub(crate) name: String,
+    /// The values' unit (Perfetto's `CounterDescriptor.unit_name`).
+    pub(crate) unit: Option<Arc<str>>,
 }
+
+/// The unit of a heatmap's bucket tracks: their values count the values in the bucket.
+const HEATMAP_COUNT_UNIT: &str = "count";
 
 /// An argument of a slice or instant.
 pub(crate) type Args = Vec<(String, Value)>;
@@ -136,6 +146,7 @@ impl Recorder {
                 tid,
                 thread_name: Arc::from(thread_name),
                 channel: None,
+                lane: None,
             },
             epoch: None,
             task: None,
@@ -161,8 +172,13 @@ impl Recorder {
                 process: self.process,
                 group: (!sample.graph.is_empty()).then(|| Arc::from(sample.graph)),
                 name: sample.series.to_owned(),
+                unit: sample.unit.map(Arc::from),
             };
             out.counter(at, &counter, sample.value);
+            return;
+        }
+        if let Some(heatmap) = HeatmapSample::of(event) {
+            self.heatmap(at, &heatmap, out);
             return;
         }
         if let Some(instant) = InstantEvent::of(event) {
@@ -234,6 +250,7 @@ impl Recorder {
                 tid,
                 thread_name: Arc::from(name.unwrap_or("thread")),
                 channel: None,
+                lane: None,
             },
             _ => self.run_thread.clone(),
         };
@@ -243,7 +260,10 @@ impl Recorder {
 
     fn span(&mut self, event: &Event, span: &SpanEvent<'_>, out: &mut dyn Output) {
         let at = event.time();
-        let track = self.track(span.tid, span.thread_name, span.channel);
+        let mut track = self.track(span.tid, span.thread_name, span.channel);
+        if span.by_label {
+            track.lane = Some(Arc::from(span.name));
+        }
         let previous = self.last;
         if track.tid == self.run_thread.tid {
             self.last = self.last.max(at);
@@ -267,6 +287,26 @@ impl Recorder {
                     out.end(at, &track);
                 }
             }
+        }
+    }
+
+    /// A heatmap sample: a counter value per bucket, on the bucket's track in the heatmap's
+    /// group (Perfetto draws no heatmap; the buckets' tracks, lowest first, are its rows).
+    fn heatmap(&mut self, at: Timestamp, heatmap: &HeatmapSample<'_>, out: &mut dyn Output) {
+        let group: Arc<str> = Arc::from(heatmap.name);
+        let unit: Arc<str> = Arc::from(HEATMAP_COUNT_UNIT);
+        for (bucket, count) in heatmap.buckets.iter().zip(&heatmap.counts) {
+            let name = match heatmap.unit {
+                Some(unit) => format!("{bucket} {unit}"),
+                None => (*bucket).to_owned(),
+            };
+            let counter = Counter {
+                process: self.process,
+                group: Some(group.clone()),
+                name,
+                unit: Some(unit.clone()),
+            };
+            out.counter(at, &counter, *count as f64);
         }
     }
 
@@ -456,6 +496,7 @@ impl Recorder {
                 process: self.process,
                 group: None,
                 name: name.to_owned(),
+                unit: None,
             };
             out.counter(at, &counter, value);
         }

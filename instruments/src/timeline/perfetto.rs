@@ -142,21 +142,35 @@ impl PerfettoEncoder {
         if let Some(uuid) = self.tracks.get(track) {
             return *uuid;
         }
-        let thread = self.thread_uuid(track);
-        let uuid = match &track.channel {
-            None => thread,
-            Some(channel) => {
-                let uuid = self.uuid();
-                self.descriptor(TrackDescriptor {
-                    uuid: Some(uuid),
-                    parent_uuid: Some(thread),
-                    name: Some(channel.to_string()),
-                    ..TrackDescriptor::default()
+        let uuid = match (&track.channel, &track.lane) {
+            (None, None) => self.thread_uuid(track),
+            (Some(channel), None) => {
+                let thread = self.thread_uuid(track);
+                self.named_track(thread, channel)
+            }
+            // A label's track, under its channel's (or its thread's).
+            (channel, Some(lane)) => {
+                let parent = self.track_uuid(&Track {
+                    channel: channel.clone(),
+                    lane: None,
+                    ..track.clone()
                 });
-                uuid
+                self.named_track(parent, lane)
             }
         };
         self.tracks.insert(track.clone(), uuid);
+        uuid
+    }
+
+    /// A new track named `name` under `parent`.
+    fn named_track(&mut self, parent: u64, name: &str) -> u64 {
+        let uuid = self.uuid();
+        self.descriptor(TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: Some(parent),
+            name: Some(name.to_owned()),
+            ..TrackDescriptor::default()
+        });
         uuid
     }
 
@@ -187,7 +201,9 @@ impl PerfettoEncoder {
             uuid: Some(uuid),
             parent_uuid: Some(parent),
             name: Some(counter.name.clone()),
-            counter: Some(CounterDescriptor::default()),
+            counter: Some(CounterDescriptor {
+                unit_name: counter.unit.as_deref().map(str::to_owned),
+            }),
             ..TrackDescriptor::default()
         });
         self.counters.insert(counter.clone(), uuid);

@@ -125,7 +125,7 @@ impl Summary {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|i| i["track"].to_string() == uuid)
+            .filter(|i| i["track"].as_u64() == uuid.parse::<u64>().ok())
             .map(|i| i["name"].as_str().unwrap())
             .collect()
     }
