@@ -112,6 +112,11 @@ pub mod keys {
     pub const SPAN_ID: &str = "span_id";
     /// `str`: the name of an instant event (a point in time on a channel).
     pub const INSTANT: &str = "instant";
+    /// `bool`, `true`: a span begun and ended by label ([`Channel::begin`] and
+    /// [`Channel::end`](crate::timeline::Channel::end)), drawn on a track of its label.
+    ///
+    /// [`Channel::begin`]: crate::timeline::Channel::begin
+    pub const BY_LABEL: &str = "by_label";
     /// `str`: the trace channel of a span or instant (absent: the thread's own track).
     pub const CHANNEL: &str = "channel";
     /// `u64`: the id of the thread that gave a span or instant (the OS thread id on Linux).
@@ -127,6 +132,16 @@ pub mod keys {
     pub const SERIES: &str = "series";
     /// `f64`: the value of a counter sample.
     pub const VALUE: &str = "value";
+    /// `str`: the unit of a counter sample's [`VALUE`] (a [`Graph`](crate::timeline::Graph)
+    /// made `with_unit`), or of a heatmap's values.
+    pub const UNIT: &str = "unit";
+    /// `str`: the name of a heatmap sample (a [`Heatmap`](crate::timeline::Heatmap)'s `add`),
+    /// given with [`BUCKETS`], [`COUNTS`] and maybe [`UNIT`].
+    pub const HEATMAP: &str = "heatmap";
+    /// `list` of `str`: a heatmap's buckets, lowest first (`"< 1"`, `"[1, 2)"`, …, `">= 8"`).
+    pub const BUCKETS: &str = "buckets";
+    /// `list` of `u64`: how many of a heatmap sample's values fell in each of [`BUCKETS`].
+    pub const COUNTS: &str = "counts";
     /// `str`: the name of a distributed run or a suite run, shared by its ranks and processes.
     pub const RUN: &str = "run";
     /// `u64`: a process's rank among [`WORLD_SIZE`] (`RANK` as launchers set it).
@@ -182,7 +197,7 @@ mod monitor;
 mod timeline;
 
 pub use monitor::GpuReading;
-pub use timeline::{CounterSample, InstantEvent, SpanEvent, SpanPhase};
+pub use timeline::{CounterSample, HeatmapSample, InstantEvent, SpanEvent, SpanPhase};
 
 /// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,
 /// progress?, synced?}`.

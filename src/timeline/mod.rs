@@ -39,6 +39,14 @@ use crate::give::give_with;
 use crate::vocab::keys;
 use crate::{Key, Value};
 
+mod channels;
+mod heatmap;
+mod labeled;
+
+use channels::ChannelState;
+pub use channels::{disable_channel, enable_channel, enable_only_channels, list_channels};
+pub use heatmap::Heatmap;
+
 /// Span ids: unique in the process, so a begin and its end pair up in any stream.
 static NEXT_SPAN: AtomicU64 = AtomicU64::new(1);
 
@@ -129,6 +137,11 @@ fn os_tid() -> Option<u64> {
 /// [`Channel::thread`] is the thread's own track: spans on it nest with the slices the
 /// timeline draws for `iterate` (epochs, steps).
 ///
+/// A named channel can be switched off and on at run time, by name, as libpvti's
+/// (`disable_channel`, [`enable_channel`], [`list_channels`], [`enable_only_channels`]): a
+/// disabled channel's tracepoints and instants give nothing. Every `Channel` of one name
+/// shares its switch.
+///
 /// ```
 /// use giving::timeline::Channel;
 ///
@@ -137,35 +150,81 @@ fn os_tid() -> Option<u64> {
 /// assert_eq!(answer, 42);
 /// assert_eq!(app.name(), "MNIST Application");
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct Channel {
     /// `None`: the thread's own track.
-    name: Option<Arc<str>>,
+    state: Option<Arc<ChannelState>>,
+}
+
+/// Channels are equal when their names are (they share one switch).
+impl PartialEq for Channel {
+    fn eq(&self, other: &Channel) -> bool {
+        self.state.is_some() == other.state.is_some() && self.name() == other.name()
+    }
+}
+
+impl Eq for Channel {}
+
+impl std::hash::Hash for Channel {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.state.is_some().hash(state);
+        self.name().hash(state);
+    }
 }
 
 impl Channel {
-    /// A channel named `name`.
+    /// A channel named `name` (libpvti's `createTraceChannel`): enabled unless it was
+    /// disabled by name, or left out of [`enable_only_channels`]'s list.
     pub fn new(name: &str) -> Channel {
         Channel {
-            name: Some(Arc::from(name)),
+            state: Some(channels::state(name)),
         }
     }
 
-    /// The thread's own track (no channel): spans nest with epochs and steps.
+    /// The thread's own track (no channel): spans nest with epochs and steps. Always enabled.
     pub fn thread() -> Channel {
-        Channel { name: None }
+        Channel { state: None }
     }
 
     /// The channel's name (`""` for [`Channel::thread`]).
     pub fn name(&self) -> &str {
-        self.name.as_deref().unwrap_or("")
+        self.state.as_ref().map_or("", |state| &state.name)
+    }
+
+    /// Whether its tracepoints and instants are given (always, for [`Channel::thread`]).
+    ///
+    /// ```
+    /// use giving::timeline::Channel;
+    ///
+    /// let io = Channel::new("doc is_enabled io");
+    /// io.disable();
+    /// assert!(!Channel::new("doc is_enabled io").is_enabled()); // one switch per name
+    /// io.enable();
+    /// assert!(io.is_enabled() && Channel::thread().is_enabled());
+    /// ```
+    #[inline]
+    pub fn is_enabled(&self) -> bool {
+        self.state.as_ref().is_none_or(|state| state.is_enabled())
+    }
+
+    /// Enables this channel (every `Channel` of its name); see [`enable_channel`].
+    pub fn enable(&self) {
+        enable_channel(self.name());
+    }
+
+    /// Disables this channel (every `Channel` of its name); see [`disable_channel`]. Nothing
+    /// for [`Channel::thread`], which cannot be switched off.
+    pub fn disable(&self) {
+        if self.state.is_some() {
+            disable_channel(self.name());
+        }
     }
 
     /// A span named `name` on this channel, ended when the guard drops (see
     /// [`tracepoint!`](crate::tracepoint), which formats the name only when someone
     /// listens).
     pub fn tracepoint(&self, name: &str) -> Tracepoint {
-        if !is_listening() {
+        if !is_listening() || !self.is_enabled() {
             return Tracepoint::disabled();
         }
         Tracepoint::begin_at(&TRACEPOINT_ORIGIN, self, Arc::from(name))
@@ -183,7 +242,7 @@ impl Channel {
     /// let _span = Channel::thread().tracepoint_with("forward", args);
     /// ```
     pub fn tracepoint_with(&self, name: &str, args: BTreeMap<String, Value>) -> Tracepoint {
-        if !is_listening() {
+        if !is_listening() || !self.is_enabled() {
             return Tracepoint::disabled();
         }
         Tracepoint::begin(
@@ -191,6 +250,7 @@ impl Channel {
             self,
             Arc::from(name),
             Some(Value::Map(args)),
+            false,
         )
     }
 
@@ -203,7 +263,7 @@ impl Channel {
 
     /// Gives an instant event named `name` on this channel (see [`instant!`](crate::instant)).
     pub fn instant(&self, name: &str) {
-        if is_listening() {
+        if is_listening() && self.is_enabled() {
             instant_at(&TRACEPOINT_ORIGIN, self, Arc::from(name));
         }
     }
@@ -219,7 +279,7 @@ impl Channel {
     /// Channel::new("events").instant_with("checkpoint", [("loss".to_owned(), Value::from(0.5))]);
     /// ```
     pub fn instant_with(&self, name: &str, fields: impl IntoIterator<Item = (String, Value)>) {
-        if is_listening() {
+        if is_listening() && self.is_enabled() {
             give_with(&TRACEPOINT_ORIGIN, || {
                 let mut all = instant_fields(self, Arc::from(name));
                 all.extend(fields.into_iter().map(|(k, v)| (Key::Owned(k), v)));
@@ -229,8 +289,8 @@ impl Channel {
     }
 
     fn fields(&self, fields: &mut crate::event::Fields) {
-        if let Some(name) = &self.name {
-            fields.push((Key::Borrowed(keys::CHANNEL), Value::Str(name.clone())));
+        if let Some(state) = &self.state {
+            fields.push((Key::Borrowed(keys::CHANNEL), Value::Str(state.name.clone())));
         }
     }
 }
@@ -257,6 +317,8 @@ struct Open {
     id: u64,
     channel: Channel,
     thread: ThreadInfo,
+    /// Begun by [`Channel::begin`]: paired by label, drawn on the label's own track.
+    by_label: bool,
 }
 
 impl Tracepoint {
@@ -267,10 +329,13 @@ impl Tracepoint {
         Tracepoint { open: None }
     }
 
-    /// Gives the begin event now (the macro's slow path).
+    /// Gives the begin event now (the macro's slow path), unless the channel is disabled.
     #[doc(hidden)]
     pub fn begin_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) -> Tracepoint {
-        Tracepoint::begin(origin, channel, name, None)
+        if !channel.is_enabled() {
+            return Tracepoint::disabled();
+        }
+        Tracepoint::begin(origin, channel, name, None, false)
     }
 
     /// Gives the begin event (with `args`, if any) and returns the guard that gives the end.
@@ -279,6 +344,7 @@ impl Tracepoint {
         channel: &Channel,
         name: Arc<str>,
         args: Option<Value>,
+        by_label: bool,
     ) -> Tracepoint {
         let open = Open {
             origin,
@@ -286,6 +352,7 @@ impl Tracepoint {
             id: NEXT_SPAN.fetch_add(1, Ordering::Relaxed),
             channel: channel.clone(),
             thread: ThreadInfo::current(),
+            by_label,
         };
         open.give(keys::SPAN_BEGIN, args);
         Tracepoint {
@@ -313,6 +380,9 @@ impl Open {
             if let Some(args) = args {
                 fields.push((Key::Borrowed(keys::ARGS), args));
             }
+            if self.by_label {
+                fields.push((Key::Borrowed(keys::BY_LABEL), Value::Bool(true)));
+            }
             fields
         });
     }
@@ -337,10 +407,12 @@ impl Tracepoint {
     }
 }
 
-/// Gives an instant event (the macro's slow path).
+/// Gives an instant event (the macro's slow path), unless the channel is disabled.
 #[doc(hidden)]
 pub fn instant_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) {
-    give_with(origin, || instant_fields(channel, name));
+    if channel.is_enabled() {
+        give_with(origin, || instant_fields(channel, name));
+    }
 }
 
 fn instant_fields(channel: &Channel, name: Arc<str>) -> crate::event::Fields {
@@ -419,13 +491,33 @@ macro_rules! instant {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Graph {
     name: Arc<str>,
+    unit: Option<Arc<str>>,
 }
 
 impl Graph {
-    /// A graph named `name`.
+    /// A graph named `name`, its values without a unit.
     pub fn new(name: &str) -> Graph {
         Graph {
             name: Arc::from(name),
+            unit: None,
+        }
+    }
+
+    /// A graph named `name` whose values are in `unit` (libpvti's `Graph(name, unit)`): the
+    /// viewer labels its counter tracks' values with it (Perfetto's
+    /// `CounterDescriptor.unit_name`). An empty unit is no unit.
+    ///
+    /// ```
+    /// use giving::timeline::Graph;
+    ///
+    /// let memory = Graph::with_unit("Memory", "MB");
+    /// assert_eq!(memory.unit(), Some("MB"));
+    /// memory.series("host").add(512.0);
+    /// ```
+    pub fn with_unit(name: &str, unit: &str) -> Graph {
+        Graph {
+            name: Arc::from(name),
+            unit: (!unit.is_empty()).then(|| Arc::from(unit)),
         }
     }
 
@@ -434,21 +526,28 @@ impl Graph {
         &self.name
     }
 
+    /// The unit of its values, if it has one.
+    pub fn unit(&self) -> Option<&str> {
+        self.unit.as_deref()
+    }
+
     /// A series of this graph: a counter track named `name` in the graph's group.
     pub fn series(&self, name: &str) -> Series {
         Series {
             graph: self.name.clone(),
             name: Arc::from(name),
+            unit: self.unit.clone(),
         }
     }
 }
 
 /// One series of a [`Graph`]: each [`add`](Series::add) is a sample on its counter track,
-/// given as `{graph, series, value}`.
+/// given as `{graph, series, value, unit?}`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Series {
     graph: Arc<str>,
     name: Arc<str>,
+    unit: Option<Arc<str>>,
 }
 
 impl Series {
@@ -470,6 +569,9 @@ impl Series {
                 fields.push((Key::Borrowed(keys::GRAPH), Value::Str(self.graph.clone())));
                 fields.push((Key::Borrowed(keys::SERIES), Value::Str(self.name.clone())));
                 fields.push((Key::Borrowed(keys::VALUE), Value::F64(value)));
+                if let Some(unit) = &self.unit {
+                    fields.push((Key::Borrowed(keys::UNIT), Value::Str(unit.clone())));
+                }
                 fields
             });
         }

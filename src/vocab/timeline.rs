@@ -41,6 +41,8 @@ pub struct SpanEvent<'a> {
     pub tid: Option<u64>,
     /// That thread's name, when recorded.
     pub thread_name: Option<&'a str>,
+    /// Begun by label ([`BY_LABEL`](keys::BY_LABEL)): drawn on a track of its name.
+    pub by_label: bool,
 }
 
 impl<'a> SpanEvent<'a> {
@@ -59,6 +61,7 @@ impl<'a> SpanEvent<'a> {
             channel: str_of(event, keys::CHANNEL),
             tid: event.get(keys::TID).and_then(unsigned),
             thread_name: str_of(event, keys::THREAD_NAME),
+            by_label: matches!(event.get(keys::BY_LABEL), Some(Value::Bool(true))),
         })
     }
 }
@@ -88,7 +91,7 @@ impl<'a> InstantEvent<'a> {
     }
 }
 
-/// A sample of a graph's series: `{graph, series, value}`.
+/// A sample of a graph's series: `{graph, series, value, unit?}`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CounterSample<'a> {
     /// The graph (`""` when absent).
@@ -97,6 +100,8 @@ pub struct CounterSample<'a> {
     pub series: &'a str,
     /// The value (a lazy value is read).
     pub value: f64,
+    /// The value's unit, when given.
+    pub unit: Option<&'a str>,
 }
 
 impl<'a> CounterSample<'a> {
@@ -107,6 +112,65 @@ impl<'a> CounterSample<'a> {
             graph: str_of(event, keys::GRAPH).unwrap_or(""),
             series: str_of(event, keys::SERIES)?,
             value: event.get(keys::VALUE).and_then(Value::as_f64)?,
+            unit: str_of(event, keys::UNIT),
+        })
+    }
+}
+
+/// A heatmap sample: how many of the values added at one time fell in each bucket,
+/// `{heatmap, buckets, counts, unit?}`.
+///
+/// ```
+/// use giving::Event;
+/// use giving::timeline::Heatmap;
+/// use giving::vocab::{HeatmapSample, keys};
+///
+/// let latency = Heatmap::new("latency", [1.0, 10.0]).with_unit("ms");
+/// let event = Event::builder()
+///     .field(keys::HEATMAP, "latency")
+///     .field(keys::BUCKETS, latency.buckets().to_vec())
+///     .field(keys::COUNTS, vec![0u64, 2, 1])
+///     .field(keys::UNIT, "ms")
+///     .build();
+/// let sample = HeatmapSample::of(&event).unwrap();
+/// assert_eq!(sample.buckets, ["< 1", "[1, 10)", ">= 10"]);
+/// assert_eq!((sample.counts, sample.unit), (vec![0, 2, 1], Some("ms")));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeatmapSample<'a> {
+    /// The heatmap's name.
+    pub name: &'a str,
+    /// The buckets' names, lowest first.
+    pub buckets: Vec<&'a str>,
+    /// The count of each bucket (as many as buckets).
+    pub counts: Vec<u64>,
+    /// The unit of the values, when given.
+    pub unit: Option<&'a str>,
+}
+
+impl<'a> HeatmapSample<'a> {
+    /// The sample `event` is, if it has a string [`HEATMAP`](keys::HEATMAP), a list of
+    /// strings [`BUCKETS`](keys::BUCKETS) and as many counts in [`COUNTS`](keys::COUNTS).
+    pub fn of(event: &'a Event) -> Option<Self> {
+        let name = str_of(event, keys::HEATMAP)?;
+        let (Some(Value::List(buckets)), Some(Value::List(counts))) =
+            (event.get(keys::BUCKETS), event.get(keys::COUNTS))
+        else {
+            return None;
+        };
+        let buckets: Vec<&str> = buckets
+            .iter()
+            .map(|b| match b {
+                Value::Str(s) => Some(&**s),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let counts: Vec<u64> = counts.iter().map(unsigned).collect::<Option<_>>()?;
+        (buckets.len() == counts.len()).then_some(Self {
+            name,
+            buckets,
+            counts,
+            unit: str_of(event, keys::UNIT),
         })
     }
 }

@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use burn::module::AutodiffModule;
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
+use giving::timeline::Channel;
+use giving::tracepoint;
 use giving_models::data::{SHAPE_CLASSES, SHAPE_SIDE, Split, shapes};
 use giving_models::{BackendTask, TrainConfig, TrainReport, Vgg, VggConfig};
 
@@ -144,7 +146,11 @@ impl TuneJob {
         let (model, trained): (Vgg<B::InnerBackend>, _) = if weights.is_file() && !self.retrain {
             (weights::load(&self.model, &weights, &inner_device)?, None)
         } else {
+            // A span around the training: its last epoch ends with it on the timeline, not
+            // at the end of the tuning.
+            let training = tracepoint!(Channel::thread(), "training");
             let (model, report) = giving_models::train_vgg::<B>(&device, &self.train, &self.model)?;
+            training.end();
             let model = model.valid();
             weights::save(&model, &weights)?;
             (model, Some(report))
@@ -161,7 +167,10 @@ impl TuneJob {
             &inner_device,
         );
         let net = Network::new(model, Knob::all())?;
-        let tuning = tune(&net, &tune_set, &test_set, &self.settings)?;
+        let tuning = {
+            let _tuning = tracepoint!(Channel::thread(), "tuning");
+            tune(&net, &tune_set, &test_set, &self.settings)?
+        };
         let file = ConfigsFile {
             format: FORMAT,
             network: NetworkInfo {

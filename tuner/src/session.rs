@@ -5,7 +5,8 @@
 //! (`speedup`: the configuration's predicted speedup; `best`: the best predicted speedup kept
 //! so far) and [`giving::iterate`] gives the session's progress, so any instrument (the
 //! dashboard, the log, the timeline) follows a tuning session like a training run. The QoS
-//! models' initialisation, the validation and the measurements are spans on the timeline.
+//! models' initialisation, the validation (`qos validation`, apart from the training's
+//! `validation`) and the measurements are spans on the timeline.
 
 use std::time::Instant;
 
@@ -145,7 +146,8 @@ pub fn tune<B: Backend>(
         // Validation: only the best predicted configurations are run; those whose measured
         // QoS misses the keep threshold are dropped, and the measured QoS replaces the
         // prediction for the rest.
-        let span = tracepoint!(Channel::thread(), "validation");
+        // Not `validation`, the name of the training's validation in the same trace.
+        let span = tracepoint!(Channel::thread(), "qos validation");
         let validation_start = Instant::now();
         let mut validated = vec![];
         for i in take_best(&points(&kept), settings.take_best_n) {

@@ -8,7 +8,8 @@ use super::sink::Trace;
 
 /// The environment variable that switches tracing on for programs run by an
 /// [`Overseer`](crate::Overseer): `GIVING_TRACE='{"enable": true, "directory": "traces"}'`
-/// (`"format": "json"` for Chrome JSON). One file per run, named by time and process id.
+/// (`"format": "json"` for Chrome JSON; `"channels": ["io"]` to enable only those channels, as
+/// libpvti's option). One file per run, named by time and process id.
 pub const TRACE_ENV: &str = "GIVING_TRACE";
 
 /// What [`TRACE_ENV`] asks for.
@@ -20,6 +21,10 @@ pub struct TraceOptions {
     pub directory: PathBuf,
     /// Their format (`"format"`: `"perfetto"`, the default, or `"json"`).
     pub format: TraceFormat,
+    /// The only channels to enable (`"channels"`: a list of names; libpvti's option): see
+    /// [`giving::timeline::enable_only_channels`]. `None` (absent) leaves the channels as the
+    /// program set them; an empty list enables them all.
+    pub channels: Option<Vec<String>>,
 }
 
 impl TraceOptions {
@@ -59,7 +64,13 @@ impl TraceOptions {
                 ("format", serde_json::Value::String(format)) => {
                     options.format = format.parse().map_err(|e: TraceError| bad(e.to_string()))?;
                 }
-                ("enable" | "directory" | "format", value) => {
+                ("channels", serde_json::Value::Array(names))
+                    if names.iter().all(serde_json::Value::is_string) =>
+                {
+                    let names = names.iter().filter_map(|n| n.as_str()).map(str::to_owned);
+                    options.channels = Some(names.collect());
+                }
+                ("enable" | "directory" | "format" | "channels", value) => {
                     return Err(bad(format!("`{key}` cannot be {value}")));
                 }
                 (other, _) => return Err(bad(format!("unknown option `{other}`"))),
@@ -81,10 +92,27 @@ impl Trace {
             variable: TRACE_ENV,
             message: "not UTF-8".to_owned(),
         })?;
-        let options = TraceOptions::parse(&text)?;
+        Trace::from_options(&TraceOptions::parse(&text)?)
+    }
+
+    /// The trace `options` ask for (`Ok(None)` when not enabled), its channels switched as
+    /// they say: only those listed are enabled, process-wide, from now on (see
+    /// [`giving::timeline::enable_only_channels`]).
+    ///
+    /// ```
+    /// use giving_instruments::timeline::{Trace, TraceOptions};
+    ///
+    /// let off = TraceOptions::parse(r#"{"enable": false, "channels": ["io"]}"#).unwrap();
+    /// assert!(Trace::from_options(&off).unwrap().is_none());
+    /// ```
+    pub fn from_options(options: &TraceOptions) -> Result<Option<Trace>, TraceError> {
         if !options.enable {
             return Ok(None);
         }
-        Trace::in_dir(&options.directory, options.format).map(Some)
+        let trace = Trace::in_dir(&options.directory, options.format)?;
+        if let Some(channels) = &options.channels {
+            giving::timeline::enable_only_channels(Some(channels.as_slice()));
+        }
+        Ok(Some(trace))
     }
 }

@@ -68,12 +68,17 @@ impl JsonEncoder {
         if let Some(tid) = self.tids.get(track) {
             return (pid, *tid);
         }
-        let (tid, name) = match &track.channel {
-            None => (track.tid, track.thread_name.to_string()),
-            Some(channel) => (
-                CHANNEL_TIDS + self.tids.len() as u64,
-                format!("{} / {channel}", track.thread_name),
-            ),
+        let (tid, name) = match (&track.channel, &track.lane) {
+            (None, None) => (track.tid, track.thread_name.to_string()),
+            // A channel, or a label's track: a pseudo-thread named by its path.
+            (channel, lane) => {
+                let mut name = track.thread_name.to_string();
+                for part in [channel, lane].into_iter().flatten() {
+                    name.push_str(" / ");
+                    name.push_str(part);
+                }
+                (CHANNEL_TIDS + self.tids.len() as u64, name)
+            }
         };
         self.line(json!({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid, "args": {"name": name}}));
         self.tids.insert(track.clone(), tid);

@@ -8,7 +8,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use giving::vocab::{
-    CounterSample, InstantEvent, ProgressEvent, SpanEvent, SpanPhase, StepEvent, keys,
+    CounterSample, HeatmapSample, InstantEvent, ProgressEvent, SpanEvent, SpanPhase, StepEvent,
+    keys,
 };
 use giving::{Event, Timestamp, Value, WrapMark, WrapStep};
 
@@ -21,22 +22,31 @@ pub(crate) struct Process {
     pub(crate) name: String,
 }
 
-/// A track of slices and instants: a thread's own track, or a channel on a thread.
+/// A track of slices and instants: a thread's own track, or a channel on a thread, or the
+/// track of a label (spans begun and ended by label) under either.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Track {
     pub(crate) process: u32,
     pub(crate) tid: u64,
     pub(crate) thread_name: Arc<str>,
     pub(crate) channel: Option<Arc<str>>,
+    /// The label of spans begun and ended by label: their own track, since spans of two
+    /// labels may overlap without nesting.
+    pub(crate) lane: Option<Arc<str>>,
 }
 
-/// A counter track: a numeric key, or a series of a graph.
+/// A counter track: a numeric key, a series of a graph, or a bucket of a heatmap.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Counter {
     pub(crate) process: u32,
     pub(crate) group: Option<Arc<str>>,
     pub(crate) name: String,
+    /// The values' unit (Perfetto's `CounterDescriptor.unit_name`).
+    pub(crate) unit: Option<Arc<str>>,
 }
+
+/// The unit of a heatmap's bucket tracks: their values count the values in the bucket.
+const HEATMAP_COUNT_UNIT: &str = "count";
 
 /// An argument of a slice or instant.
 pub(crate) type Args = Vec<(String, Value)>;
@@ -65,6 +75,7 @@ const NOT_COUNTERS: &[&str] = &[
     keys::SYNCED,
     keys::UNITS,
     keys::GLOBAL_STEP,
+    keys::ITERATION,
     keys::EPOCH,
     keys::EPOCHS,
     keys::TOTAL_STEPS,
@@ -115,6 +126,10 @@ pub(crate) struct Recorder {
     last: Timestamp,
     /// Spans begun and not ended: their tracks, so that ends land where begins did.
     spans: HashMap<u64, Track>,
+    /// Of the spans open on the run thread's own track: which implied slices were open when
+    /// each began. Those opened inside a span end with it (a slice cannot outlive the slice
+    /// it nests in, and a training's last epoch ends with the span around the training).
+    enclosing: HashMap<u64, Implied>,
     /// `wrap!` blocks open on the run thread.
     wraps: HashMap<u64, ()>,
     /// The last learning rate seen (a change is an instant).
@@ -131,6 +146,7 @@ impl Recorder {
                 tid,
                 thread_name: Arc::from(thread_name),
                 channel: None,
+                lane: None,
             },
             epoch: None,
             task: None,
@@ -138,6 +154,7 @@ impl Recorder {
             boundary: None,
             last: Timestamp::default(),
             spans: HashMap::new(),
+            enclosing: HashMap::new(),
             wraps: HashMap::new(),
             lr: None,
         }
@@ -155,8 +172,13 @@ impl Recorder {
                 process: self.process,
                 group: (!sample.graph.is_empty()).then(|| Arc::from(sample.graph)),
                 name: sample.series.to_owned(),
+                unit: sample.unit.map(Arc::from),
             };
             out.counter(at, &counter, sample.value);
+            return;
+        }
+        if let Some(heatmap) = HeatmapSample::of(event) {
+            self.heatmap(at, &heatmap, out);
             return;
         }
         if let Some(instant) = InstantEvent::of(event) {
@@ -205,6 +227,7 @@ impl Recorder {
     /// whose end never came at the same time (so that every begin has its end).
     pub(crate) fn finish(&mut self, out: &mut dyn Output) {
         let last = self.last;
+        self.enclosing.clear();
         let mut open: Vec<(u64, Track)> = self.spans.drain().collect();
         // Inner spans began later: close them first (ids grow in the order spans begin).
         open.sort_by_key(|(id, _)| std::cmp::Reverse(*id));
@@ -227,6 +250,7 @@ impl Recorder {
                 tid,
                 thread_name: Arc::from(name.unwrap_or("thread")),
                 channel: None,
+                lane: None,
             },
             _ => self.run_thread.clone(),
         };
@@ -236,22 +260,78 @@ impl Recorder {
 
     fn span(&mut self, event: &Event, span: &SpanEvent<'_>, out: &mut dyn Output) {
         let at = event.time();
-        let track = self.track(span.tid, span.thread_name, span.channel);
+        let mut track = self.track(span.tid, span.thread_name, span.channel);
+        if span.by_label {
+            track.lane = Some(Arc::from(span.name));
+        }
+        let previous = self.last;
         if track.tid == self.run_thread.tid {
             self.last = self.last.max(at);
         }
         match span.phase {
             SpanPhase::Begin => {
                 out.begin(at, &track, span.name, &args_of(event));
+                if track == self.run_thread {
+                    self.enclosing.insert(span.id, self.implied_open());
+                }
                 self.spans.insert(span.id, track);
             }
             // An end whose begin was never seen (it began before the trace) is dropped, so
             // that begins and ends balance.
             SpanPhase::End => {
                 if let Some(track) = self.spans.remove(&span.id) {
+                    if let Some(before) = self.enclosing.remove(&span.id) {
+                        // What opened inside the span ends at its last event, before it.
+                        self.close_opened_since(before, previous.min(at), out);
+                    }
                     out.end(at, &track);
                 }
             }
+        }
+    }
+
+    /// A heatmap sample: a counter value per bucket, on the bucket's track in the heatmap's
+    /// group (Perfetto draws no heatmap; the buckets' tracks, lowest first, are its rows).
+    fn heatmap(&mut self, at: Timestamp, heatmap: &HeatmapSample<'_>, out: &mut dyn Output) {
+        let group: Arc<str> = Arc::from(heatmap.name);
+        let unit: Arc<str> = Arc::from(HEATMAP_COUNT_UNIT);
+        for (bucket, count) in heatmap.buckets.iter().zip(&heatmap.counts) {
+            let name = match heatmap.unit {
+                Some(unit) => format!("{bucket} {unit}"),
+                None => (*bucket).to_owned(),
+            };
+            let counter = Counter {
+                process: self.process,
+                group: Some(group.clone()),
+                name,
+                unit: Some(unit.clone()),
+            };
+            out.counter(at, &counter, *count as f64);
+        }
+    }
+
+    /// Which implied slices are open now.
+    fn implied_open(&self) -> Implied {
+        Implied {
+            epoch: self.epoch.is_some(),
+            task: self.task.is_some(),
+            window: self.window,
+        }
+    }
+
+    /// Ends, at `at`, the implied slices open now that were not open at `before`: innermost
+    /// first (window, loop, epoch).
+    fn close_opened_since(&mut self, before: Implied, at: Timestamp, out: &mut dyn Output) {
+        let now = self.implied_open();
+        if now.epoch && !before.epoch {
+            self.close_task(at, out);
+            out.end(at, &self.run_thread);
+            self.epoch = None;
+        } else if now.task && !before.task {
+            self.close_task(at, out);
+        } else if now.window && !before.window {
+            out.end(at, &self.run_thread);
+            self.window = false;
         }
     }
 
@@ -416,10 +496,19 @@ impl Recorder {
                 process: self.process,
                 group: None,
                 name: name.to_owned(),
+                unit: None,
             };
             out.counter(at, &counter, value);
         }
     }
+}
+
+/// The implied slices open on the run thread at some moment (see [`Recorder::enclosing`]).
+#[derive(Debug, Clone, Copy)]
+struct Implied {
+    epoch: bool,
+    task: bool,
+    window: bool,
 }
 
 /// The value, a lazy one read; `None` if reading it fails or panics (the trace goes on

@@ -9,21 +9,29 @@ use giving::{Timestamp, Value};
 
 use super::model::{Args, Counter, Output, Process, Track};
 use super::proto::{
-    CounterDescriptor, DebugAnnotation, InternedData, InternedString, ProcessDescriptor,
-    SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE, ThreadDescriptor, TracePacket,
-    TrackDescriptor, TrackEvent, TrackEventType,
+    BuiltinClock, Clock, ClockSnapshot, CounterDescriptor, DebugAnnotation, InternedData,
+    InternedString, ProcessDescriptor, SEQ_INCREMENTAL_STATE_CLEARED, SEQ_NEEDS_INCREMENTAL_STATE,
+    ThreadDescriptor, TracePacket, TracePacketDefaults, TrackDescriptor, TrackEvent,
+    TrackEventType,
 };
 
 /// The one packet sequence this encoder writes (interned names are per sequence).
 const SEQUENCE: u32 = 1;
 /// `Trace.packet`'s field number.
 const TRACE_PACKET_FIELD: u32 = 1;
+/// The clock of every timestamp: [`Timestamp`] counts nanoseconds since the Unix epoch (the
+/// wall clock read once, then advanced by a monotonic counter), which is Perfetto's
+/// `BUILTIN_CLOCK_REALTIME`. Declared as the sequence's default clock and, by a clock
+/// snapshot, as the trace's clock, so that the trace processor takes the times as they are.
+const TRACE_CLOCK: BuiltinClock = BuiltinClock::Realtime;
 
 /// Encodes records as Perfetto `TracePacket`s into a byte buffer the sink drains.
 #[derive(Default)]
 pub(crate) struct PerfettoEncoder {
     out: Vec<u8>,
     started: bool,
+    /// Whether the clock snapshot naming [`TRACE_CLOCK`] the trace's clock was written.
+    clock_declared: bool,
     next_uuid: u64,
     processes: HashMap<u32, (u64, u32)>,
     threads: HashMap<(u32, u64), u64>,
@@ -51,11 +59,38 @@ impl PerfettoEncoder {
         self.next_uuid
     }
 
-    fn packet(&mut self, mut packet: TracePacket) {
+    /// Writes `packet`, after the clock snapshot when it is the first with a time (the
+    /// snapshot reads the trace's clock at that time).
+    fn packet(&mut self, packet: TracePacket) {
+        if let Some(at) = packet.timestamp
+            && !self.clock_declared
+        {
+            self.clock_declared = true;
+            self.write(TracePacket {
+                timestamp: Some(at),
+                timestamp_clock_id: Some(TRACE_CLOCK as u32),
+                clock_snapshot: Some(ClockSnapshot {
+                    clocks: vec![Clock {
+                        clock_id: Some(TRACE_CLOCK as u32),
+                        timestamp: Some(at),
+                    }],
+                    primary_trace_clock: Some(TRACE_CLOCK as i32),
+                }),
+                ..TracePacket::default()
+            });
+        }
+        self.write(packet);
+    }
+
+    /// Writes one packet of the sequence; the first clears its state and sets its defaults.
+    fn write(&mut self, mut packet: TracePacket) {
         packet.trusted_packet_sequence_id = Some(SEQUENCE);
         let mut flags = packet.sequence_flags.unwrap_or(0);
         if !self.started {
             flags |= SEQ_INCREMENTAL_STATE_CLEARED;
+            packet.trace_packet_defaults = Some(TracePacketDefaults {
+                timestamp_clock_id: Some(TRACE_CLOCK as u32),
+            });
             self.started = true;
         }
         packet.sequence_flags = (flags != 0).then_some(flags);
@@ -107,21 +142,35 @@ impl PerfettoEncoder {
         if let Some(uuid) = self.tracks.get(track) {
             return *uuid;
         }
-        let thread = self.thread_uuid(track);
-        let uuid = match &track.channel {
-            None => thread,
-            Some(channel) => {
-                let uuid = self.uuid();
-                self.descriptor(TrackDescriptor {
-                    uuid: Some(uuid),
-                    parent_uuid: Some(thread),
-                    name: Some(channel.to_string()),
-                    ..TrackDescriptor::default()
+        let uuid = match (&track.channel, &track.lane) {
+            (None, None) => self.thread_uuid(track),
+            (Some(channel), None) => {
+                let thread = self.thread_uuid(track);
+                self.named_track(thread, channel)
+            }
+            // A label's track, under its channel's (or its thread's).
+            (channel, Some(lane)) => {
+                let parent = self.track_uuid(&Track {
+                    channel: channel.clone(),
+                    lane: None,
+                    ..track.clone()
                 });
-                uuid
+                self.named_track(parent, lane)
             }
         };
         self.tracks.insert(track.clone(), uuid);
+        uuid
+    }
+
+    /// A new track named `name` under `parent`.
+    fn named_track(&mut self, parent: u64, name: &str) -> u64 {
+        let uuid = self.uuid();
+        self.descriptor(TrackDescriptor {
+            uuid: Some(uuid),
+            parent_uuid: Some(parent),
+            name: Some(name.to_owned()),
+            ..TrackDescriptor::default()
+        });
         uuid
     }
 
@@ -152,7 +201,9 @@ impl PerfettoEncoder {
             uuid: Some(uuid),
             parent_uuid: Some(parent),
             name: Some(counter.name.clone()),
-            counter: Some(CounterDescriptor::default()),
+            counter: Some(CounterDescriptor {
+                unit_name: counter.unit.as_deref().map(str::to_owned),
+            }),
             ..TrackDescriptor::default()
         });
         self.counters.insert(counter.clone(), uuid);

@@ -34,6 +34,50 @@ pub struct TracePacket {
     pub sequence_flags: Option<u32>,
     #[prost(message, optional, tag = "60")]
     pub track_descriptor: Option<TrackDescriptor>,
+    #[prost(message, optional, tag = "6")]
+    pub clock_snapshot: Option<ClockSnapshot>,
+    /// The clock of [`timestamp`](Self::timestamp), a [`BuiltinClock`]; absent: the
+    /// sequence's default ([`TracePacketDefaults`]), else the trace's clock.
+    #[prost(uint32, optional, tag = "58")]
+    pub timestamp_clock_id: Option<u32>,
+    #[prost(message, optional, tag = "59")]
+    pub trace_packet_defaults: Option<TracePacketDefaults>,
+}
+
+/// `TracePacketDefaults`: what holds for every later packet of the sequence that does not
+/// say otherwise (its timestamps' clock).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TracePacketDefaults {
+    #[prost(uint32, optional, tag = "58")]
+    pub timestamp_clock_id: Option<u32>,
+}
+
+/// `ClockSnapshot`: the clocks' readings at one instant, and which clock the trace's time is.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockSnapshot {
+    #[prost(message, repeated, tag = "1")]
+    pub clocks: Vec<Clock>,
+    #[prost(enumeration = "BuiltinClock", optional, tag = "2")]
+    pub primary_trace_clock: Option<i32>,
+}
+
+/// `ClockSnapshot.Clock`: one clock's reading.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct Clock {
+    #[prost(uint32, optional, tag = "1")]
+    pub clock_id: Option<u32>,
+    #[prost(uint64, optional, tag = "2")]
+    pub timestamp: Option<u64>,
+}
+
+/// `BuiltinClock` (the ones we name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, prost::Enumeration)]
+#[repr(i32)]
+pub enum BuiltinClock {
+    Unknown = 0,
+    Realtime = 1,
+    Monotonic = 3,
+    Boottime = 6,
 }
 
 /// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`: interned data starts afresh.
