@@ -434,3 +434,52 @@ fn a_fan_in_with_wrong_credentials_fails_naming_the_server_without_its_password(
     assert!(!error.contains(WATCH_PASSWORD), "{error}");
     assert!(error.to_lowercase().contains("authorization"), "{error}");
 }
+
+#[test]
+fn an_nkey_seed_file_authenticates_a_rank_and_its_watcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = nkeys::KeyPair::new_user();
+    let seed = user.seed().unwrap();
+    let body = format!(
+        "authorization {{ users = [ {{ nkey: \"{}\" }} ] }}",
+        user.public_key()
+    );
+    let Some(server) = nats_configured(&body, dir.path()) else {
+        println!("SKIPPED: nats-server is not installed");
+        return;
+    };
+    let seed_file = dir.path().join("user.nk");
+    std::fs::write(&seed_file, format!("{seed}\n")).unwrap();
+    let url = format!("nats://127.0.0.1:{}", server.port);
+    let auth = NatsAuth::default().nkey(&seed_file);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut fan_in = runtime
+        .block_on(FanIn::connect_with(&url, "nk", &auth))
+        .unwrap();
+    // Without the seed, the server refuses the watcher.
+    assert!(runtime.block_on(FanIn::connect(&url, "nk")).is_err());
+    let me = Identity::new("nk").unwrap().rank(0).world_size(1);
+    let publisher = NatsPublisher::new(&url, me).auth(auth.clone());
+    let run = Overseer::new().with(publisher).run(|| {
+        for step in 0..5u64 {
+            giving::give!(loss = 0.25, step);
+        }
+    });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let losses = runtime.block_on(async {
+        let mut losses = 0;
+        while let Ok(Some(event)) =
+            tokio::time::timeout(Duration::from_secs(20), fan_in.next()).await
+        {
+            losses += usize::from(event.has(keys::LOSS));
+            if event.has(keys::RANK_END) {
+                break;
+            }
+        }
+        losses
+    });
+    assert_eq!(losses, 5, "every loss of the rank arrived");
+}
