@@ -53,7 +53,7 @@ pub struct NatsAuth {
 }
 
 impl NatsAuth {
-    /// The settings in the `nats` CLI's environment variables ([`env`]); none set: none.
+    /// The settings in the `nats` CLI's environment variables ([`mod@env`]); none set: none.
     pub fn from_env() -> Self {
         Self::from_lookup(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
     }

@@ -46,7 +46,7 @@ pub struct MlflowAuth {
 }
 
 impl MlflowAuth {
-    /// The settings in MLflow's environment variables ([`env`]).
+    /// The settings in MLflow's environment variables ([`mod@env`]).
     pub fn from_env() -> Self {
         Self::from_lookup(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
     }
