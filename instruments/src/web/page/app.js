@@ -84,8 +84,10 @@ function renderProgress(b) {
   const pct = b.progress === null ? null : Math.round(100 * b.progress);
   $("run-bar").style.width = `${pct || 0}%`;
   const where = [];
-  if (b.epochs) where.push(`epoch ${b.epoch ?? 0}/${b.epochs}`);
-  if (b.total_steps) where.push(`step ${b.step ?? 0}/${b.total_steps}`);
+  // One-based, as people count (and as the terminal dashboard shows): the last epoch of 1
+  // is "epoch 1/1", the last step of 300 "step 300/300".
+  if (b.epochs) where.push(`epoch ${(b.epoch ?? 0) + 1}/${b.epochs}`);
+  if (b.total_steps) where.push(`step ${(b.step ?? -1) + 1}/${b.total_steps}`);
   const text = pct === null ? "–" : `${pct}%`;
   $("run-progress").textContent = `${text} ${where.join(" ")} eta ${duration(b.eta)}`;
   $("run-progress").dataset.percent = pct === null ? "" : String(pct);
