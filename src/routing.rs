@@ -250,36 +250,37 @@ pub(crate) fn has_global_scopes() -> bool {
     !global_scopes().is_empty()
 }
 
-/// The thread scopes of this thread, outermost first.
-pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
+/// `f` over this thread's open (not finished) scopes, outermost first; `R::default()` when
+/// the thread's routes are gone (thread exit) or being changed (a re-entrant call).
+fn with_open_thread_scopes<R: Default>(
+    f: impl FnOnce(&mut dyn Iterator<Item = &Arc<Scope>>) -> R,
+) -> R {
     ROUTES
         .try_with(|routes| {
-            routes
-                .try_borrow()
-                .map(|r| {
-                    r.stack
+            routes.try_borrow().map_or_else(
+                |_| R::default(),
+                |r| {
+                    let mut open = r
+                        .stack
                         .iter()
-                        .filter(|r| !r.scope.is_finished())
-                        .map(|r| r.scope.clone())
-                        .collect()
-                })
-                .unwrap_or_default()
+                        .map(|r| &r.scope)
+                        .filter(|scope| !scope.is_finished());
+                    f(&mut open)
+                },
+            )
         })
         .unwrap_or_default()
+}
+
+/// The thread scopes of this thread, outermost first.
+pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
+    with_open_thread_scopes(|open| open.cloned().collect())
 }
 
 /// Whether `scope` is one of this thread's open scopes: [`current_thread_scopes`] without
 /// collecting them, for a probed call that asks it once per call.
 pub(crate) fn thread_is_in(scope: &Arc<Scope>) -> bool {
-    ROUTES
-        .try_with(|routes| {
-            routes.try_borrow().is_ok_and(|r| {
-                r.stack
-                    .iter()
-                    .any(|r| Arc::ptr_eq(&r.scope, scope) && !r.scope.is_finished())
-            })
-        })
-        .unwrap_or(false)
+    with_open_thread_scopes(|mut open| Iterator::any(&mut open, |s| Arc::ptr_eq(s, scope)))
 }
 
 /// Makes this thread part of `scope`; returns false if it already was (or the scope is global,

@@ -46,7 +46,9 @@ fn json_line(line: &[u8]) -> Option<Incoming> {
     let parsed = serde_json::from_str::<serde_json::Value>(text).or_else(|e| {
         // Python's json writes NaN and ±Infinity as bare words, which JSON has not: read them
         // as marked strings, turned back into floats by `from_json`.
-        python_floats(text).map_or(Err(e), |t| serde_json::from_str(&t))
+        // `\u0001` is FLOAT_MARK, escaped as JSON wants control characters.
+        python_floats(text, |word| format!("\"\\u0001{word}\""))
+            .map_or(Err(e), |t| serde_json::from_str(&t))
     });
     Some(match parsed {
         Ok(serde_json::Value::Object(map)) => {
@@ -67,9 +69,21 @@ fn clip(text: &str) -> String {
 /// Marks a string that stood for a float Python writes as a bare word.
 const FLOAT_MARK: char = '\u{1}';
 
-/// `text` with Python's `NaN`, `Infinity` and `-Infinity` (outside strings) written as marked
-/// strings; `None` when it has none.
-fn python_floats(text: &str) -> Option<String> {
+/// `text` with each of Python's bare `NaN`, `Infinity` and `-Infinity` (outside strings, where
+/// Python's `json` writes them and JSON has no such numbers) replaced by what `replace` makes
+/// of the word; `None` when it has none.
+///
+/// ```
+/// use giving_log::protocol::python_floats;
+///
+/// let text = r#"{"loss": NaN, "note": "NaN", "max": -Infinity}"#;
+/// assert_eq!(
+///     python_floats(text, |_| "null".to_owned()).as_deref(),
+///     Some(r#"{"loss": null, "note": "NaN", "max": null}"#)
+/// );
+/// assert_eq!(python_floats("[1, 2]", |_| "null".to_owned()), None);
+/// ```
+pub fn python_floats(text: &str, replace: impl Fn(&str) -> String) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 16);
     let (mut in_string, mut escaped, mut changed) = (false, false, false);
     let mut rest = text;
@@ -83,8 +97,7 @@ fn python_floats(text: &str) -> Option<String> {
             .into_iter()
             .find(|w| rest.starts_with(w))
         {
-            // `\u0001` is FLOAT_MARK, escaped as JSON wants control characters.
-            out.push_str(&format!("\"\\u0001{word}\""));
+            out.push_str(&replace(word));
             rest = &rest[word.len()..];
             changed = true;
             continue;

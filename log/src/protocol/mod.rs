@@ -16,6 +16,6 @@ mod smuggle;
 
 pub use data::DataDecoder;
 pub use incoming::Incoming;
-pub use json::{JsonLines, from_json};
+pub use json::{JsonLines, from_json, python_floats};
 pub use out_of_band::OutOfBand;
 pub use smuggle::Unsmuggler;

@@ -6,6 +6,7 @@
 use std::fmt::Write;
 
 use giving::Value;
+use giving_log::protocol::python_floats;
 
 /// Appends `value` to `out` as Python's `json.dumps` would write it, compactly (Python
 /// reads it the same without `json.dumps`'s spaces).
@@ -91,27 +92,10 @@ fn write_list(items: impl Iterator<Item = Value>, out: &mut String) {
 /// are read as `null` (serde_json has no such numbers; a reader of a summary takes `null` for
 /// "no figure", as those are).
 pub(crate) fn parse(text: &str) -> serde_json::Result<serde_json::Value> {
-    let mut out = String::with_capacity(text.len());
-    let (mut in_string, mut escaped) = (false, false);
-    let mut rest = text;
-    while let Some(c) = rest.chars().next() {
-        if in_string {
-            in_string = escaped || c != '"';
-            escaped = !escaped && c == '\\';
-        } else if c == '"' {
-            in_string = true;
-        } else if let Some(word) = ["NaN", "-Infinity", "Infinity"]
-            .into_iter()
-            .find(|w| rest.starts_with(w))
-        {
-            out.push_str("null");
-            rest = &rest[word.len()..];
-            continue;
-        }
-        out.push(c);
-        rest = &rest[c.len_utf8()..];
+    match python_floats(text, |_| "null".to_owned()) {
+        Some(nulled) => serde_json::from_str(&nulled),
+        None => serde_json::from_str(text),
     }
-    serde_json::from_str(&out)
 }
 
 #[cfg(test)]
