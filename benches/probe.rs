@@ -10,59 +10,16 @@
 
 // criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
 #![expect(missing_docs)]
-// A probe observes named bindings: returning one is the point of these functions.
-#![allow(clippy::let_and_return)]
 
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use giving::given;
 use giving::prelude::*;
-use giving::{give, given};
 
-#[inline(never)]
-fn step_plain(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-#[giving::probe]
-#[inline(never)]
-fn step_annotated(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// `step_plain` giving its `z` by hand: what a probe `step_annotated > z` replaces.
-#[inline(never)]
-fn step_given(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    give!(z);
-    z
-}
-
-#[inline(never)]
-fn sum_plain(xs: &[f64]) -> f64 {
-    let mut acc = 0.0;
-    for x in xs {
-        let sq = x * x;
-        acc += sq;
-    }
-    acc
-}
-
-#[giving::probe]
-#[inline(never)]
-fn sum_annotated(xs: &[f64]) -> f64 {
-    let mut acc = 0.0;
-    for x in xs {
-        let sq = x * x;
-        acc += sq;
-    }
-    acc
-}
+#[path = "workloads/probe_steps.rs"]
+mod probe_steps;
+use probe_steps::*;
 
 fn per_call(c: &mut Criterion) {
     let mut group = c.benchmark_group("probe/per call");

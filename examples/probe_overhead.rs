@@ -12,71 +12,18 @@
 //! (`step_probed` under a probe, `step_given`), called `EVENTS` times; divide a function's
 //! inclusive count by its calls.
 
-// A probe observes named bindings: returning one is the point of these functions.
-#![allow(clippy::let_and_return)]
-
 use std::hint::black_box;
 
+use giving::given;
 use giving::prelude::*;
-use giving::{give, given};
+
+#[path = "../benches/workloads/probe_steps.rs"]
+mod probe_steps;
+use probe_steps::*;
 
 const CALLS: usize = 1_000_000;
 const EVENTS: usize = 100_000;
 const LOOPS: usize = 1_000;
-
-#[inline(never)]
-fn step_plain(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-#[giving::probe]
-#[inline(never)]
-fn step_annotated(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// `step_annotated`'s copy that runs under a probe `step_probed > z`.
-#[giving::probe]
-#[inline(never)]
-fn step_probed(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// `step_plain` giving its `z` by hand.
-#[inline(never)]
-fn step_given(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    give!(z);
-    z
-}
-
-#[inline(never)]
-fn sum_plain(xs: &[f64]) -> f64 {
-    let mut acc = 0.0;
-    for x in xs {
-        let sq = x * x;
-        acc += sq;
-    }
-    acc
-}
-
-#[giving::probe]
-#[inline(never)]
-fn sum_annotated(xs: &[f64]) -> f64 {
-    let mut acc = 0.0;
-    for x in xs {
-        let sq = x * x;
-        acc += sq;
-    }
-    acc
-}
 
 fn main() {
     let mut total = 0.0;

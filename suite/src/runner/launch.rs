@@ -286,22 +286,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::config::{Placeholders, Suite};
-
-    fn bench(yaml: &str) -> Bench {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("s.yaml");
-        std::fs::write(&file, yaml).unwrap();
-        let placeholders = Placeholders {
-            n_gpu: 0,
-            n_cpu: 1,
-            data: "d".into(),
-            runs: "r".into(),
-            giving: "giving".into(),
-            ..Default::default()
-        };
-        Suite::load(&file, &placeholders).unwrap().benches.remove(0)
-    }
+    use crate::runner::test_bench::bench;
 
     fn launch(bench: &Bench, plan: &ProcessPlan, stem: &Path) -> Launch {
         launch_at(bench, plan, stem, &Place::local())

@@ -14,6 +14,8 @@ mod preamble;
 mod process;
 mod ssh;
 mod system;
+#[cfg(test)]
+mod test_bench;
 mod wait;
 
 use std::path::{Path, PathBuf};
