@@ -143,7 +143,19 @@ fn bad_input_gets_a_clear_error() {
         ),
         (
             &["watch", "nats://127.0.0.1:1", "--run", "r", "--idle", "0"][..],
-            "--idle must be a positive number of seconds, not 0",
+            "--idle must be a positive number of seconds, not 0.0",
+        ),
+        (
+            // Finite, but no Duration holds it: refused, not a panic.
+            &[
+                "watch",
+                "nats://127.0.0.1:1",
+                "--run",
+                "r",
+                "--idle",
+                "1e300",
+            ][..],
+            "--idle must be a positive number of seconds, not 1e300",
         ),
     ] {
         let (ok, out) = giving(args);

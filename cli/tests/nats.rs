@@ -11,15 +11,7 @@ use std::time::Duration;
 use giving::Event;
 use giving::vocab::keys;
 use giving_log::LogReader;
-use servers::{Lines, free_port, giving_command, nats_jetstream, nats_on, only_file};
-
-/// Every event of the one log in `dir`.
-fn events_in(dir: &Path) -> Vec<Event> {
-    LogReader::open(only_file(dir, "msgpack"))
-        .unwrap()
-        .map(|e| e.expect("a readable event"))
-        .collect()
-}
+use servers::{Lines, events_in, free_port, giving_command, nats_jetstream, nats_on, only_file};
 
 /// How many `rate` events each rank gave, in `events`.
 fn rates_by_rank(events: &[Event]) -> BTreeMap<u64, usize> {
@@ -35,31 +27,22 @@ fn rates_by_rank(events: &[Event]) -> BTreeMap<u64, usize> {
 
 /// `giving watch URL --run RUN --until-done --log DIR`, once it has subscribed.
 fn start_watch(url: &str, run: &str, log: &Path) -> (Child, Lines) {
-    let mut child = giving_command()
-        .args([
-            "watch",
-            url,
-            "--run",
-            run,
-            "--until-done",
-            "--idle",
-            "120",
-            "--log",
-        ])
-        .arg(log)
-        .arg("--trace")
-        .arg(log.with_extension("pftrace"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    assert!(
-        lines.wait_for("subscribed to", Duration::from_secs(30)),
-        "{:?}",
-        lines.seen
-    );
-    (child, lines)
+    servers::start_watch(
+        giving_command()
+            .args([
+                "watch",
+                url,
+                "--run",
+                run,
+                "--until-done",
+                "--idle",
+                "120",
+                "--log",
+            ])
+            .arg(log)
+            .arg("--trace")
+            .arg(log.with_extension("pftrace")),
+    )
 }
 
 /// A short MLP run of rank `rank` of 4 publishing to `url`, logging to `log`.

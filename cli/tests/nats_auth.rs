@@ -7,29 +7,20 @@
 
 mod servers;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use giving::Event;
 use giving::vocab::keys;
 use giving_instruments::Overseer;
-use giving_log::LogReader;
 use giving_nats::{FanIn, Identity, NatsAuth, NatsPublisher};
-use servers::{Lines, giving_command, installed, nats_configured, only_file};
+use servers::{Lines, assert_no_secret, events_in, giving_command, installed, nats_configured};
 
 const TOKEN: &str = "tok-Zq81-SECRET";
 const RANK_PASSWORD: &str = "pw-rank-Kx4-SECRET";
 const WATCH_PASSWORD: &str = "pw-watch-Jr9-SECRET";
 const INTRUDER_PASSWORD: &str = "pw-intruder-Vb2-SECRET";
-
-/// Every event of the one log in `dir`.
-fn events_in(dir: &Path) -> Vec<Event> {
-    LogReader::open(only_file(dir, "msgpack"))
-        .unwrap()
-        .map(|e| e.expect("a readable event"))
-        .collect()
-}
 
 /// `giving watch URL --run RUN --world-size 2 --until-done --log DIR …`, once subscribed.
 fn start_watch(
@@ -39,33 +30,24 @@ fn start_watch(
     auth: &[&str],
     env: &[(&str, &str)],
 ) -> (Child, Lines) {
-    let mut child = giving_command()
-        .args([
-            "watch",
-            url,
-            "--run",
-            run,
-            "--world-size",
-            "2",
-            "--until-done",
-        ])
-        .args(["--idle", "120", "--log"])
-        .arg(log)
-        .arg("--trace")
-        .arg(log.join("watch.pftrace"))
-        .args(auth)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    assert!(
-        lines.wait_for("subscribed to", Duration::from_secs(30)),
-        "{:?}",
-        lines.seen
-    );
-    (child, lines)
+    servers::start_watch(
+        giving_command()
+            .args([
+                "watch",
+                url,
+                "--run",
+                run,
+                "--world-size",
+                "2",
+                "--until-done",
+            ])
+            .args(["--idle", "120", "--log"])
+            .arg(log)
+            .arg("--trace")
+            .arg(log.join("watch.pftrace"))
+            .args(auth)
+            .envs(env.iter().copied()),
+    )
 }
 
 /// A short MLP run of rank `rank` of 2 publishing to `url`, logging under `log`.
@@ -102,48 +84,8 @@ fn rates_of(events: &[Event], rank: u64) -> usize {
         .count()
 }
 
-/// Fails if any file under `dir`, or any of `outputs`, contains one of `secrets`.
-fn assert_no_secret(dir: &Path, outputs: &[&[u8]], secrets: &[&str]) {
-    fn files(dir: &Path, into: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                files(&path, into);
-            } else {
-                into.push(path);
-            }
-        }
-    }
-    let mut all = Vec::new();
-    files(dir, &mut all);
-    let configs = ["nats.conf", "ca.key", "server.key"];
-    for path in all
-        .iter()
-        .filter(|p| !configs.iter().any(|c| p.ends_with(c)))
-    {
-        let bytes = std::fs::read(path).unwrap();
-        for secret in secrets {
-            assert!(
-                !contains(&bytes, secret.as_bytes()),
-                "{secret} found in {}",
-                path.display()
-            );
-        }
-    }
-    for output in outputs {
-        for secret in secrets {
-            assert!(
-                !contains(output, secret.as_bytes()),
-                "{secret} printed: {}",
-                String::from_utf8_lossy(output)
-            );
-        }
-    }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
-}
+/// The files that hold the test's secrets by design: the server's configuration and keys.
+const SERVER_FILES: [&str; 3] = ["nats.conf", "ca.key", "server.key"];
 
 /// Lines of `stderr` that say the server refused the client.
 fn refusals(stderr: &[u8]) -> usize {
@@ -193,6 +135,7 @@ fn token_ranks_fan_in_and_a_rank_without_it_is_refused_once_and_trains_on() {
     let banner = lines.drain().join("\n");
     assert_no_secret(
         dir.path(),
+        &SERVER_FILES,
         &[&printed[..], &[banner.as_bytes()]].concat(),
         &[TOKEN],
     );
@@ -299,6 +242,7 @@ fn per_run_permissions_keep_intruders_out_and_foreign_ranks_are_rejected() {
     let banner = said.join("\n");
     assert_no_secret(
         dir.path(),
+        &SERVER_FILES,
         &[&printed[..], &[banner.as_bytes()]].concat(),
         &[RANK_PASSWORD, WATCH_PASSWORD, INTRUDER_PASSWORD],
     );
@@ -408,7 +352,7 @@ fn tls_with_the_run_ca_fans_in_and_a_client_without_it_is_refused() {
     assert_eq!(complaints, 1, "one report of the refused handshake: {said}");
     assert!(String::from_utf8_lossy(&untrusting.stdout).contains("done: 30 steps"));
     let printed: Vec<&[u8]> = vec![&out0.stdout, &out0.stderr, &out1.stdout, &out1.stderr];
-    assert_no_secret(dir.path(), &printed, &[TOKEN]);
+    assert_no_secret(dir.path(), &SERVER_FILES, &printed, &[TOKEN]);
 }
 
 #[test]

@@ -339,3 +339,70 @@ pub fn assert_same_losses(read: &serde_json::Value, logged: &[(i64, f64)]) {
         );
     }
 }
+
+/// Every event of the one MessagePack log in `dir`.
+pub fn events_in(dir: &Path) -> Vec<giving::Event> {
+    giving_log::LogReader::open(only_file(dir, "msgpack"))
+        .unwrap()
+        .map(|e| e.expect("a readable event"))
+        .collect()
+}
+
+/// Starts `watch` (a `giving watch …` command) with its output read, once it has subscribed.
+pub fn start_watch(watch: &mut Command) -> (Child, Lines) {
+    let mut child = watch
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    assert!(
+        lines.wait_for("subscribed to", Duration::from_secs(30)),
+        "{:?}",
+        lines.seen
+    );
+    (child, lines)
+}
+
+/// Every file under `dir`, at any depth.
+pub fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// Fails if a file under `dir` (but those named in `inputs`: the server's own configuration and
+/// keys, which hold the secrets by design) or any of `outputs` contains one of `secrets`.
+pub fn assert_no_secret(dir: &Path, inputs: &[&str], outputs: &[&[u8]], secrets: &[&str]) {
+    let holds =
+        |bytes: &[u8], secret: &str| bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+    for path in files_under(dir)
+        .iter()
+        .filter(|p| !inputs.iter().any(|name| p.ends_with(name)))
+    {
+        let bytes = std::fs::read(path).unwrap();
+        for secret in secrets {
+            assert!(
+                !holds(&bytes, secret),
+                "{secret} found in {}",
+                path.display()
+            );
+        }
+    }
+    for output in outputs {
+        for secret in secrets {
+            assert!(
+                !holds(output, secret),
+                "{secret} printed: {}",
+                String::from_utf8_lossy(output)
+            );
+        }
+    }
+}
