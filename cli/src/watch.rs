@@ -64,11 +64,13 @@ pub(crate) struct WatchArgs {
 
 pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     let subject = run_subjects(&args.run).context("--run")?;
+    // `try_from_secs_f64`: a finite number can still be too large for a Duration (1e300).
     let idle = match args.idle {
-        Some(secs) if !(secs > 0.0 && secs.is_finite()) => {
-            bail!("--idle must be a positive number of seconds, not {secs}")
-        }
-        Some(secs) => Some(Duration::from_secs_f64(secs)),
+        Some(secs) => match Duration::try_from_secs_f64(secs) {
+            Ok(idle) if secs > 0.0 => Some(idle),
+            // `{:?}` writes a huge number as `1e300`, not its 301 digits.
+            _ => bail!("--idle must be a positive number of seconds, not {secs:?} (at most 10^19)"),
+        },
         None => None,
     };
     let options = InstrumentArgs {
