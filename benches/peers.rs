@@ -1,16 +1,19 @@
 //! giving against the channels a Rust user would pick instead, in one run, on the same
-//! workloads: f64 losses given on the benchmark thread and drained on one other thread.
+//! workloads: f64 losses given on the benchmark thread and drained on one other thread —
+//! first on the machine as it is, then again with a CPU hog (a busy thread per core, started
+//! by this bench), since a training machine is never idle.
 //!
 //! | workload | giving | peers |
 //! |---|---|---|
-//! | 1 lossless subscriber | `give!(loss)`, `gv.stream()` taken by value (`next`) and by reference (`next_ref`) | `tokio::sync::mpsc` unbounded, `crossbeam-channel` unbounded, `flume` unbounded, `tokio::sync::broadcast` (lossy) |
-//! | 10 lossless subscribers | 10 × `gv.stream()`, by value and by reference | 10 senders of each channel, `broadcast` with 10 receivers |
-//! | `key("loss").map.filter.min` | the keyed pipeline off-thread | `tokio::sync::mpsc` + `StreamExt`; `rxrust` (a synchronous `Subject` on the giving thread) |
+//! | 1 lossless subscriber | `give!(loss)`, `gv.stream()` taken by value (`next`) and by reference (`next_ref`) | `(u64, f64)` **by value** through `tokio::sync::mpsc`, `crossbeam-channel` and `flume` (unbounded); an `rtrb` SPSC ring with both sides spinning (the near-limit reference); `Arc<(u64, f64)>` through tokio mpsc and crossbeam; `tokio::sync::broadcast` (lossy) |
+//! | 10 lossless subscribers | 10 × `gv.stream()`, by value and by reference | 10 channels of each peer, the tuple by value and as an `Arc`; `broadcast` with 10 receivers |
+//! | `key("loss").map.filter.min` | the keyed pipeline off-thread | tokio mpsc of the tuple by value + `StreamExt`, and of an `Arc`; `rxrust` (a synchronous `Subject` on the giving thread) |
 //! | one `Bounded(1024)` subscriber | `stream_with(Delivery::Bounded(1024))` | `tokio::sync::broadcast(1024)` |
 //!
-//! A peer's message is `Arc<(u64, f64)>` (a step and a loss), as a user replacing `give!` with
-//! a channel would send; a giving event also carries its timestamp and call site. Taken by
-//! value, a giving event is cloned for its subscriber as a peer's `Arc` is (one atomic
+//! **The honest peer** is the tuple sent by value: a user replacing `give!(loss, step)` by hand
+//! sends `(step, loss)`, not an `Arc`. The `Arc` rows stay as the peer for events shared by
+//! several consumers. A giving event carries more than the tuple (its timestamp, its call
+//! site, named fields of any type); taken by value it is cloned for its subscriber (one atomic
 //! increment, and a decrement when dropped); taken by reference, it is read where the scope
 //! wrote it, which no channel can offer (a channel hands over what it holds).
 //!
@@ -19,17 +22,19 @@
 //! criterion's throughput line gives events per second, and time / `EVENTS` is the cost of one
 //! event end to end. Compare rows of the same group: they ran in the same process, one after
 //! the other. `broadcast` loses what its ring overwrites; its losses are printed once per
-//! group (`lost …`), so its figure is not a lossless one. On a 2-core machine the producer and
-//! the consumer each have a core; anything else running skews all rows alike.
+//! group (`lost …`), so its figure is not a lossless one. Groups whose name ends in `busy` ran
+//! with the hog: four runnable threads on a 2-core machine, so every row slows; what matters
+//! is how much each slows against its own quiet figure.
 //!
 //! Run: `cargo bench -p giving --bench peers`; short: add `-- --warm-up-time 1
-//! --measurement-time 5`.
+//! --measurement-time 3`; one mode: add `quiet` or `busy` (a criterion filter).
 
 // criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
 #![expect(missing_docs)]
 
 use std::hint::black_box;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
@@ -38,10 +43,76 @@ use giving::{Delivery, EventStream, give, given};
 
 const EVENTS: u64 = 1_000_000;
 
-type Message = Arc<(u64, f64)>;
+/// What a user sends by hand instead of `give!(step, loss)`.
+type Plain = (u64, f64);
+/// The same, shared: the peer for an event several consumers hold.
+type Shared = Arc<(u64, f64)>;
 
 fn loss(i: u64) -> f64 {
     (i % 1000) as f64 * 0.001
+}
+
+fn plain(i: u64) -> Plain {
+    (i, loss(i))
+}
+
+fn shared(i: u64) -> Shared {
+    Arc::new((i, loss(i)))
+}
+
+/// A busy thread per core while it lives: the machine a training job shares.
+struct Hog {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn start() -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let threads = (0..cores)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                    }
+                })
+            })
+            .collect();
+        Self { stop, threads }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The machine a group runs on: as it is, or with a [`Hog`].
+#[derive(Clone, Copy)]
+enum Machine {
+    Quiet,
+    Busy,
+}
+
+impl Machine {
+    fn suffix(self) -> &'static str {
+        match self {
+            Machine::Quiet => "quiet",
+            Machine::Busy => "busy",
+        }
+    }
+
+    /// The hog, if this machine is busy (it runs until dropped).
+    fn load(self) -> Option<Hog> {
+        matches!(self, Machine::Busy).then(Hog::start)
+    }
 }
 
 /// Runs `bench` as a criterion benchmark timed by the durations it returns.
@@ -90,9 +161,9 @@ fn giving_fan_out(subscribers: usize, delivery: Delivery, take: Take) -> Duratio
         futures::executor::block_on(futures::future::join_all(drains))
     });
     let start = Instant::now();
-    for i in 0..EVENTS {
-        let loss = loss(i);
-        give!(loss);
+    for step in 0..EVENTS {
+        let loss = loss(step);
+        give!(step, loss);
     }
     gv.finish().unwrap();
     let received = consumer.join().unwrap();
@@ -103,16 +174,17 @@ fn giving_fan_out(subscribers: usize, delivery: Delivery, take: Take) -> Duratio
     elapsed
 }
 
-/// Sends `EVENTS` messages to every sender, then waits for `consumer` to have drained them
-/// all: the part every channel peer shares.
-fn send_all<Tx>(
+/// Sends `EVENTS` messages (`make` makes each) to every sender, then waits for `consumer` to
+/// have drained them all: the part every channel peer shares.
+fn send_all<Tx, M: Clone>(
     senders: Vec<Tx>,
-    send: impl Fn(&Tx, Message),
+    make: fn(u64) -> M,
+    send: impl Fn(&Tx, M),
     consumer: std::thread::JoinHandle<Vec<u64>>,
 ) -> Duration {
     let start = Instant::now();
     for i in 0..EVENTS {
-        let message = Arc::new((i, loss(i)));
+        let message = make(i);
         for tx in &senders {
             send(tx, message.clone());
         }
@@ -124,9 +196,9 @@ fn send_all<Tx>(
     elapsed
 }
 
-fn tokio_mpsc(subscribers: usize) -> Duration {
+fn tokio_mpsc<M: Clone + Send + 'static>(subscribers: usize, make: fn(u64) -> M) -> Duration {
     let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
-        .map(|_| tokio::sync::mpsc::unbounded_channel::<Message>())
+        .map(|_| tokio::sync::mpsc::unbounded_channel::<M>())
         .unzip();
     let consumer = std::thread::spawn(move || {
         let drains = receivers.into_iter().map(|mut rx| async move {
@@ -141,6 +213,7 @@ fn tokio_mpsc(subscribers: usize) -> Duration {
     });
     send_all(
         senders,
+        make,
         |tx, m| {
             let _ = tx.send(m);
         },
@@ -149,7 +222,7 @@ fn tokio_mpsc(subscribers: usize) -> Duration {
 }
 
 /// How many messages `messages` yields, each looked at.
-fn count(messages: impl Iterator<Item = Message>) -> u64 {
+fn count<M>(messages: impl Iterator<Item = M>) -> u64 {
     messages.fold(0, |n, m| {
         black_box(m);
         n + 1
@@ -165,44 +238,71 @@ fn drain_in_turn<Rx: Send + 'static>(
     std::thread::spawn(move || receivers.iter().map(count).collect())
 }
 
-/// A blocking channel peer: one channel per subscriber (`channel` makes one), each drained in
-/// turn by one consumer thread, sent to by `send`.
-fn blocking_peer<Tx, Rx: Send + 'static>(
-    subscribers: usize,
-    channel: fn() -> (Tx, Rx),
-    count: fn(&Rx) -> u64,
-    send: fn(&Tx, Message),
-) -> Duration {
-    let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers).map(|_| channel()).unzip();
-    send_all(senders, send, drain_in_turn(receivers, count))
-}
-
-fn crossbeam(subscribers: usize) -> Duration {
-    blocking_peer(
-        subscribers,
-        crossbeam_channel::unbounded::<Message>,
-        |rx| count(rx.iter()),
+fn crossbeam<M: Clone + Send + 'static>(subscribers: usize, make: fn(u64) -> M) -> Duration {
+    let (senders, receivers): (Vec<_>, Vec<_>) = (0..subscribers)
+        .map(|_| crossbeam_channel::unbounded::<M>())
+        .unzip();
+    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
+    send_all(
+        senders,
+        make,
         |tx, m| {
             let _ = tx.send(m);
         },
+        consumer,
     )
 }
 
-fn flume(subscribers: usize) -> Duration {
-    blocking_peer(
-        subscribers,
-        flume::unbounded::<Message>,
-        |rx| count(rx.iter()),
+fn flume<M: Clone + Send + 'static>(subscribers: usize, make: fn(u64) -> M) -> Duration {
+    let (senders, receivers): (Vec<_>, Vec<_>) =
+        (0..subscribers).map(|_| flume::unbounded::<M>()).unzip();
+    let consumer = drain_in_turn(receivers, |rx| count(rx.iter()));
+    send_all(
+        senders,
+        make,
         |tx, m| {
             let _ = tx.send(m);
         },
+        consumer,
     )
+}
+
+/// A bounded SPSC ring (`rtrb`, 4096 slots) with both sides spinning, never parking: near the
+/// limit of what handing a tuple between two cores costs. Not a peer a training loop could use
+/// as is (a full ring stalls the loop; an empty one burns the consumer's core).
+fn spsc_ring() -> Duration {
+    let (mut tx, mut rx) = rtrb::RingBuffer::<Plain>::new(4096);
+    let consumer = std::thread::spawn(move || {
+        let mut received = 0u64;
+        while received < EVENTS {
+            match rx.pop() {
+                Ok(m) => {
+                    black_box(m);
+                    received += 1;
+                }
+                Err(_) => std::hint::spin_loop(),
+            }
+        }
+        received
+    });
+    let start = Instant::now();
+    for i in 0..EVENTS {
+        let mut message = plain(i);
+        while let Err(rtrb::PushError::Full(back)) = tx.push(message) {
+            message = back;
+            std::hint::spin_loop();
+        }
+    }
+    let received = consumer.join().unwrap();
+    let elapsed = start.elapsed();
+    assert_eq!(received, EVENTS);
+    elapsed
 }
 
 /// `tokio::sync::broadcast`: one send for all receivers, but a slow receiver loses what the
 /// ring overwrites. Returns the time and the events lost over all receivers.
 fn broadcast(subscribers: usize, capacity: usize) -> (Duration, u64) {
-    let (tx, _) = tokio::sync::broadcast::channel::<Message>(capacity);
+    let (tx, _) = tokio::sync::broadcast::channel::<Shared>(capacity);
     let receivers: Vec<_> = (0..subscribers).map(|_| tx.subscribe()).collect();
     let consumer = std::thread::spawn(move || {
         let drains = receivers.into_iter().map(|mut rx| async move {
@@ -222,16 +322,50 @@ fn broadcast(subscribers: usize, capacity: usize) -> (Duration, u64) {
     });
     let start = Instant::now();
     for i in 0..EVENTS {
-        let _ = tx.send(Arc::new((i, loss(i))));
+        let _ = tx.send(shared(i));
     }
     drop(tx);
     let lost = consumer.join().unwrap().iter().sum();
     (start.elapsed(), lost)
 }
 
-fn fan_out(c: &mut Criterion) {
+/// `broadcast` as a timed row, its losses summed for [`report_losses`].
+fn broadcast_row(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    receivers: usize,
+) {
+    let lost = AtomicU64::new(0);
+    let runs = AtomicU64::new(0);
+    timed(group, name, || {
+        let (elapsed, n) = broadcast(receivers, 1024);
+        lost.fetch_add(n, Ordering::Relaxed);
+        runs.fetch_add(1, Ordering::Relaxed);
+        elapsed
+    });
+    report_losses(&lost, &runs, receivers);
+}
+
+fn report_losses(lost: &AtomicU64, runs: &AtomicU64, receivers: usize) {
+    let runs = runs.load(Ordering::Relaxed);
+    if runs == 0 {
+        return; // filtered out
+    }
+    let share = lost.load(Ordering::Relaxed) as f64 / (runs * EVENTS * receivers as u64) as f64;
+    println!(
+        "tokio broadcast(1024): lost {:.1}% of the events ({} receivers)",
+        100.0 * share,
+        receivers
+    );
+}
+
+fn fan_out(c: &mut Criterion, machine: Machine) {
+    let _hog = machine.load();
     for subscribers in [1, 10] {
-        let mut group = c.benchmark_group(format!("peers/{subscribers} lossless subscriber(s)"));
+        let mut group = c.benchmark_group(format!(
+            "peers/{subscribers} lossless subscriber(s), {}",
+            machine.suffix()
+        ));
         group.throughput(Throughput::Elements(EVENTS));
         group.sample_size(10);
         timed(&mut group, "giving", || {
@@ -240,39 +374,27 @@ fn fan_out(c: &mut Criterion) {
         timed(&mut group, "giving by reference (next_ref)", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference)
         });
-        timed(&mut group, "tokio mpsc unbounded", || {
-            tokio_mpsc(subscribers)
+        timed(&mut group, "tokio mpsc, tuple by value", || {
+            tokio_mpsc(subscribers, plain)
         });
-        timed(&mut group, "crossbeam-channel unbounded", || {
-            crossbeam(subscribers)
+        timed(&mut group, "crossbeam-channel, tuple by value", || {
+            crossbeam(subscribers, plain)
         });
-        timed(&mut group, "flume unbounded", || flume(subscribers));
-        let lost = std::sync::atomic::AtomicU64::new(0);
-        let runs = std::sync::atomic::AtomicU64::new(0);
-        timed(&mut group, "tokio broadcast(1024), lossy", || {
-            let (elapsed, n) = broadcast(subscribers, 1024);
-            lost.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            elapsed
+        timed(&mut group, "flume, tuple by value", || {
+            flume(subscribers, plain)
         });
-        report_losses(&lost, &runs, subscribers);
+        if subscribers == 1 {
+            timed(&mut group, "rtrb SPSC ring, both spinning", spsc_ring);
+        }
+        timed(&mut group, "tokio mpsc, Arc", || {
+            tokio_mpsc(subscribers, shared)
+        });
+        timed(&mut group, "crossbeam-channel, Arc", || {
+            crossbeam(subscribers, shared)
+        });
+        broadcast_row(&mut group, "tokio broadcast(1024), lossy", subscribers);
         group.finish();
     }
-}
-
-fn report_losses(
-    lost: &std::sync::atomic::AtomicU64,
-    runs: &std::sync::atomic::AtomicU64,
-    receivers: usize,
-) {
-    let runs = runs.load(std::sync::atomic::Ordering::Relaxed).max(1);
-    let lost = lost.load(std::sync::atomic::Ordering::Relaxed);
-    let share = lost as f64 / (runs * EVENTS * receivers as u64) as f64;
-    println!(
-        "tokio broadcast(1024): lost {:.1}% of the events ({} receivers)",
-        100.0 * share,
-        receivers
-    );
 }
 
 /// The smallest doubled loss above 0.5: what every pipeline must find.
@@ -296,9 +418,9 @@ fn giving_pipeline() -> Duration {
         )
     });
     let start = Instant::now();
-    for i in 0..EVENTS {
-        let loss = loss(i);
-        give!(loss);
+    for step in 0..EVENTS {
+        let loss = loss(step);
+        give!(step, loss);
     }
     gv.finish().unwrap();
     let min = consumer.join().unwrap();
@@ -307,13 +429,14 @@ fn giving_pipeline() -> Duration {
     elapsed
 }
 
-fn tokio_pipeline() -> Duration {
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Message>();
+/// tokio mpsc + `StreamExt`, the loss read from the message with `loss_of`.
+fn tokio_pipeline<M: Send + 'static>(make: fn(u64) -> M, loss_of: fn(&M) -> f64) -> Duration {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<M>();
     let consumer = std::thread::spawn(move || {
         // Spelled out: giving's prelude has operators of the same names.
         use futures::StreamExt;
-        let losses = tokio_stream::wrappers::UnboundedReceiverStream::new(rx);
-        let doubled = StreamExt::map(losses, |m| m.1 * 2.0);
+        let messages = tokio_stream::wrappers::UnboundedReceiverStream::new(rx);
+        let doubled = StreamExt::map(messages, move |m| loss_of(&m) * 2.0);
         let kept = StreamExt::filter(doubled, |l| std::future::ready(*l > 0.5));
         futures::executor::block_on(StreamExt::fold(kept, f64::INFINITY, |min, l| {
             std::future::ready(min.min(l))
@@ -321,7 +444,7 @@ fn tokio_pipeline() -> Duration {
     });
     let start = Instant::now();
     for i in 0..EVENTS {
-        let _ = tx.send(Arc::new((i, loss(i))));
+        let _ = tx.send(make(i));
     }
     drop(tx);
     let min = consumer.join().unwrap();
@@ -339,12 +462,12 @@ fn rxrust_pipeline() -> Duration {
         let mut subject = LocalSubject::new();
         subject
             .clone()
-            .map(|m: Message| m.1 * 2.0)
+            .map(|m: Plain| m.1 * 2.0)
             .filter(|l| *l > 0.5)
             .min()
             .subscribe(|m| min = m);
         for i in 0..EVENTS {
-            subject.next(Arc::new((i, loss(i))));
+            subject.next(plain(i));
         }
         subject.complete();
     }
@@ -353,12 +476,18 @@ fn rxrust_pipeline() -> Duration {
     elapsed
 }
 
-fn pipelines(c: &mut Criterion) {
-    let mut group = c.benchmark_group("peers/key.map.filter.min");
+fn pipelines(c: &mut Criterion, machine: Machine) {
+    let _hog = machine.load();
+    let mut group = c.benchmark_group(format!("peers/key.map.filter.min, {}", machine.suffix()));
     group.throughput(Throughput::Elements(EVENTS));
     group.sample_size(10);
     timed(&mut group, "giving", giving_pipeline);
-    timed(&mut group, "tokio mpsc + StreamExt", tokio_pipeline);
+    timed(&mut group, "tokio mpsc + StreamExt, tuple by value", || {
+        tokio_pipeline(plain, |m| m.1)
+    });
+    timed(&mut group, "tokio mpsc + StreamExt, Arc", || {
+        tokio_pipeline(shared, |m| m.1)
+    });
     timed(
         &mut group,
         "rxrust LocalSubject (same thread)",
@@ -367,27 +496,23 @@ fn pipelines(c: &mut Criterion) {
     group.finish();
 }
 
-fn bounded(c: &mut Criterion) {
-    let mut group = c.benchmark_group("peers/one Bounded(1024) subscriber");
+fn bounded(c: &mut Criterion, machine: Machine) {
+    let _hog = machine.load();
+    let mut group = c.benchmark_group(format!(
+        "peers/one Bounded(1024) subscriber, {}",
+        machine.suffix()
+    ));
     group.throughput(Throughput::Elements(EVENTS));
     group.sample_size(10);
     timed(&mut group, "giving Bounded(1024)", || {
         giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue)
     });
-    let lost = std::sync::atomic::AtomicU64::new(0);
-    let runs = std::sync::atomic::AtomicU64::new(0);
-    timed(&mut group, "tokio broadcast(1024)", || {
-        let (elapsed, n) = broadcast(1, 1024);
-        lost.fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-        runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        elapsed
-    });
-    report_losses(&lost, &runs, 1);
+    broadcast_row(&mut group, "tokio broadcast(1024)", 1);
     group.finish();
 }
 
 fn no_listener(c: &mut Criterion) {
-    let mut group = c.benchmark_group("peers/nobody listening");
+    let mut group = c.benchmark_group("peers/nobody listening, quiet");
     group.bench_function("give! (no scope open)", |b| {
         b.iter(|| {
             let loss = black_box(0.5f64);
@@ -400,9 +525,19 @@ fn no_listener(c: &mut Criterion) {
     group.finish();
 }
 
+/// Every workload on the quiet machine, then on the busy one.
+fn all(c: &mut Criterion) {
+    for machine in [Machine::Quiet, Machine::Busy] {
+        fan_out(c, machine);
+        pipelines(c, machine);
+        bounded(c, machine);
+    }
+    no_listener(c);
+}
+
 criterion_group! {
     name = benches;
-    config = Criterion::default().measurement_time(Duration::from_secs(8)).warm_up_time(Duration::from_secs(2));
-    targets = fan_out, pipelines, bounded, no_listener
+    config = Criterion::default().measurement_time(Duration::from_secs(5)).warm_up_time(Duration::from_secs(1));
+    targets = all
 }
 criterion_main!(benches);

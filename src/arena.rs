@@ -28,7 +28,7 @@
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;
 use std::mem::MaybeUninit;
-use std::ptr::{self, NonNull, addr_of, addr_of_mut};
+use std::ptr::{NonNull, addr_of, addr_of_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 
 use crossbeam_queue::ArrayQueue;
@@ -181,6 +181,24 @@ thread_local! {
     };
 }
 
+/// Appends the fields of `fields` (at most [`INLINE`]) to the empty inline storage `into`:
+/// written in place and counted as they go, without the generic `extend`'s reserve and
+/// capacity checks (a third of the give path's instructions for a one-field event).
+#[inline]
+fn write_inline(into: &mut Fields, fields: impl Iterator<Item = Field>) {
+    debug_assert!(into.is_empty() && !into.spilled());
+    let base = into.as_mut_ptr();
+    for (at, field) in fields.take(INLINE).enumerate() {
+        // SAFETY: `at < INLINE`, the inline capacity; the slot at `at` is past the length, so
+        // nothing is overwritten. The length follows each write, so a panic in the iterator
+        // drops exactly the fields written.
+        unsafe {
+            base.add(at).write(field);
+            into.set_len(at + 1);
+        }
+    }
+}
+
 /// A counted reference to an event's slot: what [`Event`](crate::Event) is made of.
 pub(crate) struct EventRef {
     slot: NonNull<Slot>,
@@ -206,11 +224,19 @@ impl EventRef {
         origin: Option<&'static Origin>,
         fields: impl Iterator<Item = Field>,
     ) -> Self {
-        Self::build(time, origin, |slot_fields| slot_fields.extend(fields))
+        Self::build(time, origin, |slot_fields| {
+            // Known at compile time for the macros' arrays (an exact size hint).
+            if fields.size_hint().1.is_some_and(|most| most <= INLINE) {
+                write_inline(slot_fields, fields);
+            } else {
+                slot_fields.extend(fields);
+            }
+        })
     }
 
-    /// Takes a slot, initialises it with empty fields, lets `fill` write them, and only then
-    /// hands out the reference (if `fill` panics the slot is given back unfilled).
+    /// Takes a slot, writes its header and empty fields in place, lets `fill` write the
+    /// fields, and only then hands out the reference (if `fill` panics the slot is given back
+    /// with the fields written so far).
     fn build(
         time: Timestamp,
         origin: Option<&'static Origin>,
@@ -224,19 +250,18 @@ impl EventRef {
             unsafe { Block::release(block, SLOTS) };
             (block, 0)
         });
-        // SAFETY: `index < SLOTS`; the slot is unused and nobody else can reach it yet.
+        // SAFETY: `index < SLOTS`; the slot is unused and nobody else can reach it yet. Each
+        // part is written on its own: a whole `Slot` written at once would be assembled on the
+        // stack and copied, inline field storage included (four cache lines per event).
         let slot = unsafe {
             let slot = Block::slot(block, index);
-            ptr::write(
-                slot,
-                Slot {
-                    refs: AtomicU32::new(1),
-                    index: index as u32,
-                    time,
-                    origin,
-                    fields: MaybeUninit::new(Fields::new()),
-                },
-            );
+            addr_of_mut!((*slot).refs).write(AtomicU32::new(1));
+            addr_of_mut!((*slot).index).write(index as u32);
+            addr_of_mut!((*slot).time).write(time);
+            addr_of_mut!((*slot).origin).write(origin);
+            addr_of_mut!((*slot).fields)
+                .cast::<Fields>()
+                .write(Fields::new());
             NonNull::new_unchecked(slot)
         };
         // From here the slot is a complete event (with no fields): if `fill` panics (an
@@ -376,16 +401,24 @@ mod tests {
     #[test]
     fn a_panicking_field_iterator_gives_its_slot_back_with_the_fields_made_so_far() {
         let drops = Arc::new(AtomicUsize::new(0));
-        let made = fields_with(&drops);
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let fields = made
-                .into_iter()
-                .chain(std::iter::from_fn(|| panic!("no more")));
-            EventRef::from_iter(Timestamp::from_nanos(0), None, fields)
-        }));
-        assert!(result.is_err());
-        // The field written before the panic was dropped with the half-built event.
-        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // Without an upper bound (the general extend), then with one of at most `INLINE`
+        // (written in place, as the macros' arrays are).
+        for bounded in [false, true] {
+            let made = fields_with(&drops);
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let fields = made
+                    .into_iter()
+                    .chain(std::iter::from_fn(|| panic!("no more")));
+                if bounded {
+                    EventRef::from_iter(Timestamp::from_nanos(0), None, fields.take(INLINE))
+                } else {
+                    EventRef::from_iter(Timestamp::from_nanos(0), None, fields)
+                }
+            }));
+            assert!(result.is_err());
+        }
+        // The field written before each panic was dropped with its half-built event.
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
         // The thread's block goes on serving slots.
         let next = EventRef::new(Timestamp::from_nanos(7), None, Fields::new());
         assert_eq!(next.time(), Timestamp::from_nanos(7));

@@ -82,6 +82,7 @@ impl Route {
     }
 
     /// The scope's feed and its bounded subscribers (the list refreshed if it changed).
+    #[inline]
     fn targets(&mut self) -> (&Feed, &[Arc<Subscriber>]) {
         let version = self.scope.version();
         if version != self.version {
@@ -102,7 +103,9 @@ struct Routes {
 }
 
 impl Routes {
-    fn refresh(&mut self) {
+    /// Brings the routes up to date (the global list, finished thread scopes left); returns
+    /// whether any of them is open.
+    fn refresh(&mut self) -> bool {
         let version = GLOBAL_VERSION.load(Ordering::Acquire);
         if version != self.global_version {
             self.globals = global_scopes().iter().cloned().map(Route::new).collect();
@@ -111,6 +114,9 @@ impl Routes {
         if self.stack.iter().any(|r| r.scope.is_finished()) {
             self.stack.retain(|r| !r.scope.is_finished());
         }
+        // The thread scopes left were open when looked at just now; a global scope leaves the
+        // list only at the next version, so it is looked at.
+        !self.stack.is_empty() || self.globals.iter().any(|r| !r.scope.is_finished())
     }
 
     fn scopes(&self) -> impl Iterator<Item = &Arc<Scope>> {
@@ -134,7 +140,7 @@ fn any_scope(test: impl Fn(&Scope) -> bool) -> bool {
     ROUTES
         .try_with(|routes| {
             if let Ok(mut routes) = routes.try_borrow_mut() {
-                routes.refresh();
+                let _ = routes.refresh();
             }
             routes
                 .try_borrow()
@@ -156,8 +162,7 @@ pub(crate) fn give(build: impl FnOnce() -> Event) {
             let Ok(mut table) = routes.try_borrow_mut() else {
                 return;
             };
-            table.refresh();
-            if !table.scopes().any(|s| !s.is_finished()) {
+            if !table.refresh() {
                 return;
             }
         }
@@ -173,6 +178,21 @@ fn deliver(routes: &RefCell<Routes>, event: Event) {
     let Ok(mut routes) = routes.try_borrow_mut() else {
         return;
     };
+    // The common case, one scope on this thread with only lossless subscribers (a loop inside
+    // `given()` and its sinks), without the general walk's iterator chain.
+    let routes = &mut *routes;
+    if let ([route], []) = (routes.stack.as_mut_slice(), routes.globals.as_slice()) {
+        if route.scope.is_finished() {
+            return;
+        }
+        let (feed, subscribers) = route.targets();
+        if subscribers.is_empty() {
+            if feed.has_readers() {
+                feed.push(event, NO_SKIP);
+            }
+            return;
+        }
+    }
     let mut previous: Option<Target<'_>> = None;
     for route in routes.routes_mut() {
         if route.scope.is_finished() {
@@ -224,7 +244,7 @@ pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
             let Ok(mut routes) = routes.try_borrow_mut() else {
                 return false;
             };
-            routes.refresh();
+            let _ = routes.refresh();
             routes
                 .globals
                 .iter()
