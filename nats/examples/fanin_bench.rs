@@ -3,10 +3,11 @@
 //!
 //! ```text
 //! cargo run --release -p giving-nats --example fanin_bench -- [--ranks 1,8,64] [--rate 1000]
-//!     [--seconds 10] [--hog | --quiet-and-hog]
+//!     [--seconds 10] [--tick-ms 0] [--nice 0] [--hog | --quiet-and-hog]
 //! ```
 
 use std::process::ExitCode;
+use std::time::Duration;
 
 use giving_nats::bench::{BenchError, FanInBench, FanInReport, NatsServer};
 
@@ -15,6 +16,8 @@ struct Settings {
     ranks: Vec<u64>,
     rate: f64,
     seconds: f64,
+    tick: Duration,
+    nice: i32,
     /// The CPU-hog settings to run each rank count with.
     hogs: Vec<bool>,
 }
@@ -24,6 +27,8 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, String> {
         ranks: vec![1, 8, 64],
         rate: 1000.0,
         seconds: 10.0,
+        tick: Duration::ZERO,
+        nice: 0,
         hogs: vec![false],
     };
     while let Some(arg) = args.next() {
@@ -55,6 +60,25 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, String> {
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
                     .ok_or(format!("--seconds: {seconds:?} is not a positive number"))?;
             }
+            "--tick-ms" => {
+                let tick = value("--tick-ms")?;
+                settings.tick = tick
+                    .parse()
+                    .ok()
+                    .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+                    .map(|t| Duration::from_secs_f64(t / 1e3))
+                    .ok_or(format!(
+                        "--tick-ms: {tick:?} is not a number of milliseconds"
+                    ))?;
+            }
+            "--nice" => {
+                let nice = value("--nice")?;
+                settings.nice = nice
+                    .parse()
+                    .ok()
+                    .filter(|n| (0..=19).contains(n))
+                    .ok_or(format!("--nice: {nice:?} is not a niceness from 0 to 19"))?;
+            }
             "--hog" => settings.hogs = vec![true],
             "--quiet-and-hog" => settings.hogs = vec![false, true],
             other => return Err(format!("unknown argument {other:?}")),
@@ -82,15 +106,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    println!(
+        "{} s per measurement, ranks woken every {:?} at niceness {}",
+        settings.seconds, settings.tick, settings.nice
+    );
     println!("{}", FanInReport::TABLE_HEADER);
     for &hog in &settings.hogs {
         for &ranks in &settings.ranks {
             let bench = FanInBench::new(ranks)
                 .rate(settings.rate)
                 .seconds(settings.seconds)
-                .hog(hog);
+                .hog(hog)
+                .tick(settings.tick)
+                .nice(settings.nice);
             match bench.measure(&server.url()) {
-                Ok(report) => println!("{}", report.table_row()),
+                Ok(report) => {
+                    println!("{}", report.table_row());
+                    // What the table leaves out: published, gaps, misordered.
+                    eprintln!("{report:?}");
+                }
                 Err(error) => {
                     eprintln!("fanin_bench: {ranks} ranks: {error}");
                     return ExitCode::FAILURE;

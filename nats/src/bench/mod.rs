@@ -90,6 +90,8 @@ pub struct FanInBench {
     rate: f64,
     seconds: f64,
     hog: bool,
+    tick: Duration,
+    nice: i32,
 }
 
 impl FanInBench {
@@ -100,6 +102,8 @@ impl FanInBench {
             rate: 1000.0,
             seconds: 10.0,
             hog: false,
+            tick: Duration::ZERO,
+            nice: 0,
         }
     }
 
@@ -129,6 +133,22 @@ impl FanInBench {
         self
     }
 
+    /// Each rank wakes once per `tick` and gives every event due by then together (default:
+    /// zero, one wake-up per event). A coarser tick costs the simulated ranks fewer wake-ups
+    /// and the publishers fewer writes, for the same rate.
+    pub fn tick(mut self, tick: Duration) -> Self {
+        self.tick = tick;
+        self
+    }
+
+    /// Runs the simulated ranks (and their publishers' threads) at this niceness (0 to 19;
+    /// default 0), so that the watcher and the server come first on a machine too small to
+    /// host the ranks as well, as if they ran elsewhere. The CPU hog keeps niceness 0.
+    pub fn nice(mut self, nice: i32) -> Self {
+        self.nice = nice.clamp(0, 19);
+        self
+    }
+
     /// Events each rank sends.
     pub fn events_per_rank(&self) -> u64 {
         ((self.rate * self.seconds).round() as u64).max(1)
@@ -146,6 +166,8 @@ impl FanInBench {
             start: Instant::now() + LEAD_IN,
             rate: self.rate,
             events: self.events_per_rank(),
+            tick: self.tick,
+            nice: self.nice,
         };
         let started = Timestamp::now().plus(LEAD_IN);
         let outcomes: Vec<_> = std::thread::scope(|scope| {
@@ -172,14 +194,32 @@ impl FanInBench {
             .join()
             .map_err(|_| BenchError::Watcher("its thread panicked".to_owned()))??;
         drop(hog);
-        let (mut sent, mut dropped) = (0, 0);
+        let (mut sent, mut dropped, mut published) = (0, 0, 0);
         for outcome in outcomes {
             let outcome = outcome?;
             sent += outcome.sent;
             dropped += outcome.summary.dropped;
+            // Its end record is counted as published too.
+            published += outcome.summary.published.saturating_sub(1);
         }
-        Ok(FanInReport::new(self, sent, dropped, started, watched))
+        Ok(FanInReport::new(
+            self,
+            Sent {
+                sent,
+                published,
+                dropped,
+            },
+            started,
+            watched,
+        ))
     }
+}
+
+/// The ranks' side of the account.
+struct Sent {
+    sent: u64,
+    published: u64,
+    dropped: u64,
 }
 
 /// What one measurement found. Every event sent is accounted for:
@@ -194,6 +234,9 @@ pub struct FanInReport {
     pub hog: bool,
     /// Synthetic events the ranks gave.
     pub sent: u64,
+    /// Records the ranks' publishers handed to their connections (their end records not
+    /// counted; with no drop, [`sent`](Self::sent)).
+    pub published: u64,
     /// Synthetic events the watcher received.
     pub received: u64,
     /// Records the fan-in rejected (not records, or not from a rank of the run).
@@ -206,6 +249,9 @@ pub struct FanInReport {
     pub lost: u64,
     /// Events received more than once or out of their rank's order.
     pub misordered: u64,
+    /// Events received after a gap in their rank's sequence (with losses, whether they were
+    /// in the middle of a rank's stream rather than at its end).
+    pub gaps: u64,
     /// Synthetic events received per second, from the first event's due time to the last
     /// receipt.
     pub events_per_second: f64,
@@ -226,8 +272,11 @@ impl FanInReport {
 
     fn new(
         bench: &FanInBench,
-        sent: u64,
-        dropped: u64,
+        Sent {
+            sent,
+            published,
+            dropped,
+        }: Sent,
         started: Timestamp,
         watched: watcher::Watched,
     ) -> Self {
@@ -255,11 +304,13 @@ impl FanInReport {
             rate: bench.rate,
             hog: bench.hog,
             sent,
+            published,
             received: watched.received,
             rejected: watched.rejected,
             dropped,
             lost: sent.saturating_sub(watched.received + watched.rejected + dropped),
             misordered: watched.misordered,
+            gaps: watched.gaps,
             events_per_second: per_second,
             cpu_us_per_event,
             p50: percentile(50),

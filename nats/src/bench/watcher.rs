@@ -21,6 +21,8 @@ pub(crate) struct Watched {
     pub(crate) received: u64,
     /// Received again or out of its rank's order (both would be fan-in bugs).
     pub(crate) misordered: u64,
+    /// Received after a gap in its rank's sequence: a loss before the rank's last event.
+    pub(crate) gaps: u64,
     /// Each received event's latency, from its rank's timestamp to its receipt, nanoseconds.
     pub(crate) latencies: Vec<u64>,
     /// When the last one was received.
@@ -38,6 +40,7 @@ pub(crate) struct Watched {
 struct Tally {
     received: u64,
     misordered: u64,
+    gaps: u64,
     latencies: Vec<u64>,
     last: Option<Timestamp>,
     next: HashMap<u64, u64>,
@@ -60,6 +63,9 @@ impl Tally {
         if seq < *next {
             self.misordered += 1;
         } else {
+            if seq > *next {
+                self.gaps += 1;
+            }
             *next = seq + 1;
         }
         self
@@ -76,7 +82,9 @@ pub(crate) fn spawn_watcher(
     idle: Duration,
     ready: mpsc::Sender<Result<(), BenchError>>,
 ) -> JoinHandle<Result<Watched, BenchError>> {
-    std::thread::spawn(move || {
+    // Named, so that a profile (perf's `--comm`) finds it.
+    let watcher = std::thread::Builder::new().name("fanin-watcher".to_owned());
+    let spawned = watcher.spawn(move || {
         let setup = || -> Result<_, BenchError> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -119,11 +127,13 @@ pub(crate) fn spawn_watcher(
         Ok(Watched {
             received: tally.received,
             misordered: tally.misordered,
+            gaps: tally.gaps,
             latencies: tally.latencies,
             last: tally.last,
             rejected,
             forwarded,
             cpu,
         })
-    })
+    });
+    spawned.expect("spawn the watcher's thread")
 }
