@@ -258,3 +258,34 @@ fn as_u64(value: &Value) -> Option<u64> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(i: u64) -> Vec<u8> {
+        let mut record = Vec::new();
+        giving_log::encode_event(&Event::builder().field("i", i).build(), &mut record, "m")
+            .unwrap();
+        record
+    }
+
+    #[test]
+    fn a_cut_record_is_rejected_and_the_subject_reads_on_from_its_next_message() {
+        let mut reception = Reception::new("nats://h:4222", "r").world_size(2);
+        let whole = record(1);
+        reception.take("giving.r.0", &whole[..whole.len() - 1]);
+        assert_eq!((reception.garbage(), reception.rejected()), (1, 1));
+        // The first rejection is given once, as an event.
+        let said = reception.pop().unwrap();
+        assert_eq!(said.get_as::<u64>(NATS_REJECTED).unwrap(), 1);
+        for (subject, i) in [("giving.r.0", 2), ("giving.r.1", 3), ("giving.r.0", 4)] {
+            reception.take(subject, &record(i));
+        }
+        let got: Vec<(u64, u64)> = std::iter::from_fn(|| reception.pop())
+            .map(|e| (e.get_as("i").unwrap(), e.get_as(keys::RANK).unwrap()))
+            .collect();
+        assert_eq!(got, [(2, 0), (3, 1), (4, 0)]);
+        assert_eq!(reception.rejected(), 1, "nothing else rejected");
+    }
+}
