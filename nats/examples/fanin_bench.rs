@@ -3,13 +3,17 @@
 //!
 //! ```text
 //! cargo run --release -p giving-nats --example fanin_bench -- [--ranks 1,8,64] [--rate 1000]
-//!     [--seconds 10] [--tick-ms 0] [--nice 0] [--hog | --quiet-and-hog]
+//!     [--seconds 10] [--tick-ms 10] [--nice 0] [--hog | --quiet-and-hog]
 //! ```
+//!
+//! `--tick-ms`: each rank wakes that often and gives the events due (0: one wake-up per
+//! event); `--nice`: the ranks' threads' niceness; `--hog`: one busy thread per core meanwhile
+//! (`--quiet-and-hog`: each rank count without, then with).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
-use giving_nats::bench::{BenchError, FanInBench, FanInReport, NatsServer};
+use giving_nats::bench::{BenchError, DEFAULT_TICK, FanInBench, FanInReport, NatsServer};
 
 /// The command line's settings.
 struct Settings {
@@ -27,7 +31,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Settings, String> {
         ranks: vec![1, 8, 64],
         rate: 1000.0,
         seconds: 10.0,
-        tick: Duration::ZERO,
+        tick: DEFAULT_TICK,
         nice: 0,
         hogs: vec![false],
     };

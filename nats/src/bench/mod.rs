@@ -40,6 +40,10 @@ use watcher::spawn_watcher;
 /// The key of the synthetic events' sequence number (per rank, from 0).
 pub const SEQ: &str = "fanin_seq";
 
+/// How often a simulated rank wakes to give the events due, by default: 10 events per
+/// wake-up at 1,000 events/s (see [`FanInBench::tick`]).
+pub const DEFAULT_TICK: Duration = Duration::from_millis(10);
+
 /// The run name the simulated ranks publish under.
 const RUN: &str = "fanin_bench";
 /// How long the ranks' publishers get to connect before the first event is due.
@@ -95,14 +99,15 @@ pub struct FanInBench {
 }
 
 impl FanInBench {
-    /// `ranks` ranks (at least 1) at 1,000 events/s each for 10 s, on a quiet machine.
+    /// `ranks` ranks (at least 1) at 1,000 events/s each for 10 s, woken every
+    /// [`DEFAULT_TICK`], on a quiet machine.
     pub fn new(ranks: u64) -> Self {
         Self {
             ranks: ranks.max(1),
             rate: 1000.0,
             seconds: 10.0,
             hog: false,
-            tick: Duration::ZERO,
+            tick: DEFAULT_TICK,
             nice: 0,
         }
     }
@@ -133,9 +138,10 @@ impl FanInBench {
         self
     }
 
-    /// Each rank wakes once per `tick` and gives every event due by then together (default:
-    /// zero, one wake-up per event). A coarser tick costs the simulated ranks fewer wake-ups
-    /// and the publishers fewer writes, for the same rate.
+    /// Each rank wakes once per `tick` and gives every event due by then together (default
+    /// [`DEFAULT_TICK`]; zero: one wake-up per event). A coarser tick costs the simulated ranks
+    /// fewer wake-ups and their publishers fewer writes, for the same rate: on a small
+    /// machine, one wake-up per event of every rank costs more than the watcher does.
     pub fn tick(mut self, tick: Duration) -> Self {
         self.tick = tick;
         self
