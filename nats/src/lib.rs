@@ -17,7 +17,7 @@
 //! - Late joiners: with [`NatsPublisher::store`], the run is kept in a JetStream stream
 //!   ([`stream_name`]) and [`FanIn::replay`] replays it from its first event.
 //!
-//! - Fan-in at scale: [`bench`] measures one watcher against N simulated ranks.
+//! - Fan-in at scale: [`bench`](mod@bench) measures one watcher against N simulated ranks.
 //!
 //! See `docs/remote.md`.
 
