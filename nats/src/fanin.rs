@@ -219,7 +219,7 @@ impl FanIn {
                 return given;
             }
             // A message already waiting is taken without arming a timer: at tens of
-            // thousands of events a second, one timer per event is most of the loop's cost.
+            // thousands of events a second, a timer per event is a cost the loop need not pay.
             // (`next` is cancel-safe: its state is in the subscription and the reception.)
             let next = match self.next().now_or_never() {
                 Some(next) => Ok(next),
