@@ -17,9 +17,12 @@
 //! - Late joiners: with [`NatsPublisher::store`], the run is kept in a JetStream stream
 //!   ([`stream_name`]) and [`FanIn::replay`] replays it from its first event.
 //!
+//! - Fan-in at scale: [`bench`](mod@bench) measures one watcher against N simulated ranks.
+//!
 //! See `docs/remote.md`.
 
 mod auth;
+pub mod bench;
 mod buffer;
 mod connect;
 mod error;
