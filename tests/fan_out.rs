@@ -184,18 +184,33 @@ fn collect_tagged(stream: giving::EventStream) -> Vec<(u64, u64)> {
 /// last, and one from the start all of them.
 #[test]
 fn randomized_scopes_threads_and_subscriptions_lose_duplicate_and_reorder_nothing() {
+    lose_duplicate_and_reorder_nothing(Given::global);
+}
+
+/// The same with a thread scope that every producer enters through a handle: each giving
+/// thread then has one scope with only lossless subscribers, the give path's shortcut.
+#[test]
+fn randomized_threads_entering_one_thread_scope_lose_duplicate_and_reorder_nothing() {
+    lose_duplicate_and_reorder_nothing(given);
+}
+
+fn lose_duplicate_and_reorder_nothing(open: fn() -> Given) {
     const ROUNDS: u64 = 20;
     const PRODUCERS: u64 = 3;
     const PER_PRODUCER: u64 = 20_000;
     for round in 0..ROUNDS {
-        let gv = Given::global();
+        let gv = open();
+        let handle = gv.handle();
         let keeper = gv.stream();
         let producing = AtomicBool::new(true);
         let churners = AtomicUsize::new(2);
         let late = std::thread::scope(|scope| {
             let producers: Vec<_> = (0..PRODUCERS)
                 .map(|thread| {
+                    let handle = handle.clone();
                     scope.spawn(move || {
+                        // A no-op for a global scope, which every thread gives to.
+                        let _entered = handle.enter();
                         let mut rng = Rng(0x2545_f491 ^ (round * 31 + thread + 1));
                         for seq in 0..PER_PRODUCER {
                             give!(thread, seq);
