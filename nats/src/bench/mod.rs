@@ -20,6 +20,7 @@
 //!
 //! See `docs/remote.md`, "Fan-in at scale".
 
+mod error;
 mod hog;
 mod rank;
 mod server;
@@ -30,15 +31,12 @@ use std::time::{Duration, Instant};
 
 use giving::Timestamp;
 
+pub use error::{BenchError, SEQ};
 pub use hog::CpuHog;
 pub use server::NatsServer;
 
-use crate::error::NatsError;
 use rank::{Pace, run_rank};
 use watcher::spawn_watcher;
-
-/// The key of the synthetic events' sequence number (per rank, from 0).
-pub const SEQ: &str = "fanin_seq";
 
 /// How often a simulated rank wakes to give the events due, by default: 10 events per
 /// wake-up at 1,000 events/s (see [`FanInBench::tick`]).
@@ -50,41 +48,6 @@ const RUN: &str = "fanin_bench";
 const LEAD_IN: Duration = Duration::from_millis(300);
 /// How long the watcher waits for a rank that never ends (its end record lost).
 const IDLE: Duration = Duration::from_secs(5);
-
-/// What can stop a measurement.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum BenchError {
-    /// `nats-server` is not on `PATH`.
-    #[error("nats-server is not installed (https://nats.io: `nats-server` on PATH)")]
-    ServerMissing,
-    /// The server could not be started.
-    #[error("cannot start nats-server: {0}")]
-    Server(std::io::Error),
-    /// The server did not accept connections in time.
-    #[error("nats-server did not listen on 127.0.0.1:{port}")]
-    NotListening {
-        /// The port it was told.
-        port: u16,
-    },
-    /// The watcher's runtime could not start.
-    #[error("cannot start the watcher's runtime: {0}")]
-    Runtime(std::io::Error),
-    /// The watcher could not subscribe, or its scope failed.
-    #[error("watcher: {0}")]
-    Watcher(String),
-    /// A rank's identity or connection was refused.
-    #[error(transparent)]
-    Nats(#[from] NatsError),
-    /// A simulated rank failed.
-    #[error("rank {rank}: {message}")]
-    Rank {
-        /// Which.
-        rank: u64,
-        /// What happened.
-        message: String,
-    },
-}
 
 /// One measurement's settings: how many ranks, how fast, how long, with the machine busy or
 /// not.

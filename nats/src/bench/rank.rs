@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use giving::give;
 use giving_instruments::Overseer;
 
-use super::BenchError;
+use super::error::BenchError;
 use crate::{Identity, NatsPublisher, PublishSummary};
 
 /// What a rank gave and what its publisher did with it.
@@ -79,7 +79,7 @@ pub(crate) fn run_rank(
                 let until = Instant::now().max(wake) + pace.tick;
                 loop {
                     let loss = 1.0 / (seq as f64 + 1.0);
-                    // `fanin_seq`: the key the watcher counts ([`super::SEQ`]).
+                    // `fanin_seq`: the key the watcher counts ([`super::error::SEQ`]).
                     give!(fanin_seq = seq, loss);
                     seq += 1;
                     if seq == pace.events || due(seq) >= until {

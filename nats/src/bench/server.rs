@@ -5,7 +5,7 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::BenchError;
+use super::error::BenchError;
 
 /// How long a started server has to accept connections.
 const LISTEN_WITHIN: Duration = Duration::from_secs(10);

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use giving::vocab::keys;
 use giving::{Event, Timestamp};
 
-use super::{BenchError, SEQ};
+use super::error::{BenchError, SEQ};
 use crate::{FanIn, Until};
 
 /// What the watcher received.
