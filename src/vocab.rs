@@ -99,6 +99,12 @@ pub mod keys {
     /// size. Given by the fan-in with [`INSTRUMENT`] `= "nats"` at the first rejection and, if
     /// more followed, when it stops.
     pub const NATS_REJECTED: &str = "nats_rejected";
+    /// `u64`: how many messages the NATS client of a fan-in has dropped so far because the
+    /// watcher fell behind (the client's queue of 65,536 messages was full: a slow consumer),
+    /// counted from the client's own reports, which pass through a bounded queue of their own:
+    /// a lower bound. Given by the fan-in with [`INSTRUMENT`] `= "nats"` when the count grows
+    /// (at most once a second) and, if more followed, when it stops.
+    pub const NATS_LOST: &str = "nats_lost";
 
     // The timeline (`giving::timeline`): spans, instants and counter samples.
 

@@ -1,6 +1,7 @@
 //! The client options the publisher and the fan-in share.
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -47,6 +48,16 @@ impl NatsAuth {
 /// policy: unlimited attempts, 100 ms apart growing to 1 s, so a restarted server is found
 /// again within a second.
 pub(crate) fn options(url: &str, auth: &NatsAuth) -> Result<async_nats::ConnectOptions, NatsError> {
+    options_counting(url, auth, None)
+}
+
+/// [`options`], with the messages the client drops for a slow consumer (a subscriber that
+/// fell behind: the fan-in) counted in `lost`.
+pub(crate) fn options_counting(
+    url: &str,
+    auth: &NatsAuth,
+    lost: Option<Arc<AtomicU64>>,
+) -> Result<async_nats::ConnectOptions, NatsError> {
     check_url(url)?;
     let shown = redact_url(url);
     let options = async_nats::ConnectOptions::new()
@@ -63,12 +74,23 @@ pub(crate) fn options(url: &str, auth: &NatsAuth) -> Result<async_nats::ConnectO
             move |event| {
                 let url = shown.clone();
                 let said = said.clone();
+                let lost = lost.clone();
                 async move {
                     // A refused login or a failed TLS handshake comes as a client error of
                     // the connection attempt; a denied publish as a server error.
                     let message = match event {
                         async_nats::Event::ServerError(error) => error.to_string(),
                         async_nats::Event::ClientError(error) => error.to_string(),
+                        // One report per message the client could not queue for a subscriber.
+                        async_nats::Event::SlowConsumer(_) => {
+                            let Some(lost) = &lost else { return };
+                            lost.fetch_add(1, Ordering::Relaxed);
+                            format!(
+                                "the watcher fell behind and the client dropped messages \
+                                 (counted as `{}`)",
+                                giving::vocab::keys::NATS_LOST
+                            )
+                        }
                         _ => return,
                     };
                     let first = said

@@ -1,15 +1,18 @@
 //! [`FanIn`]: every rank of a run, received from NATS as one stream of events.
 
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use async_nats::Subscriber;
 use async_nats::jetstream::consumer::push::Ordered;
 use futures::{FutureExt, StreamExt};
+use giving::vocab::keys::{INSTRUMENT, NATS_LOST};
 use giving::{Event, Giver, StopToken};
 use giving_log::{LogHeader, redact_url};
 
 use crate::auth::NatsAuth;
-use crate::connect::options;
+use crate::connect::options_counting;
 use crate::error::NatsError;
 use crate::ranks::Ranks;
 use crate::reception::Reception;
@@ -22,7 +25,8 @@ use crate::subject::run_subjects;
 /// done: true}`.
 /// Bytes that are not records, and records that are not from a rank of the run, are skipped
 /// and counted ([`rejected`](FanIn::rejected); see [`Reception`]). The
-/// client reconnects by itself, and subscribes again, if the server restarts.
+/// client reconnects by itself, and subscribes again, if the server restarts. Messages the
+/// client drops because the watcher fell behind are counted too ([`lost`](FanIn::lost)).
 ///
 /// Give its events into a scope ([`forward`](FanIn::forward)) and every instrument — log,
 /// trace, dashboard — consumes the ranks as it would one loop.
@@ -31,6 +35,10 @@ pub struct FanIn {
     run: String,
     source: Source,
     reception: Reception,
+    /// Messages the client dropped because this fan-in fell behind (see [`FanIn::lost`]).
+    lost: Arc<AtomicU64>,
+    /// The count last given into the stream, and when.
+    lost_reported: (u64, Option<Instant>),
     _client: async_nats::Client,
 }
 
@@ -67,7 +75,8 @@ impl FanIn {
     pub async fn connect_with(url: &str, run: &str, auth: &NatsAuth) -> Result<Self, NatsError> {
         let subject = run_subjects(run)?;
         let shown = redact_url(url);
-        let client = options(url, auth)?
+        let lost = Arc::new(AtomicU64::new(0));
+        let client = options_counting(url, auth, Some(lost.clone()))?
             .connect(url)
             .await
             .map_err(|e| NatsError::Connect {
@@ -86,7 +95,13 @@ impl FanIn {
         // The subscription is registered with the server before `connect` returns, so that a
         // publisher started afterwards is not missed.
         let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
-        Ok(Self::new(&shown, run, Source::Live(subscriber), client))
+        Ok(Self::new(
+            &shown,
+            run,
+            Source::Live(subscriber),
+            client,
+            lost,
+        ))
     }
 
     /// Connects to the server at `url` and replays run `run` from its first event, as kept in
@@ -101,7 +116,8 @@ impl FanIn {
     pub async fn replay_with(url: &str, run: &str, auth: &NatsAuth) -> Result<Self, NatsError> {
         run_subjects(run)?;
         let shown = redact_url(url);
-        let client = options(url, auth)?
+        let lost = Arc::new(AtomicU64::new(0));
+        let client = options_counting(url, auth, Some(lost.clone()))?
             .connect(url)
             .await
             .map_err(|e| NatsError::Connect {
@@ -114,22 +130,61 @@ impl FanIn {
             run,
             Source::Stored(Box::new(messages)),
             client,
+            lost,
         ))
     }
 
-    fn new(url: &str, run: &str, source: Source, client: async_nats::Client) -> Self {
+    fn new(
+        url: &str,
+        run: &str,
+        source: Source,
+        client: async_nats::Client,
+        lost: Arc<AtomicU64>,
+    ) -> Self {
         Self {
             url: url.to_owned(),
             run: run.to_owned(),
             source,
             reception: Reception::new(url, run),
+            lost,
+            lost_reported: (0, None),
             _client: client,
         }
+    }
+
+    /// Messages the NATS client dropped because this fan-in fell behind (a slow consumer: its
+    /// queue of 65,536 messages was full), as the client reported them: a lower bound, since
+    /// the reports pass through a bounded queue of their own. The first is said on stderr;
+    /// the count is given into the stream as `{instrument: "nats", nats_lost}` when it grows
+    /// (at most once a second) and at the end.
+    pub fn lost(&self) -> u64 {
+        self.lost.load(Ordering::Relaxed)
+    }
+
+    /// `{instrument: "nats", nats_lost}` if the count grew since it was last given and
+    /// `due` allows (a second after the last, or `at_end`).
+    fn lost_event(&mut self, at_end: bool) -> Option<Event> {
+        let lost = self.lost();
+        let (reported, when) = self.lost_reported;
+        let due = at_end || when.is_none_or(|when| when.elapsed() >= Duration::from_secs(1));
+        if lost <= reported || !due {
+            return None;
+        }
+        self.lost_reported = (lost, Some(Instant::now()));
+        Some(
+            Event::builder()
+                .field(INSTRUMENT, "nats")
+                .field(NATS_LOST, lost)
+                .build(),
+        )
     }
 
     /// The next event of any rank; `None` when the subscription closed.
     pub async fn next(&mut self) -> Option<Event> {
         loop {
+            if let Some(event) = self.lost_event(false) {
+                return Some(event);
+            }
             if let Some(event) = self.reception.pop() {
                 return Some(event);
             }
@@ -201,6 +256,9 @@ impl FanIn {
         let given = self.forward_events(giver, until).await;
         if let Some(report) = self.reception.final_report() {
             giver.give(report);
+        }
+        if let Some(lost) = self.lost_event(true) {
+            giver.give(lost);
         }
         given
     }
