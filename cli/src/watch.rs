@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use giving::prelude::*;
-use giving::vocab::keys::{NATS_DROPPED, NATS_REJECTED, RANK_END};
+use giving::vocab::keys::{NATS_DROPPED, NATS_LOST, NATS_REJECTED, RANK_END};
 use giving::vocab::{RateEvent, keys};
 use giving::{Event, Giver, StopToken};
 use giving_instruments::{
@@ -115,7 +115,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
             let lines = start
                 .given()
                 .stream()
-                .where_any([keys::RATE, RANK_END, NATS_DROPPED, NATS_REJECTED])
+                .where_any([keys::RATE, RANK_END, NATS_DROPPED, NATS_REJECTED, NATS_LOST])
                 .filter_map(|event| line(&event))
                 .for_each(|line| say!("{line}"));
             start.spawn(lines);
@@ -147,8 +147,13 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
     Ok(exit_code(code))
 }
 
-/// A line for a rate, a rank's end, a drop report or the fan-in's rejections.
+/// A line for a rate, a rank's end, a drop report, or the fan-in's rejections and losses.
 fn line(event: &Event) -> Option<String> {
+    if let Ok(lost) = event.get_as::<u64>(NATS_LOST) {
+        return Some(format!(
+            "[watch] at least {lost} message(s) lost: the watcher fell behind its NATS client's queue"
+        ));
+    }
     if let Ok(rejected) = event.get_as::<u64>(NATS_REJECTED) {
         return Some(format!(
             "[watch] {rejected} record(s) rejected (not a record, or not from a rank of this run)"
