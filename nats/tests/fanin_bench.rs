@@ -2,17 +2,14 @@
 //! installed): every event sent is accounted for, and at a rate this machine sustains none is
 //! lost. Wall-clock figures are printed, never asserted.
 
-use giving_nats::bench::{BenchError, FanInBench, FanInReport, NatsServer};
+mod support;
+
+use giving_nats::bench::{FanInBench, FanInReport};
 
 #[test]
 fn eight_ranks_at_a_low_rate_are_all_received_and_the_account_balances() {
-    let server = match NatsServer::start() {
-        Ok(server) => server,
-        Err(BenchError::ServerMissing) => {
-            println!("SKIPPED: nats-server is not installed");
-            return;
-        }
-        Err(error) => panic!("{error}"),
+    let Some(server) = support::nats_server() else {
+        return;
     };
     let bench = FanInBench::new(8).rate(100.0).seconds(2.0);
     let report = bench.measure(&server.url()).unwrap();

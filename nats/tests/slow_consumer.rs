@@ -3,21 +3,17 @@
 //! (SKIPPED when it is not installed).
 
 use giving::vocab::keys::{INSTRUMENT, NATS_LOST};
+mod support;
+
 use giving_nats::FanIn;
-use giving_nats::bench::{BenchError, NatsServer};
 
 /// More than the client's queue for one subscription (65,536 messages).
 const FLOOD: usize = 100_000;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_watcher_that_falls_behind_counts_the_messages_the_client_dropped() {
-    let server = match NatsServer::start() {
-        Ok(server) => server,
-        Err(BenchError::ServerMissing) => {
-            println!("SKIPPED: nats-server is not installed");
-            return;
-        }
-        Err(error) => panic!("{error}"),
+    let Some(server) = support::nats_server() else {
+        return;
     };
     let url = server.url();
     let mut fan_in = FanIn::connect(&url, "slow").await.unwrap();
