@@ -25,6 +25,8 @@ function fmt(x) {
   const a = Math.abs(x);
   if (a !== 0 && (a >= 1e5 || a < 1e-3)) return x.toExponential(2);
   if (Number.isInteger(x)) return String(x);
+  // Four significant digits, without toPrecision's exponent for numbers of five digits.
+  if (a >= 1e3) return String(Math.round(x));
   return x.toPrecision(4).replace(/\.?0+$/, "");
 }
 
@@ -121,9 +123,20 @@ function renderSources(b) {
   }
 }
 
+// About n ticks at round values (1, 2 or 5 times a power of ten) within [lo, hi], as plotting
+// libraries place them: a step axis reads 0, 100, 200, not 0, 74.75, 149.5.
 function ticks(lo, hi, n) {
   if (hi === lo) return [lo];
-  return Array.from({ length: n + 1 }, (_, i) => lo + (hi - lo) * i / n);
+  const raw = (hi - lo) / n;
+  const magnitude = Math.pow(10, Math.floor(Math.log10(raw)));
+  // The round step nearest the raw one (d3's thresholds: √50, √10, √2).
+  const ratio = raw / magnitude;
+  const step = magnitude * (ratio >= 7.07 ? 10 : ratio >= 3.16 ? 5 : ratio >= 1.41 ? 2 : 1);
+  const out = [];
+  for (let i = Math.ceil(lo / step - 1e-9); i * step <= hi + step * 1e-9; i++) {
+    out.push(Number((i * step).toPrecision(12)));
+  }
+  return out;
 }
 
 // One chart: a line per source (label), the same axes, a legend when there are several.
@@ -156,16 +169,19 @@ function chart(key, lines) {
   const w = WIDTH - LEFT - RIGHT, h = HEIGHT - TOP - BOTTOM;
   svg.append(el("svg:rect", { class: "frame", x: LEFT, y: TOP, width: w, height: h }));
   if (x0 <= x1) {
+    // One value on an axis (a metric given once) gets one tick, at that value, centred.
+    const yTicks = y0 === y1 ? [y0] : ticks(y0, y1, 4);
+    const xTicks = x0 === x1 ? [x0] : ticks(x0, x1, 4);
     if (y0 === y1) { y0 -= 0.5; y1 += 0.5; }
     if (x0 === x1) { x0 -= 0.5; x1 += 0.5; }
     const px = (x) => LEFT + (x - x0) / (x1 - x0) * w;
     const py = (v) => TOP + h - (v - y0) / (y1 - y0) * h;
-    for (const v of ticks(y0, y1, 4)) {
+    for (const v of yTicks) {
       svg.append(el("svg:line", { class: "grid", x1: LEFT, x2: LEFT + w, y1: py(v), y2: py(v) }));
       svg.append(el("svg:text", { x: LEFT - 4, y: py(v) + 3, "text-anchor": "end" },
         fmt(log ? Math.pow(10, v) : v)));
     }
-    for (const x of ticks(x0, x1, 4)) {
+    for (const x of xTicks) {
       svg.append(el("svg:text", { x: px(x), y: HEIGHT - 6, "text-anchor": "middle" }, fmt(x)));
     }
     for (const [label, points] of lines) {
@@ -228,9 +244,17 @@ function renderMachine(b) {
     const entries = values && typeof values === "object" ? Object.entries(values) : [["", values]];
     for (const [k, v] of entries) {
       list.append(el("dt", {}, k ? `${group}.${k}` : group),
-        el("dd", {}, typeof v === "number" ? fmt(v) : JSON.stringify(v)));
+        el("dd", {}, cpuValue(v)));
     }
   }
+}
+
+// A CPU monitor's value as a person reads it: a number formatted, a list (one value per
+// core) as its numbers side by side, anything else as text.
+function cpuValue(v) {
+  if (typeof v === "number") return fmt(v);
+  if (Array.isArray(v)) return v.map((x) => (typeof x === "number" ? fmt(x) : String(x))).join("  ");
+  return typeof v === "string" ? v : JSON.stringify(v);
 }
 
 function renderProblems(b) {
