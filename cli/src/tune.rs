@@ -120,11 +120,9 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
                 knob.id(),
                 knob.cost_factor(),
                 knob.describe(),
-                if knob.default_search() {
-                    ""
-                } else {
-                    " (searched only with --knobs: slower than exact on the CPU)"
-                }
+                knob.opt_in_reason()
+                    .map(|why| format!(" (searched only with --knobs: {why})"))
+                    .unwrap_or_default()
             );
         }
         return Ok(ExitCode::SUCCESS);
