@@ -256,9 +256,29 @@ fn summary(outcome: &TuneOutcome) {
         t.validation,
         t.measurement
     );
+    if let Some(profile) = &file.profile {
+        let path = profile
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if profile.loaded {
+            say!(
+                "[tune] qos model profile loaded from {path} ({} (layer, knob) pairs run)",
+                profile.built
+            );
+        } else {
+            say!(
+                "[tune] qos model profile built ({} (layer, knob) pairs run), stored in {path}",
+                profile.built
+            );
+        }
+    }
     say!(
-        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best",
-        file.configs.len()
+        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best; dropped {} by validation and {} by the test-set threshold",
+        file.configs.len(),
+        file.dropped.validation,
+        file.dropped.test
     );
     // The best are timed over --repeats interleaved rounds, the other kept configurations
     // over one: the fastest is taken among the best, whose timings are the steadier.

@@ -16,7 +16,8 @@ use crate::configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, FORMAT, Netw
 use crate::error::Error;
 use crate::knob::Knob;
 use crate::network::{Dataset, Network};
-use crate::session::tune;
+use crate::qos_model::{ProfileStore, fnv1a_hex};
+use crate::session::tune_with;
 use crate::settings::TuneSettings;
 use crate::{plot, weights};
 
@@ -101,6 +102,25 @@ impl TuneJob {
         weights::weights_path(&self.cache, &self.model, &self.train)
     }
 
+    /// Where this job's QoS-model profiles are stored: `<cache>/profiles`, keyed by the
+    /// network's architecture, the bytes of its weights file and the tuning set (seed and
+    /// size), so that retrained weights or other data never reuse a profile.
+    pub fn profile_store(&self, weights: &Path) -> Result<ProfileStore, Error> {
+        let bytes = std::fs::read(weights).map_err(|source| Error::Io {
+            path: weights.to_path_buf(),
+            source,
+        })?;
+        let network = format!(
+            "vgg channels {:?} hidden {} side {SHAPE_SIDE} classes {SHAPE_CLASSES}",
+            self.model.channels, self.model.hidden
+        );
+        let data = format!("shapes seed {} tune {}", self.train.seed, self.tune_size);
+        Ok(ProfileStore {
+            dir: self.cache.join("profiles"),
+            key: fnv1a_hex(&[network.as_bytes(), &bytes, data.as_bytes()]),
+        })
+    }
+
     /// Checks the settings before anything runs.
     pub fn validate(&self) -> Result<(), Error> {
         self.settings.validate()?;
@@ -167,9 +187,10 @@ impl TuneJob {
             &inner_device,
         );
         let net = Network::new(model, Knob::all())?;
+        let store = self.profile_store(&weights)?;
         let tuning = {
             let _tuning = tracepoint!(Channel::thread(), "tuning");
-            tune(&net, &tune_set, &test_set, &self.settings)?
+            tune_with(&net, &tune_set, &test_set, &self.settings, Some(&store))?
         };
         let file = ConfigsFile {
             format: FORMAT,
@@ -191,6 +212,8 @@ impl TuneJob {
                 test_qos: tuning.baseline_test_qos,
             },
             timing: tuning.timing,
+            profile: tuning.profile,
+            dropped: tuning.dropped,
             configs: tuning.configs,
         };
         std::fs::create_dir_all(&self.out).map_err(|source| Error::Io {

@@ -39,6 +39,7 @@ mod cost;
 mod error;
 mod job;
 mod knob;
+mod knob_file;
 mod network;
 mod nsga;
 mod pareto;
@@ -49,13 +50,15 @@ mod settings;
 mod weights;
 
 pub use approx::ApproxConv;
-pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, NetworkInfo, Timing};
+pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, Dropped, NetworkInfo, Timing};
 pub use error::Error;
 pub use job::{
     ApplyJob, ApplyOutcome, TuneJob, TuneOutcome, configs_file, default_training, default_vgg,
 };
 pub use knob::{Axis, Knob};
+pub use knob_file::knobs_from_file;
 pub use network::{Dataset, Network};
-pub use session::measure_speedup;
+pub use qos_model::{ProfileReport, ProfileStore};
+pub use session::{Tuning, measure_speedup, tune, tune_with};
 pub use settings::{CostModel, QosModel, TuneSettings};
 pub use weights::{default_cache_dir, load as load_weights, save as save_weights, weights_path};

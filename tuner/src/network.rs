@@ -64,6 +64,14 @@ impl<B: Backend> Dataset<B> {
     pub fn classes(&self) -> usize {
         self.classes
     }
+
+    /// The same images with other labels (tests make QoS what they need with it).
+    #[cfg(test)]
+    pub(crate) fn with_labels(mut self, labels: Vec<u32>) -> Self {
+        assert_eq!(labels.len(), self.labels.len());
+        self.labels = labels;
+        self
+    }
 }
 
 /// Classification accuracy in percent (PredTuner's QoS) of row-major `logits` against
