@@ -1,5 +1,6 @@
 //! A tuning session, as PredTuner's `tune`: search knob configurations with NSGA-II, keep
-//! those within the QoS threshold, mark the best, validate predicted QoS, time the best.
+//! those within the QoS threshold, mark the best, validate predicted QoS, time every kept one
+//! on the test set and drop those whose test QoS misses the threshold.
 //!
 //! Every iteration gives `{task: "tune", iteration, qos, qos_loss, speedup, kept, best}`
 //! (`speedup`: the configuration's predicted speedup; `best`: the best predicted speedup kept

@@ -120,13 +120,15 @@ pub struct TuneSettings {
         )
     )]
     pub relative: bool,
-    /// Close-to-optimal configurations to take besides the Pareto front; 0: the front only.
+    /// How many best configurations to take (PredTuner's `take_best_n`): the Pareto front, then
+    /// the kept configurations nearest it until this many are taken; 0, or fewer than the
+    /// front: the front only.
     #[cfg_attr(
         feature = "cli",
         arg(
             long,
             default_value_t = TuneSettings::new().take_best_n,
-            help = "Close-to-optimal configurations taken besides the Pareto front"
+            help = "Best configurations to take: the Pareto front, then the kept ones nearest it up to this many"
         )
     )]
     pub take_best_n: usize,
