@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::network::{Dataset, Network, accuracy};
 use crate::settings::QosModel;
+use crate::tunable::Tunable;
 
 /// Where a session's QoS-model profiles are stored: a folder, and a key naming the network,
 /// its weights and the tuning data, so that a profile is reused only for the same three.
@@ -99,9 +100,9 @@ impl QosPredictor {
     /// The initialisation stage of `model` (P1 or P2) for the knobs `searched` (indices into
     /// the network's knobs): loads the stored profile if `store` has one, runs the missing
     /// (layer, knob) pairs on `data`, and stores the profile if it ran any.
-    pub fn init<B: Backend>(
+    pub fn init<B: Backend, M: Tunable<B>>(
         model: QosModel,
-        net: &Network<B>,
+        net: &Network<B, M>,
         data: &Dataset<B>,
         searched: &[usize],
         store: Option<&ProfileStore>,
@@ -184,9 +185,9 @@ impl QosPredictor {
 /// `exact_entry` of the exact logits, `entry` of a pair's logits and the exact entry — and
 /// the whole stored again if any was computed. Entries of knobs not searched are defaults.
 #[allow(clippy::type_complexity)]
-fn build<B: Backend, E: Clone + Default + Serialize + for<'de> Deserialize<'de>>(
+fn build<B: Backend, M: Tunable<B>, E: Clone + Default + Serialize + for<'de> Deserialize<'de>>(
     model: QosModel,
-    net: &Network<B>,
+    net: &Network<B, M>,
     data: &Dataset<B>,
     searched: &[usize],
     store: Option<&ProfileStore>,

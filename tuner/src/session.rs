@@ -23,6 +23,7 @@ use crate::nsga::Nsga2;
 use crate::pareto::{pareto_front, take_best};
 use crate::qos_model::{ProfileReport, ProfileStore, QosPredictor};
 use crate::settings::{CostModel, QosModel, TuneSettings};
+use crate::tunable::Tunable;
 
 /// Timings per (layer, knob) pair of the measured cost model, of which it keeps the median.
 const COST_REPEATS: usize = 3;
@@ -55,8 +56,8 @@ struct Kept {
 
 /// Runs a tuning session of `net` on `tune`, checking the best configurations on `test`,
 /// without storing the QoS model's profile.
-pub fn tune<B: Backend>(
-    net: &Network<B>,
+pub fn tune<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     tune: &Dataset<B>,
     test: &Dataset<B>,
     settings: &TuneSettings,
@@ -66,8 +67,8 @@ pub fn tune<B: Backend>(
 
 /// [`tune`], loading the QoS model's profile from `store` if it holds one for this network,
 /// weights and data, and storing it there (completed) otherwise.
-pub fn tune_with<B: Backend>(
-    net: &Network<B>,
+pub fn tune_with<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     tune: &Dataset<B>,
     test: &Dataset<B>,
     settings: &TuneSettings,
@@ -234,8 +235,8 @@ pub fn tune_with<B: Backend>(
 /// End-to-end speedup of `config` over the exact network on `data`: `repeats` rounds, each
 /// timing the exact network then the configuration, so that both see the same machine load;
 /// the ratio of the median times.
-pub fn measure_speedup<B: Backend>(
-    net: &Network<B>,
+pub fn measure_speedup<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     config: &[usize],
     data: &Dataset<B>,
     repeats: usize,
@@ -244,8 +245,8 @@ pub fn measure_speedup<B: Backend>(
 }
 
 /// [`measure_speedup`], and the QoS of `config` on `data` from the timed passes.
-fn measure<B: Backend>(
-    net: &Network<B>,
+fn measure<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     config: &[usize],
     data: &Dataset<B>,
     repeats: usize,
