@@ -14,7 +14,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
 use giving_tuner::{
     ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
-    default_training, default_vgg,
+    default_training, default_vgg, vgg16_width,
 };
 
 use crate::common::check_device;
@@ -26,8 +26,9 @@ use crate::out::say;
 pub(crate) struct TuneArgs {
     #[command(subcommand)]
     action: Option<TuneAction>,
-    /// The network to tune (the bundled VGG on 32×32 shapes).
-    #[arg(default_value = "vgg", value_parser = ["vgg"])]
+    /// The network to tune: the bundled VGG on 32×32 shapes (six 32-channel convolutions), or
+    /// `vgg16-width` (eight convolutions of 64 to 512 channels; slow on the CPU).
+    #[arg(default_value = "vgg", value_parser = ["vgg", "vgg16-width"])]
     model: String,
     /// List the knobs (id, cost factor, what it does) and exit.
     #[arg(long)]
@@ -183,7 +184,10 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
 fn job(args: &TuneArgs) -> Result<TuneJob> {
     let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
     let mut job = TuneJob::new(cache, args.out.clone());
-    job.model = default_vgg();
+    job.model = match args.model.as_str() {
+        "vgg16-width" => vgg16_width(),
+        _ => default_vgg(),
+    };
     if !args.channels.is_empty() {
         job.model.channels = args.channels.clone();
     }

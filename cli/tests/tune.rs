@@ -162,6 +162,17 @@ fn bad_configs_are_refused_clearly() {
 }
 
 #[test]
+fn the_vgg16_width_network_is_a_bundled_choice() {
+    // Refused for its settings, not for its name: the name is accepted before any training.
+    let (ok, text) = giving(&["tune", "vgg16-width", "--max-iter", "0"]);
+    assert!(!ok);
+    assert!(text.contains("max-iter must be at least 1"), "{text}");
+    let (ok, text) = giving(&["tune", "vgg19", "--max-iter", "1"]);
+    assert!(!ok);
+    assert!(text.contains("vgg16-width"), "{text}");
+}
+
+#[test]
 fn lists_the_knobs_with_their_cost() {
     let (ok, text) = giving(&["tune", "--list-knobs"]);
     assert!(ok, "{text}");

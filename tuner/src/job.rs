@@ -27,6 +27,16 @@ pub fn default_vgg() -> VggConfig {
     VggConfig::new(SHAPE_SIDE, SHAPE_CLASSES).with_channels(vec![32; 6])
 }
 
+/// The VGG16-width option (`giving tune vgg16-width`): eight convolutions at VGG16's widths,
+/// 64, 64, 128, 128, 256, 256, 512, 512 channels (pooled after every second, so the 32-pixel
+/// images end at 2 pixels), and a 512-wide hidden layer. VGG16 has thirteen convolutions; this
+/// keeps its widths within the bundled architecture's pooling, not its depth.
+pub fn vgg16_width() -> VggConfig {
+    VggConfig::new(SHAPE_SIDE, SHAPE_CLASSES)
+        .with_channels(vec![64, 64, 128, 128, 256, 256, 512, 512])
+        .with_hidden(512)
+}
+
 /// How the bundled network is trained when no weights are cached: 3 epochs of 8000 images.
 pub fn default_training() -> TrainConfig {
     TrainConfig {
@@ -389,6 +399,22 @@ mod tests {
             );
             assert!(message.contains(value), "{value}: {message}");
         }
+    }
+
+    #[test]
+    fn the_vgg16_width_network_is_valid_and_spans_64_to_512_channels() {
+        let mut job = TuneJob::new("cache".into(), "out".into());
+        job.model = vgg16_width();
+        assert!(job.validate().is_ok());
+        let channels = &job.model.channels;
+        assert_eq!(channels.len(), 8);
+        assert_eq!(
+            (channels.iter().min(), channels.iter().max()),
+            (Some(&64), Some(&512))
+        );
+        // Its weights are cached apart from the default network's.
+        let default = TuneJob::new("cache".into(), "out".into());
+        assert_ne!(job.weights_path(), default.weights_path());
     }
 
     #[test]
