@@ -14,7 +14,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
 use giving_tuner::{
     ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
-    default_training, default_vgg,
+    default_training, default_vgg, vgg16_width,
 };
 
 use crate::common::check_device;
@@ -26,8 +26,9 @@ use crate::out::say;
 pub(crate) struct TuneArgs {
     #[command(subcommand)]
     action: Option<TuneAction>,
-    /// The network to tune (the bundled VGG on 32×32 shapes).
-    #[arg(default_value = "vgg", value_parser = ["vgg"])]
+    /// The network to tune: the bundled VGG on 32×32 shapes (six 32-channel convolutions), or
+    /// `vgg16-width` (eight convolutions of 64 to 512 channels; slow on the CPU).
+    #[arg(default_value = "vgg", value_parser = ["vgg", "vgg16-width"])]
     model: String,
     /// List the knobs (id, cost factor, what it does) and exit.
     #[arg(long)]
@@ -120,11 +121,9 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
                 knob.id(),
                 knob.cost_factor(),
                 knob.describe(),
-                if knob.default_search() {
-                    ""
-                } else {
-                    " (searched only with --knobs: slower than exact on the CPU)"
-                }
+                knob.opt_in_reason()
+                    .map(|why| format!(" (searched only with --knobs: {why})"))
+                    .unwrap_or_default()
             );
         }
         return Ok(ExitCode::SUCCESS);
@@ -185,7 +184,10 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
 fn job(args: &TuneArgs) -> Result<TuneJob> {
     let cache = args.cache.clone().unwrap_or_else(default_cache_dir);
     let mut job = TuneJob::new(cache, args.out.clone());
-    job.model = default_vgg();
+    job.model = match args.model.as_str() {
+        "vgg16-width" => vgg16_width(),
+        _ => default_vgg(),
+    };
     if !args.channels.is_empty() {
         job.model.channels = args.channels.clone();
     }
@@ -258,9 +260,29 @@ fn summary(outcome: &TuneOutcome) {
         t.validation,
         t.measurement
     );
+    if let Some(profile) = &file.profile {
+        let path = profile
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if profile.loaded {
+            say!(
+                "[tune] qos model profile loaded from {path} ({} (layer, knob) pairs run)",
+                profile.built
+            );
+        } else {
+            say!(
+                "[tune] qos model profile built ({} (layer, knob) pairs run), stored in {path}",
+                profile.built
+            );
+        }
+    }
     say!(
-        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best",
-        file.configs.len()
+        "[tune] kept {} configurations, {pareto} on the Pareto front, {best} best; dropped {} by validation and {} by the test-set threshold",
+        file.configs.len(),
+        file.dropped.validation,
+        file.dropped.test
     );
     // The best are timed over --repeats interleaved rounds, the other kept configurations
     // over one: the fastest is taken among the best, whose timings are the steadier.

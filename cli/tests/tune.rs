@@ -92,11 +92,58 @@ fn tunes_writes_results_and_applies_them_back() {
         assert!(c["qos_loss"].as_f64().unwrap() <= 3.0 + 1e-9, "{c}");
     }
     assert!(dir.path().join("out-p1/configs.png").is_file());
+    // The p1 profile was built (4 layers × 3 knobs) and stored in the cache.
+    assert_eq!(file["profile"]["loaded"], false, "{file}");
+    assert_eq!(file["profile"]["built"], 12, "{file}");
+    assert!(text.contains("qos model profile built (12"), "{text}");
+    assert!(text.contains("by the test-set threshold"), "{text}");
+
+    // The same session again loads the stored profile and runs no (layer, knob) pair; then
+    // p2 builds its own profile.
+    let p1 = [
+        "--qos-model",
+        "p1",
+        "--knobs",
+        "perf_row_k2_o0,perf_col_k3_o1,samp_k2_o0",
+    ];
+    let (ok, text) = tiny(dir.path(), "out-p1-again", &p1);
+    assert!(ok, "{text}");
+    assert!(text.contains("qos model profile loaded from"), "{text}");
+    assert!(text.contains("(0 (layer, knob) pairs run)"), "{text}");
+    let (ok, text) = tiny(
+        dir.path(),
+        "out-p2",
+        &["--qos-model", "p2", "--knobs", "perf_row_k2_o0,samp_k3_o2"],
+    );
+    assert!(ok, "{text}");
+    assert!(text.contains("qos model profile built (8"), "{text}");
+    let file: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out-p2/configs.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(file["settings"]["qos_model"], "p2");
 }
 
 #[test]
 fn bad_configs_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
+    // A knobs file with an HPVM knob this tuner does not compute: refused before any
+    // training, naming the file, the line and the key.
+    let knobs = dir.path().join("knobs.json");
+    std::fs::write(
+        &knobs,
+        "[\n  {\"class\": \"FP32Baseline\", \"name\": \"11\"},\n  {\"class\": \"Conv2dSampling\", \"name\": \"261\", \"skip_every\": 2,\n   \"skip_offset\": 0, \"interp_rate\": 1.0, \"use_fp16\": true}\n]\n",
+    )
+    .unwrap();
+    let (ok, text) = giving_in(
+        &["tune", "--knobs-file", "knobs.json", "--cache", "cache"],
+        dir.path(),
+    );
+    assert!(!ok);
+    for part in ["knobs.json", "line 3", "`use_fp16`"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    assert!(!dir.path().join("cache").exists(), "{text}");
     let path = dir.path().join("configs.json");
     std::fs::write(&path, "{\"format\": 1}").unwrap();
     let (ok, text) = giving(&["tune", "apply", path.to_str().unwrap()]);
@@ -115,6 +162,17 @@ fn bad_configs_are_refused_clearly() {
 }
 
 #[test]
+fn the_vgg16_width_network_is_a_bundled_choice() {
+    // Refused for its settings, not for its name: the name is accepted before any training.
+    let (ok, text) = giving(&["tune", "vgg16-width", "--max-iter", "0"]);
+    assert!(!ok);
+    assert!(text.contains("max-iter must be at least 1"), "{text}");
+    let (ok, text) = giving(&["tune", "vgg19", "--max-iter", "1"]);
+    assert!(!ok);
+    assert!(text.contains("vgg16-width"), "{text}");
+}
+
+#[test]
 fn lists_the_knobs_with_their_cost() {
     let (ok, text) = giving(&["tune", "--list-knobs"]);
     assert!(ok, "{text}");
@@ -123,9 +181,14 @@ fn lists_the_knobs_with_their_cost() {
         "perf_row_k2_o0",
         "perf_col_k4_o1",
         "samp_k3_o0",
+        "perf_col_k4_o3",
+        "samp_k4_o3",
+        "sparse_row_k3_o0",
         "fp16",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
-    assert!(text.contains("perf_row_k4_o0    0.250"), "{text}");
+    // HPVM's perforation skips one row in 4; the sparse one computes one in 4.
+    assert!(text.contains("perf_row_k4_o0    0.750"), "{text}");
+    assert!(text.contains("sparse_row_k4_o0  0.250"), "{text}");
 }

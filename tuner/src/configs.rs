@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::knob::Knob;
+use crate::qos_model::ProfileReport;
 use crate::settings::TuneSettings;
 
 /// The format version written in `configs.json`.
@@ -65,6 +66,18 @@ pub struct Timing {
     pub iterations: usize,
 }
 
+/// Configurations the search kept and the session then dropped (PredTuner's
+/// `_filter_configs`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// Best predicted configurations whose QoS, run on the tuning set, missed the keep
+    /// threshold (only with a QoS model).
+    pub validation: usize,
+    /// Configurations whose test-set QoS missed the keep threshold (relative to the exact
+    /// network's test QoS, or absolute with `--absolute`).
+    pub test: usize,
+}
+
 /// One kept configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ConfigRecord {
@@ -113,6 +126,14 @@ pub struct ConfigsFile {
     pub baseline: Baseline,
     /// How long the stages took.
     pub timing: Timing,
+    /// How the QoS model's profile was obtained (absent with the empirical QoS, and from
+    /// files written before profiles were stored).
+    #[serde(default)]
+    pub profile: Option<ProfileReport>,
+    /// Configurations dropped by the validation and the test set (zeros in files written
+    /// before they were counted).
+    #[serde(default)]
+    pub dropped: Dropped,
     /// The kept configurations, best predicted speedup first.
     pub configs: Vec<ConfigRecord>,
 }
@@ -195,6 +216,15 @@ mod tests {
                 test_qos: 89.5,
             },
             timing: Timing::default(),
+            profile: Some(ProfileReport {
+                path: Some(PathBuf::from("/tmp/qos_p1-0123.json")),
+                loaded: true,
+                built: 0,
+            }),
+            dropped: Dropped {
+                validation: 1,
+                test: 2,
+            },
             configs: vec![ConfigRecord {
                 knobs: vec!["baseline".into(), "perf_row_k2_o1".into()],
                 qos: 88.1,

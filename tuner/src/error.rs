@@ -20,6 +20,14 @@ pub enum Error {
         /// What is wrong with it.
         what: String,
     },
+    /// A knobs file (`--knobs-file`) is not a list of knobs this tuner computes.
+    #[error("knobs file {}: {what}", path.display())]
+    BadKnobs {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it, with the line and the key.
+        what: String,
+    },
     /// A file or folder could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -16,7 +16,8 @@ use crate::configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, FORMAT, Netw
 use crate::error::Error;
 use crate::knob::Knob;
 use crate::network::{Dataset, Network};
-use crate::session::tune;
+use crate::qos_model::{ProfileStore, fnv1a_hex};
+use crate::session::tune_with;
 use crate::settings::TuneSettings;
 use crate::{plot, weights};
 
@@ -24,6 +25,16 @@ use crate::{plot, weights};
 /// the convolutions, not the passes around them, take most of the time: docs/tuner.md).
 pub fn default_vgg() -> VggConfig {
     VggConfig::new(SHAPE_SIDE, SHAPE_CLASSES).with_channels(vec![32; 6])
+}
+
+/// The VGG16-width option (`giving tune vgg16-width`): eight convolutions at VGG16's widths,
+/// 64, 64, 128, 128, 256, 256, 512, 512 channels (pooled after every second, so the 32-pixel
+/// images end at 2 pixels), and a 512-wide hidden layer. VGG16 has thirteen convolutions; this
+/// keeps its widths within the bundled architecture's pooling, not its depth.
+pub fn vgg16_width() -> VggConfig {
+    VggConfig::new(SHAPE_SIDE, SHAPE_CLASSES)
+        .with_channels(vec![64, 64, 128, 128, 256, 256, 512, 512])
+        .with_hidden(512)
 }
 
 /// How the bundled network is trained when no weights are cached: 3 epochs of 8000 images.
@@ -101,6 +112,25 @@ impl TuneJob {
         weights::weights_path(&self.cache, &self.model, &self.train)
     }
 
+    /// Where this job's QoS-model profiles are stored: `<cache>/profiles`, keyed by the
+    /// network's architecture, the bytes of its weights file and the tuning set (seed and
+    /// size), so that retrained weights or other data never reuse a profile.
+    pub fn profile_store(&self, weights: &Path) -> Result<ProfileStore, Error> {
+        let bytes = std::fs::read(weights).map_err(|source| Error::Io {
+            path: weights.to_path_buf(),
+            source,
+        })?;
+        let network = format!(
+            "vgg channels {:?} hidden {} side {SHAPE_SIDE} classes {SHAPE_CLASSES}",
+            self.model.channels, self.model.hidden
+        );
+        let data = format!("shapes seed {} tune {}", self.train.seed, self.tune_size);
+        Ok(ProfileStore {
+            dir: self.cache.join("profiles"),
+            key: fnv1a_hex(&[network.as_bytes(), &bytes, data.as_bytes()]),
+        })
+    }
+
     /// Checks the settings before anything runs.
     pub fn validate(&self) -> Result<(), Error> {
         self.settings.validate()?;
@@ -167,9 +197,10 @@ impl TuneJob {
             &inner_device,
         );
         let net = Network::new(model, Knob::all())?;
+        let store = self.profile_store(&weights)?;
         let tuning = {
             let _tuning = tracepoint!(Channel::thread(), "tuning");
-            tune(&net, &tune_set, &test_set, &self.settings)?
+            tune_with(&net, &tune_set, &test_set, &self.settings, Some(&store))?
         };
         let file = ConfigsFile {
             format: FORMAT,
@@ -191,6 +222,8 @@ impl TuneJob {
                 test_qos: tuning.baseline_test_qos,
             },
             timing: tuning.timing,
+            profile: tuning.profile,
+            dropped: tuning.dropped,
             configs: tuning.configs,
         };
         std::fs::create_dir_all(&self.out).map_err(|source| Error::Io {
@@ -366,6 +399,22 @@ mod tests {
             );
             assert!(message.contains(value), "{value}: {message}");
         }
+    }
+
+    #[test]
+    fn the_vgg16_width_network_is_valid_and_spans_64_to_512_channels() {
+        let mut job = TuneJob::new("cache".into(), "out".into());
+        job.model = vgg16_width();
+        assert!(job.validate().is_ok());
+        let channels = &job.model.channels;
+        assert_eq!(channels.len(), 8);
+        assert_eq!(
+            (channels.iter().min(), channels.iter().max()),
+            (Some(&64), Some(&512))
+        );
+        // Its weights are cached apart from the default network's.
+        let default = TuneJob::new("cache".into(), "out".into());
+        assert_ne!(job.weights_path(), default.weights_path());
     }
 
     #[test]

@@ -20,20 +20,35 @@ pub enum Axis {
 pub enum Knob {
     /// The exact convolution.
     Baseline,
-    /// Perforated convolution: only the output rows (or columns) `offset, offset + stride, …`
-    /// are computed (a convolution with that stride), the others are linearly interpolated
-    /// from their computed neighbours.
+    /// Perforated convolution as HPVM and PredTuner define it: the output rows (or columns)
+    /// `offset, offset + stride, …` are skipped and the others computed exactly; a skipped
+    /// row is the mean of its two neighbours, the first row copies the second and the last
+    /// row copies the one before it.
     Perforate {
         /// Rows or columns.
         axis: Axis,
-        /// One computed row (column) in `stride`: 2, 3 or 4.
+        /// One skipped row (column) in `stride`: 2, 3 or 4.
+        stride: usize,
+        /// The first skipped row (column), below `stride`.
+        offset: usize,
+    },
+    /// This project's aggressive perforation (not in HPVM): only the output rows (columns)
+    /// `offset, offset + stride, …` are computed, the others linearly interpolated between
+    /// computed neighbours (copies of the nearest one at the borders). For stride 2 it is
+    /// HPVM's perforation with the other offset, so only strides 3 and 4 exist.
+    PerforateSparse {
+        /// Rows or columns.
+        axis: Axis,
+        /// One computed row (column) in `stride`: 3 or 4.
         stride: usize,
         /// The first computed row (column), below `stride`.
         offset: usize,
     },
-    /// Filter sampling: every `stride`-th element of each flattened `(channel, ky, kx)` filter,
-    /// starting at `offset`, is skipped; the kept weights are scaled by `total / kept` so the
-    /// expected sum is unchanged.
+    /// Filter sampling as HPVM and PredTuner define it: the elements `offset, offset + stride,
+    /// …` of each flattened `(channel, ky, kx)` filter are skipped — except for `stride` 3
+    /// on a 3×3 kernel, where channel `c` skips its elements `(c + offset) % 3, … + 3, …` so
+    /// that not the same kernel column is skipped in every channel — and the kept weights
+    /// are multiplied by `stride / (stride − 1)`.
     Sample {
         /// One skipped element in `stride`: 2, 3 or 4.
         stride: usize,
@@ -48,9 +63,10 @@ impl Knob {
     /// Every knob, baseline first: the search space of one layer.
     pub fn all() -> Vec<Knob> {
         let mut knobs = vec![Knob::Baseline];
+        // HPVM's knob set: every stride with every offset (HPVM's ids 121–138 and 231–239).
         for axis in [Axis::Rows, Axis::Cols] {
             for stride in 2..=4 {
-                for offset in 0..2 {
+                for offset in 0..stride {
                     knobs.push(Knob::Perforate {
                         axis,
                         stride,
@@ -60,8 +76,19 @@ impl Knob {
             }
         }
         for stride in 2..=4 {
-            for offset in 0..2 {
+            for offset in 0..stride {
                 knobs.push(Knob::Sample { stride, offset });
+            }
+        }
+        for axis in [Axis::Rows, Axis::Cols] {
+            for stride in 3..=4 {
+                for offset in 0..stride {
+                    knobs.push(Knob::PerforateSparse {
+                        axis,
+                        stride,
+                        offset,
+                    });
+                }
             }
         }
         knobs.push(Knob::Fp16);
@@ -69,45 +96,63 @@ impl Knob {
     }
 
     /// The knob's identifier, as `--list-knobs` prints it and `configs.json` stores it:
-    /// `baseline`, `perf_row_k2_o0`, `perf_col_k3_o1`, `samp_k4_o0`, `fp16`.
+    /// `baseline`, `perf_row_k2_o0`, `perf_col_k3_o2`, `sparse_row_k4_o1`, `samp_k4_o3`,
+    /// `fp16`.
     pub fn id(&self) -> String {
+        let axis_id = |axis| match axis {
+            Axis::Rows => "row",
+            Axis::Cols => "col",
+        };
         match *self {
             Knob::Baseline => "baseline".into(),
             Knob::Perforate {
                 axis,
                 stride,
                 offset,
-            } => {
-                let axis = match axis {
-                    Axis::Rows => "row",
-                    Axis::Cols => "col",
-                };
-                format!("perf_{axis}_k{stride}_o{offset}")
-            }
+            } => format!("perf_{}_k{stride}_o{offset}", axis_id(axis)),
+            Knob::PerforateSparse {
+                axis,
+                stride,
+                offset,
+            } => format!("sparse_{}_k{stride}_o{offset}", axis_id(axis)),
             Knob::Sample { stride, offset } => format!("samp_k{stride}_o{offset}"),
             Knob::Fp16 => "fp16".into(),
         }
     }
 
     /// The fraction of the exact layer's multiply-adds this knob performs, which the linear
-    /// cost model charges: `1/stride` for perforation (the interpolation is a few additions
-    /// per output, not counted), `(stride-1)/stride` for sampling, `1/2` for f16 (half the
-    /// bytes moved and, where the hardware has it, twice the arithmetic rate).
+    /// cost model charges: `(stride-1)/stride` for HPVM's perforation and for sampling (the
+    /// inverse of HPVM's expected speedups 2, 1.5, 1.33), `1/stride` for the sparse
+    /// perforation (the interpolation is a few additions per output, not counted), `1/2`
+    /// for f16 (half the bytes moved and, where the hardware has it, twice the arithmetic
+    /// rate).
     pub fn cost_factor(&self) -> f64 {
         match *self {
             Knob::Baseline => 1.0,
-            Knob::Perforate { stride, .. } => 1.0 / stride as f64,
+            Knob::Perforate { stride, .. } => (stride - 1) as f64 / stride as f64,
+            Knob::PerforateSparse { stride, .. } => 1.0 / stride as f64,
             Knob::Sample { stride, .. } => (stride - 1) as f64 / stride as f64,
             Knob::Fp16 => 0.5,
         }
     }
 
-    /// Whether the search uses this knob unless told otherwise: every knob but `fp16`, which
-    /// the CPU (`flex`) backend computes without f16 arithmetic, several times slower than the
-    /// exact layer (docs/tuner.md gives the measurements). `--knobs` adds it back, e.g. on a
-    /// GPU backend.
+    /// Whether the search uses this knob unless told otherwise: HPVM's FP32 knob set
+    /// (baseline, perforation, sampling). Not `fp16`, which the CPU (`flex`) backend computes
+    /// without f16 arithmetic, several times slower than the exact layer (docs/tuner.md gives
+    /// the measurements), nor the sparse perforation, which is not HPVM's. `--knobs` adds
+    /// them back, e.g. `fp16` on a GPU backend.
     pub fn default_search(&self) -> bool {
-        *self != Knob::Fp16
+        self.opt_in_reason().is_none()
+    }
+
+    /// Why the search leaves this knob out unless `--knobs` names it, for `--list-knobs`; `None`
+    /// for the knobs searched by default.
+    pub fn opt_in_reason(&self) -> Option<&'static str> {
+        match self {
+            Knob::Fp16 => Some("slower than exact on the CPU"),
+            Knob::PerforateSparse { .. } => Some("not an HPVM knob, far more aggressive"),
+            _ => None,
+        }
     }
 
     /// A one-line description for `--list-knobs`.
@@ -124,11 +169,27 @@ impl Knob {
                     Axis::Cols => "columns",
                 };
                 format!(
-                    "compute output {what} {offset}, {offset}+{stride}, … and interpolate the rest"
+                    "skip output {what} {offset}, {offset}+{stride}, … (mean of the neighbours)"
+                )
+            }
+            Knob::PerforateSparse {
+                axis,
+                stride,
+                offset,
+            } => {
+                let what = match axis {
+                    Axis::Rows => "rows",
+                    Axis::Cols => "columns",
+                };
+                format!(
+                    "compute only output {what} {offset}, {offset}+{stride}, … and interpolate the rest"
                 )
             }
             Knob::Sample { stride, offset } => {
-                format!("skip filter elements {offset}, {offset}+{stride}, … and rescale the rest")
+                format!(
+                    "skip filter elements {offset}, {offset}+{stride}, … and scale the rest by {stride}/{}",
+                    stride - 1
+                )
             }
             Knob::Fp16 => "half-precision convolution (f16)".into(),
         }
@@ -169,5 +230,14 @@ mod tests {
         assert_eq!(ids.len(), all.len());
         assert_eq!(all[0], Knob::Baseline);
         assert!("perf_row_k5_o0".parse::<Knob>().is_err());
+        assert!("sparse_row_k2_o0".parse::<Knob>().is_err());
+        // HPVM's FP32 knobs: 18 perforations and 9 samplings, every offset below the stride.
+        let hpvm = |k: &&Knob| matches!(k, Knob::Perforate { .. } | Knob::Sample { .. });
+        assert_eq!(all.iter().filter(hpvm).count(), 27);
+        assert!("perf_col_k4_o3".parse::<Knob>().is_ok());
+        assert!("samp_k3_o2".parse::<Knob>().is_ok());
+        // The search defaults to exactly HPVM's set and the baseline.
+        let default: Vec<_> = all.iter().filter(|k| k.default_search()).collect();
+        assert_eq!(default.len(), 28);
     }
 }

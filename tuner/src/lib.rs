@@ -15,7 +15,9 @@
 //! - [`Knob`] and [`Axis`]: the knobs (exact, perforated rows/columns, filter sampling, f16)
 //!   and their cost factors; [`ApproxConv`]: each knob as a real, cheaper burn computation.
 //! - [`Network`] and [`Dataset`]: the network under tuning with every knob prepared, and QoS
-//!   measurement; [`measure_speedup`]: a configuration's speedup, timed.
+//!   measurement; [`measure_speedup`]: a configuration's speedup, timed. Any network that
+//!   implements [`Tunable`] (the bundled `Vgg` does) can be tuned with [`tune`] or
+//!   [`tune_with`] (tuner/examples/tune_custom.rs).
 //! - A session gives `{task: "tune", iteration, qos, qos_loss, speedup, kept, best}` each
 //!   iteration through [`giving::give!`] (the dashboard, the log and the timeline follow it
 //!   like a training run), searching with NSGA-II and keeping the Pareto front and the best.
@@ -39,6 +41,7 @@ mod cost;
 mod error;
 mod job;
 mod knob;
+mod knob_file;
 mod network;
 mod nsga;
 mod pareto;
@@ -46,16 +49,21 @@ mod plot;
 mod qos_model;
 mod session;
 mod settings;
+mod tunable;
 mod weights;
 
 pub use approx::ApproxConv;
-pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, NetworkInfo, Timing};
+pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, Dropped, NetworkInfo, Timing};
 pub use error::Error;
 pub use job::{
     ApplyJob, ApplyOutcome, TuneJob, TuneOutcome, configs_file, default_training, default_vgg,
+    vgg16_width,
 };
 pub use knob::{Axis, Knob};
+pub use knob_file::knobs_from_file;
 pub use network::{Dataset, Network};
-pub use session::measure_speedup;
+pub use qos_model::{ProfileReport, ProfileStore};
+pub use session::{Tuning, measure_speedup, tune, tune_with};
 pub use settings::{CostModel, QosModel, TuneSettings};
+pub use tunable::Tunable;
 pub use weights::{default_cache_dir, load as load_weights, save as save_weights, weights_path};

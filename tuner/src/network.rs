@@ -11,6 +11,7 @@ use giving_models::data::ClassificationData;
 use crate::approx::ApproxConv;
 use crate::error::Error;
 use crate::knob::Knob;
+use crate::tunable::Tunable;
 
 /// Images per batch when the tuner runs the network.
 const EVAL_BATCH: usize = 250;
@@ -64,6 +65,14 @@ impl<B: Backend> Dataset<B> {
     pub fn classes(&self) -> usize {
         self.classes
     }
+
+    /// The same images with other labels (tests make QoS what they need with it).
+    #[cfg(test)]
+    pub(crate) fn with_labels(mut self, labels: Vec<u32>) -> Self {
+        assert_eq!(labels.len(), self.labels.len());
+        self.labels = labels;
+        self
+    }
 }
 
 /// Classification accuracy in percent (PredTuner's QoS) of row-major `logits` against
@@ -88,10 +97,11 @@ pub fn accuracy(logits: &[f32], labels: &[u32], classes: usize) -> f64 {
     100.0 * correct as f64 / labels.len() as f64
 }
 
-/// The trained network with every layer prepared under every knob.
+/// The trained network with every layer prepared under every knob: the bundled [`Vgg`] by
+/// default, or any [`Tunable`] network.
 #[derive(Debug)]
-pub struct Network<B: Backend> {
-    model: Vgg<B>,
+pub struct Network<B: Backend, M = Vgg<B>> {
+    model: M,
     knobs: Vec<Knob>,
     /// `layers[i][k]`: layer `i` under `knobs[k]`.
     layers: Vec<Vec<ApproxConv<B>>>,
@@ -101,9 +111,9 @@ pub struct Network<B: Backend> {
     other_macs: f64,
 }
 
-impl<B: Backend> Network<B> {
+impl<B: Backend, M: Tunable<B>> Network<B, M> {
     /// Prepares `model` under each of `knobs` (`knobs[0]` must be the baseline).
-    pub fn new(model: Vgg<B>, knobs: Vec<Knob>) -> Result<Self, Error> {
+    pub fn new(model: M, knobs: Vec<Knob>) -> Result<Self, Error> {
         if knobs.first() != Some(&Knob::Baseline) {
             return Err(Error::InvalidSetting(
                 "the first knob must be the baseline".into(),
@@ -111,9 +121,9 @@ impl<B: Backend> Network<B> {
         }
         let mut layers = vec![];
         let mut conv_macs = vec![];
-        let mut side = model.side();
         for i in 0..model.conv_count() {
             let conv = model.conv(i);
+            let side = model.conv_side(i);
             let [out, c_in, kh, kw] = conv.weight.dims();
             conv_macs.push((side * side * out * c_in * kh * kw) as f64);
             layers.push(
@@ -122,9 +132,6 @@ impl<B: Backend> Network<B> {
                     .map(|&k| ApproxConv::new(conv, k, side))
                     .collect::<Result<Vec<_>, _>>()?,
             );
-            if i % 2 == 1 {
-                side /= 2;
-            }
         }
         // The linear layers are not approximated: a fixed cost.
         let other_macs = model.head_macs() as f64;

@@ -1,5 +1,6 @@
 //! A tuning session, as PredTuner's `tune`: search knob configurations with NSGA-II, keep
-//! those within the QoS threshold, mark the best, validate predicted QoS, time the best.
+//! those within the QoS threshold, mark the best, validate predicted QoS, time every kept one
+//! on the test set and drop those whose test QoS misses the threshold.
 //!
 //! Every iteration gives `{task: "tune", iteration, qos, qos_loss, speedup, kept, best}`
 //! (`speedup`: the configuration's predicted speedup; `best`: the best predicted speedup kept
@@ -14,15 +15,15 @@ use burn::prelude::Backend;
 use giving::timeline::Channel;
 use giving::{give, iterate, tracepoint};
 
-use crate::configs::{ConfigRecord, Timing};
+use crate::configs::{ConfigRecord, Dropped, Timing};
 use crate::cost::{Cost, LinearCost, MeasuredCost};
 use crate::error::Error;
-use crate::knob::Knob;
 use crate::network::{Dataset, Network, accuracy, median};
 use crate::nsga::Nsga2;
 use crate::pareto::{pareto_front, take_best};
-use crate::qos_model::P1;
+use crate::qos_model::{ProfileReport, ProfileStore, QosPredictor};
 use crate::settings::{CostModel, QosModel, TuneSettings};
+use crate::tunable::Tunable;
 
 /// Timings per (layer, knob) pair of the measured cost model, of which it keeps the median.
 const COST_REPEATS: usize = 3;
@@ -38,6 +39,10 @@ pub struct Tuning {
     pub configs: Vec<ConfigRecord>,
     /// How long the stages took.
     pub timing: Timing,
+    /// How the QoS model's profile was obtained (`None` with the empirical QoS).
+    pub profile: Option<ProfileReport>,
+    /// Configurations dropped after the search.
+    pub dropped: Dropped,
 }
 
 /// A configuration the search kept, before it is written out.
@@ -49,19 +54,31 @@ struct Kept {
     speedup: f64,
 }
 
-/// Runs a tuning session of `net` on `tune`, checking the best configurations on `test`.
-pub fn tune<B: Backend>(
-    net: &Network<B>,
+/// Runs a tuning session of `net` on `tune`, checking the best configurations on `test`,
+/// without storing the QoS model's profile.
+pub fn tune<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     tune: &Dataset<B>,
     test: &Dataset<B>,
     settings: &TuneSettings,
+) -> Result<Tuning, Error> {
+    tune_with(net, tune, test, settings, None)
+}
+
+/// [`tune`], loading the QoS model's profile from `store` if it holds one for this network,
+/// weights and data, and storing it there (completed) otherwise.
+pub fn tune_with<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
+    tune: &Dataset<B>,
+    test: &Dataset<B>,
+    settings: &TuneSettings,
+    store: Option<&ProfileStore>,
 ) -> Result<Tuning, Error> {
     settings.validate()?;
     let knobs = net.knobs();
     // Alleles of the search: indices into the network's knobs, the baseline first.
     let mut alleles = vec![0];
-    for id in &settings.knobs {
-        let knob: Knob = id.parse()?;
+    for knob in settings.searched_knobs()? {
         if let Some(i) = knobs.iter().position(|k| *k == knob)
             && !alleles.contains(&i)
         {
@@ -87,15 +104,16 @@ pub fn tune<B: Backend>(
             Cost::Measured(MeasuredCost::new(layers, fixed))
         }
     };
-    let model = match settings.qos_model {
-        QosModel::Empirical => None,
-        QosModel::P1 => {
+    let (model, profile) = match settings.qos_model {
+        QosModel::Empirical => (None, None),
+        qos_model => {
             let span = tracepoint!(Channel::thread(), "qos_model_init");
-            let model = P1::init(net, tune)?;
+            let (model, report) = QosPredictor::init(qos_model, net, tune, &alleles, store)?;
             span.end();
-            Some(model)
+            (Some(model), Some(report))
         }
     };
+    let mut dropped = Dropped::default();
     timing.init = started.elapsed().as_secs_f64();
 
     let search_start = Instant::now();
@@ -155,6 +173,8 @@ pub fn tune<B: Backend>(
             k.qos = net.qos(&k.config, tune)?;
             if baseline_qos - k.qos <= keep_loss {
                 validated.push(k);
+            } else {
+                dropped.validation += 1;
             }
         }
         kept = validated;
@@ -170,12 +190,19 @@ pub fn tune<B: Backend>(
     let front = pareto_front(&points(&kept));
     let best_set = take_best(&points(&kept), settings.take_best_n);
     let baseline_test_qos = net.qos(&baseline, test)?;
+    // PredTuner's test keep threshold: the same loss below the exact network's test QoS (or
+    // the same absolute QoS).
+    let test_keep_loss = settings.keep_loss(baseline_test_qos);
     net.time(&baseline, test)?; // warm-up: allocations and caches
     let mut configs = vec![];
     for (i, k) in kept.iter().enumerate() {
         let is_best = best_set.binary_search(&i).is_ok();
         let repeats = if is_best { settings.repeats } else { 1 };
         let (measured, test_qos) = measure(net, &k.config, test, repeats)?;
+        if baseline_test_qos - test_qos > test_keep_loss {
+            dropped.test += 1;
+            continue;
+        }
         configs.push(ConfigRecord {
             knobs: k.config.iter().map(|&i| knobs[i].id()).collect(),
             qos: k.qos,
@@ -200,14 +227,16 @@ pub fn tune<B: Backend>(
         baseline_test_qos,
         configs,
         timing,
+        profile,
+        dropped,
     })
 }
 
 /// End-to-end speedup of `config` over the exact network on `data`: `repeats` rounds, each
 /// timing the exact network then the configuration, so that both see the same machine load;
 /// the ratio of the median times.
-pub fn measure_speedup<B: Backend>(
-    net: &Network<B>,
+pub fn measure_speedup<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     config: &[usize],
     data: &Dataset<B>,
     repeats: usize,
@@ -216,8 +245,8 @@ pub fn measure_speedup<B: Backend>(
 }
 
 /// [`measure_speedup`], and the QoS of `config` on `data` from the timed passes.
-fn measure<B: Backend>(
-    net: &Network<B>,
+fn measure<B: Backend, M: Tunable<B>>(
+    net: &Network<B, M>,
     config: &[usize],
     data: &Dataset<B>,
     repeats: usize,
@@ -239,6 +268,8 @@ fn measure<B: Backend>(
 #[cfg(test)]
 mod tests {
     use burn::backend::Flex;
+
+    use crate::knob::Knob;
     use giving_models::VggConfig;
     use giving_models::data::{Split, shapes};
 
@@ -320,6 +351,103 @@ mod tests {
             if c.knobs.iter().all(|k| k == "baseline") {
                 assert_eq!(c.predicted_speedup, 1.0);
             }
+        }
+    }
+
+    #[test]
+    fn a_stored_profile_is_loaded_by_the_next_session_for_p1_and_p2() {
+        let (net, tune_set, test_set) = small_network();
+        let dir = tempfile::tempdir().unwrap();
+        let store = ProfileStore {
+            dir: dir.path().join("profiles"),
+            key: "0123abcd".into(),
+        };
+        let searched = TuneSettings::new().knobs.len() - 1;
+        for qos_model in [QosModel::P1, QosModel::P2] {
+            let mut settings = small_settings();
+            settings.qos_model = qos_model;
+            settings.max_iter = 4;
+            let first = tune_with(&net, &tune_set, &test_set, &settings, Some(&store)).unwrap();
+            let report = first.profile.clone().unwrap();
+            // Every (layer, searched knob) pair ran once, and the profile was stored.
+            assert!(!report.loaded);
+            assert_eq!(report.built, net.layer_count() * searched, "{qos_model:?}");
+            assert_eq!(report.path.as_deref(), Some(&*store.path(qos_model)));
+            assert!(store.path(qos_model).is_file());
+            // The next session runs no pair: it loads them all, and predicts the same.
+            let second = tune_with(&net, &tune_set, &test_set, &settings, Some(&store)).unwrap();
+            let report = second.profile.clone().unwrap();
+            assert!(report.loaded, "{qos_model:?}");
+            assert_eq!(report.built, 0, "{qos_model:?}");
+            let predicted = |t: &Tuning| -> Vec<_> {
+                t.configs
+                    .iter()
+                    .map(|c| (c.knobs.clone(), c.predicted_qos))
+                    .collect()
+            };
+            assert_eq!(predicted(&first), predicted(&second));
+            // Another key (other weights or data) does not reuse it.
+            let other = ProfileStore {
+                key: "ffff".into(),
+                ..store.clone()
+            };
+            let third = tune_with(&net, &tune_set, &test_set, &settings, Some(&other)).unwrap();
+            assert!(!third.profile.unwrap().loaded);
+        }
+    }
+
+    #[test]
+    fn p2_predicts_the_exact_qos_plus_each_layers_change_alone() {
+        let (net, tune_set, _) = small_network();
+        let searched: Vec<usize> = (0..net.knobs().len()).collect();
+        let (model, _) =
+            QosPredictor::init(QosModel::P2, &net, &tune_set, &searched, None).unwrap();
+        let exact = net.qos(&[0, 0, 0, 0], &tune_set).unwrap();
+        let alone = |layer: usize, knob: usize| {
+            let mut config = vec![0; 4];
+            config[layer] = knob;
+            net.qos(&config, &tune_set).unwrap()
+        };
+        assert_eq!(model.predict(&[0, 0, 0, 0]), exact);
+        assert_eq!(model.predict(&[0, 3, 0, 0]), alone(1, 3));
+        let sum = exact + (alone(0, 1) - exact) + (alone(2, 5) - exact);
+        assert!((model.predict(&[1, 0, 5, 0]) - sum).abs() < 1e-9);
+    }
+
+    #[test]
+    fn configurations_that_miss_the_test_threshold_are_dropped_and_counted() {
+        let (net, tune_set, test_set) = small_network();
+        // Tuning labels no prediction can match: every configuration has QoS 0 and loss 0,
+        // so the search keeps all 12. Test labels are the exact network's predictions: the
+        // exact network scores 100%, and a configuration that changes a prediction loses QoS.
+        let classes = test_set.classes();
+        let tune_set = tune_set.with_labels(vec![classes as u32; 16]);
+        let logits = net.logits(&[0; 4], &test_set).unwrap();
+        let predictions: Vec<u32> = logits
+            .chunks_exact(classes)
+            .map(|row| {
+                let mut best = 0;
+                for (i, &v) in row.iter().enumerate() {
+                    if v > row[best] {
+                        best = i;
+                    }
+                }
+                best as u32
+            })
+            .collect();
+        let test_set = test_set.with_labels(predictions);
+        let mut settings = small_settings();
+        settings.qos_keep_threshold = 0.0;
+        let tuning = tune(&net, &tune_set, &test_set, &settings).unwrap();
+        assert_eq!(tuning.baseline_test_qos, 100.0);
+        assert_eq!(tuning.dropped.validation, 0);
+        assert_eq!(tuning.configs.len() + tuning.dropped.test, 12);
+        assert!(
+            tuning.dropped.test > 0,
+            "no configuration changed a prediction"
+        );
+        for c in &tuning.configs {
+            assert_eq!(c.test_qos, Some(100.0), "{c:?}");
         }
     }
 }

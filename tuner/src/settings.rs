@@ -10,10 +10,13 @@
 //! be positive is refused by `validate` with an error naming the setting and its value; a
 //! size that may be zero says in its doc what zero means.
 
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 use crate::knob::Knob;
+use crate::knob_file::knobs_from_file;
 
 /// How a configuration's speedup is predicted during the search.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +63,16 @@ pub enum QosModel {
         )
     )]
     P1,
+    /// Predicted by PredTuner's P2 model (per-layer, per-knob QoS changes summed), then
+    /// validated empirically for the best configurations.
+    #[cfg_attr(
+        feature = "cli",
+        value(
+            alias = "qos_p2",
+            help = "Predict QoS as the exact QoS plus each layer's QoS change alone; validate the best empirically"
+        )
+    )]
+    P2,
 }
 
 /// The settings of a session (PredTuner's `tune` arguments, and this tuner's own).
@@ -107,13 +120,15 @@ pub struct TuneSettings {
         )
     )]
     pub relative: bool,
-    /// Close-to-optimal configurations to take besides the Pareto front; 0: the front only.
+    /// How many best configurations to take (PredTuner's `take_best_n`): the Pareto front, then
+    /// the kept configurations nearest it until this many are taken; 0, or fewer than the
+    /// front: the front only.
     #[cfg_attr(
         feature = "cli",
         arg(
             long,
             default_value_t = TuneSettings::new().take_best_n,
-            help = "Close-to-optimal configurations taken besides the Pareto front"
+            help = "Best configurations to take: the Pareto front, then the kept ones nearest it up to this many"
         )
     )]
     pub take_best_n: usize,
@@ -135,7 +150,7 @@ pub struct TuneSettings {
             long,
             value_enum,
             default_value_t = TuneSettings::new().qos_model,
-            help = "QoS model: empirical (run every configuration) or p1 (predict, then validate the best)"
+            help = "QoS model: empirical (run every configuration), or p1 / p2 (predict, then validate the best)"
         )
     )]
     pub qos_model: QosModel,
@@ -152,6 +167,17 @@ pub struct TuneSettings {
         )
     )]
     pub knobs: Vec<String>,
+    /// A JSON file declaring the knobs in PredTuner's format (docs/tuner.md); replaces
+    /// `knobs` when given.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            help = "JSON file declaring the knobs in PredTuner's format (replaces --knobs)"
+        )
+    )]
+    #[serde(default)]
+    pub knobs_file: Option<PathBuf>,
     /// Seed of the search.
     #[cfg_attr(
         feature = "cli",
@@ -203,6 +229,7 @@ impl TuneSettings {
                 .filter(Knob::default_search)
                 .map(|k| k.id())
                 .collect(),
+            knobs_file: None,
             seed: 0,
             population: 24,
             repeats: 3,
@@ -234,10 +261,16 @@ impl TuneSettings {
         if self.repeats == 0 {
             return bad("repeats", "at least 1", self.repeats.to_string());
         }
-        for id in &self.knobs {
-            id.parse::<Knob>()?;
-        }
+        self.searched_knobs()?;
         Ok(())
+    }
+
+    /// The knobs the search may use: those of `knobs_file` if given, else those of `knobs`.
+    pub fn searched_knobs(&self) -> Result<Vec<Knob>, Error> {
+        match &self.knobs_file {
+            Some(path) => knobs_from_file(path),
+            None => self.knobs.iter().map(|id| id.parse()).collect(),
+        }
     }
 
     /// The largest QoS loss kept, given the exact network's QoS.

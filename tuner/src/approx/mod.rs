@@ -6,6 +6,7 @@
 mod perforate;
 mod precision;
 mod sample;
+mod skip_perforate;
 #[cfg(test)]
 mod tests;
 
@@ -20,14 +21,17 @@ use crate::knob::Knob;
 pub use perforate::Perforated;
 pub use precision::HalfPrecision;
 pub use sample::Sampled;
+pub use skip_perforate::SkipPerforated;
 
 /// One convolution layer computed with a knob.
 #[derive(Debug, Clone)]
 pub enum ApproxConv<B: Backend> {
     /// The exact layer (boxed: a `Conv2d` is several times the size of the other variants).
     Exact(Box<Conv2d<B>>),
-    /// A perforated convolution.
-    Perforate(Perforated<B>),
+    /// HPVM's perforated convolution (one row or column in `stride` skipped).
+    Perforate(SkipPerforated<B>),
+    /// The sparse perforated convolution (one row or column in `stride` computed).
+    PerforateSparse(Perforated<B>),
     /// A convolution with sampled filters.
     Sample(Sampled<B>),
     /// A half-precision convolution.
@@ -50,7 +54,16 @@ impl<B: Backend> ApproxConv<B> {
                 axis,
                 stride,
                 offset,
-            } => ApproxConv::Perforate(Perforated::new(conv, padding, axis, stride, offset, side)?),
+            } => ApproxConv::Perforate(SkipPerforated::new(
+                conv, padding, axis, stride, offset, side,
+            )?),
+            Knob::PerforateSparse {
+                axis,
+                stride,
+                offset,
+            } => ApproxConv::PerforateSparse(Perforated::new(
+                conv, padding, axis, stride, offset, side,
+            )?),
             Knob::Sample { stride, offset } => {
                 ApproxConv::Sample(Sampled::new(conv, padding, stride, offset)?)
             }
@@ -63,6 +76,7 @@ impl<B: Backend> ApproxConv<B> {
         match self {
             ApproxConv::Exact(conv) => conv.forward(x),
             ApproxConv::Perforate(p) => p.forward(x),
+            ApproxConv::PerforateSparse(p) => p.forward(x),
             ApproxConv::Sample(s) => s.forward(x),
             ApproxConv::Fp16(h) => h.forward(x),
         }

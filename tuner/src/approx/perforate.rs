@@ -1,5 +1,7 @@
-//! Perforated convolution: compute one output row (or column) in `stride` with a strided
-//! convolution, and fill the others by linear interpolation between computed neighbours.
+//! Sparse perforated convolution (this project's aggressive variant, not HPVM's): compute one
+//! output row (or column) in `stride` with a strided convolution, and fill the others by linear
+//! interpolation between computed neighbours. HPVM's perforation, which skips one row in
+//! `stride`, is [`super::skip_perforate`]; it reuses [`phase_options`] for its phases.
 
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
@@ -12,7 +14,7 @@ use giving_models::host::map_host;
 use crate::error::Error;
 use crate::knob::Axis;
 
-/// A perforated convolution.
+/// A sparse perforated convolution: one row (column) in `stride` computed.
 #[derive(Debug, Clone)]
 pub struct Perforated<B: Backend> {
     weight: Tensor<B, 4>,
@@ -25,6 +27,33 @@ pub struct Perforated<B: Backend> {
     axis: Axis,
     stride: usize,
     offset: usize,
+}
+
+/// The convolution options that compute rows (columns) `phase, phase + stride, …` of a
+/// stride-1 layer padded by `padding`, and how many leading outputs to drop: the perforated
+/// axis gets the stride and a padding that puts the strided grid on `phase`.
+pub(super) fn phase_options(
+    axis: Axis,
+    stride: usize,
+    phase: usize,
+    [ph, pw]: [usize; 2],
+) -> (ConvOptions<2>, usize) {
+    let pad = match axis {
+        Axis::Rows => ph,
+        Axis::Cols => pw,
+    };
+    // With `p` zeros of padding on both sides of the perforated axis, strided output `j`
+    // is centred on input `j·stride − p + pad`. The smallest `p ≥ pad` with
+    // `p ≡ pad − phase (mod stride)` lands the grid on `phase, phase + stride, …`
+    // (outputs before position 0 are computed on padding and dropped: `skip`), so the
+    // convolution pads by itself and no padded copy of the input is made.
+    let p = pad + (stride - phase) % stride;
+    let skip = (p - pad).div_ceil(stride);
+    let options = match axis {
+        Axis::Rows => ConvOptions::new([stride, 1], [p, pw], [1, 1], 1),
+        Axis::Cols => ConvOptions::new([1, stride], [ph, p], [1, 1], 1),
+    };
+    (options, skip)
 }
 
 impl<B: Backend> Perforated<B> {
@@ -41,22 +70,7 @@ impl<B: Backend> Perforated<B> {
                 "perforation stride {stride} offset {offset} on {side} pixels"
             )));
         }
-        let [ph, pw] = padding;
-        let pad = match axis {
-            Axis::Rows => ph,
-            Axis::Cols => pw,
-        };
-        // With `p` zeros of padding on both sides of the perforated axis, strided output `j`
-        // is centred on input `j·stride − p + pad`. The smallest `p ≥ pad` with
-        // `p ≡ pad − offset (mod stride)` lands the grid on `offset, offset + stride, …`
-        // (outputs before position 0 are computed on padding and dropped: `skip`), so the
-        // convolution pads by itself and no padded copy of the input is made.
-        let p = pad + (stride - offset) % stride;
-        let skip = (p - pad).div_ceil(stride);
-        let options = match axis {
-            Axis::Rows => ConvOptions::new([stride, 1], [p, pw], [1, 1], 1),
-            Axis::Cols => ConvOptions::new([1, stride], [ph, p], [1, 1], 1),
-        };
+        let (options, skip) = phase_options(axis, stride, offset, padding);
         Ok(Self {
             weight: conv.weight.val(),
             bias: conv.bias.as_ref().map(|b| b.val()),

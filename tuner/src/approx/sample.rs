@@ -1,9 +1,10 @@
-//! Filter sampling: every `stride`-th element of each flattened `(channel, ky, kx)` filter is
-//! skipped and the kept ones are rescaled.
+//! Filter sampling as HPVM and PredTuner define it ([`hpvm_skipped`]): one element in
+//! `stride` of each flattened `(channel, ky, kx)` filter is skipped and the kept ones are
+//! multiplied by `stride / (stride − 1)`.
 //!
-//! When the skipped elements are the same kernel taps for every channel (a `3×3` kernel with
-//! `stride` 3: `(c·9 + ky·3 + kx) % 3 == kx % 3`, a whole kernel column), the sampled layer
-//! is a native convolution with the smaller, possibly dilated, kernel of the kept taps
+//! When the skipped elements are the same kernel taps for every channel (a one-channel layer
+//! with `stride` 3 on a 3×3 kernel: a whole kernel column), the sampled layer is a native
+//! convolution with the smaller, possibly dilated, kernel of the kept taps
 //! ([`Sampled::Kernel`]). Otherwise the kept taps differ from channel to channel and it is
 //! computed as an im2col over the kept elements only and a smaller matrix product
 //! ([`Sampled::Im2col`]).
@@ -49,9 +50,30 @@ pub struct SampledIm2col<B: Backend> {
     padding: [usize; 2],
 }
 
+/// Whether sampling with `stride` and `offset` skips element `(c, ky, kx)` of a `kernel`
+/// filter, as PredTuner's `Conv2dSampling` and HPVM's CPU runtime decide: the flattened
+/// elements `offset, offset + stride, …` — except that `stride` 3 on a 3×3 kernel would skip
+/// the same kernel column in every channel, so there channel `c` skips its own elements
+/// `(c + offset) % 3, … + 3, …`.
+pub(crate) fn hpvm_skipped(
+    c: usize,
+    [kh, kw]: [usize; 2],
+    stride: usize,
+    offset: usize,
+    ky: usize,
+    kx: usize,
+) -> bool {
+    let within = ky * kw + kx;
+    if stride == 3 && kh == 3 && kw == 3 {
+        within % 3 == (c + offset) % 3
+    } else {
+        (c * kh * kw + within) % stride == offset
+    }
+}
+
 /// The flattened filter elements `c·kh·kw + ky·kw + kx` kept by sampling with `stride` and
-/// `offset` (element `i` is skipped when `i % stride == offset`), grouped by tap `(ky, kx)`:
-/// `(ky, kx, channels)` for each tap with at least one kept channel.
+/// `offset` ([`hpvm_skipped`]), grouped by tap `(ky, kx)`: `(ky, kx, channels)` for each tap
+/// with at least one kept channel.
 pub(crate) fn kept_elements(
     channels: usize,
     kernel: [usize; 2],
@@ -63,7 +85,7 @@ pub(crate) fn kept_elements(
     for ky in 0..kh {
         for kx in 0..kw {
             let kept: Vec<usize> = (0..channels)
-                .filter(|c| (c * kh * kw + ky * kw + kx) % stride != offset)
+                .filter(|&c| !hpvm_skipped(c, kernel, stride, offset, ky, kx))
                 .collect();
             if !kept.is_empty() {
                 taps.push((ky, kx, kept));
@@ -109,6 +131,7 @@ impl<B: Backend> Sampled<B> {
         }
         let [_, channels, kh, kw] = conv.weight.dims();
         let taps = kept_elements(channels, [kh, kw], stride, offset);
+        let scale = stride as f32 / (stride - 1) as f32;
         let every_channel = taps.iter().all(|(_, _, cs)| cs.len() == channels);
         let mut rows: Vec<usize> = taps.iter().map(|t| t.0).collect();
         let mut cols: Vec<usize> = taps.iter().map(|t| t.1).collect();
@@ -124,7 +147,7 @@ impl<B: Backend> Sampled<B> {
             progression(&cols),
         ) {
             return Ok(Sampled::Kernel(SampledKernel::new(
-                conv, padding, &rows, &cols, r, c,
+                conv, padding, &rows, &cols, r, c, scale,
             )));
         }
         Ok(Sampled::Im2col(SampledIm2col::new(
@@ -149,16 +172,15 @@ impl<B: Backend> SampledKernel<B> {
         cols: &[usize],
         r: (usize, usize, usize),
         c: (usize, usize, usize),
+        scale: f32,
     ) -> Self {
         let weight = conv.weight.val();
         let device = weight.device();
-        let [_, _, kh, kw] = weight.dims();
         let index = |v: &[usize]| {
             let v: Vec<i64> = v.iter().map(|&i| i as i64).collect();
             let n = v.len();
             Tensor::<B, 1, Int>::from_data(TensorData::new(v, [n]), &device)
         };
-        let scale = (kh * kw) as f32 / (rows.len() * cols.len()) as f32;
         let weight = weight.select(2, index(rows)).select(3, index(cols)) * scale;
         let (pad_r, skip_r) = reduced_padding(ph, r);
         let (pad_c, skip_c) = reduced_padding(pw, c);
@@ -210,8 +232,9 @@ impl<B: Backend> SampledIm2col<B> {
                 "sampling stride {stride} keeps no element of a {channels}×{kh}×{kw} filter"
             )));
         }
-        // Rescale so that a filter's response to a constant input keeps its expected value.
-        let scale = total as f32 / kept as f32;
+        // HPVM's rescale (`fac` in its CPU runtime, PredTuner's `interp_rate` 1): the kept
+        // elements times stride / (stride − 1), whatever the exact count kept.
+        let scale = stride as f32 / (stride - 1) as f32;
         let flat: Tensor<B, 2> = weight.reshape([out, total]);
         let index = Tensor::from_data(TensorData::new(columns, [kept]), &device);
         let weight = (flat.select(1, index) * scale).reshape([1, out, kept]);

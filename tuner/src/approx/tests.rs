@@ -88,8 +88,106 @@ fn close(a: f32, b: f32, tol: f32) -> bool {
     (a - b).abs() <= tol * (1.0 + b.abs())
 }
 
+/// HPVM's perforation written out as PredTuner's `PerforateConv2dStride` does it, on the exact
+/// output `exact` (`planes` planes of `side × side`): rows (columns along `Cols`) `offset,
+/// offset + stride, …` are replaced, the first by the second, the last by the one before it,
+/// the others by the mean of their two neighbours.
+fn hpvm_perforated(
+    exact: &[f32],
+    planes: usize,
+    side: usize,
+    axis: Axis,
+    stride: usize,
+    offset: usize,
+) -> Vec<f32> {
+    let mut out = exact.to_vec();
+    let index = |plane: usize, r: usize, c: usize| match axis {
+        Axis::Rows => plane * side * side + r * side + c,
+        Axis::Cols => plane * side * side + c * side + r,
+    };
+    for plane in 0..planes {
+        for r in (offset..side).step_by(stride) {
+            for c in 0..side {
+                out[index(plane, r, c)] = if r == 0 {
+                    exact[index(plane, 1, c)]
+                } else if r == side - 1 {
+                    exact[index(plane, r - 1, c)]
+                } else {
+                    (exact[index(plane, r - 1, c)] + exact[index(plane, r + 1, c)]) / 2.0
+                };
+            }
+        }
+    }
+    out
+}
+
 #[test]
-fn perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
+fn perforation_is_hpvms_one_row_in_k_skipped_and_interpolated() {
+    let conv = layer(3, 4);
+    // An odd and an even side, and the smallest: the last row is skipped or computed.
+    for side in [9, 8, 2] {
+        let x = input(3, side);
+        let exact = reference(&conv, x.clone(), |_| false, 1.0);
+        for axis in [Axis::Rows, Axis::Cols] {
+            for stride in 2..=4 {
+                for offset in 0..stride {
+                    let knob = Knob::Perforate {
+                        axis,
+                        stride,
+                        offset,
+                    };
+                    let approx = ApproxConv::new(&conv, knob, side).unwrap();
+                    let (got, dims) = values(approx.forward(x.clone()));
+                    assert_eq!(dims, [2, 4, side, side]);
+                    let expected = hpvm_perforated(&exact, 8, side, axis, stride, offset);
+                    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                        assert!(close(*g, *e, 1e-5), "{knob} side {side} [{i}]: {g} vs {e}");
+                    }
+                    // Exactly the rows outside `offset + k·stride` are the exact layer's.
+                    let differ = exact
+                        .iter()
+                        .zip(&got)
+                        .filter(|(e, g)| !close(**e, **g, 1e-5));
+                    let line = |i: usize| match axis {
+                        Axis::Rows => (i / side) % side,
+                        Axis::Cols => i % side,
+                    };
+                    let exact_at = |i: usize| close(exact[i], got[i], 1e-5);
+                    for i in 0..exact.len() {
+                        if line(i) % stride != offset {
+                            assert!(exact_at(i), "{knob} side {side} [{i}] not computed");
+                        }
+                    }
+                    if side > 2 {
+                        assert!(differ.count() > 0, "{knob} side {side} changed nothing");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn hpvm_knobs_are_available_with_every_offset_and_the_search_default() {
+    // HPVM's global_knobs.txt: perf 121–138 are rows/cols × stride 2, 3, 4 × offsets
+    // 0..stride, samp 231–239 are stride 2, 3, 4 × offsets 0..stride.
+    let conv = layer(2, 2);
+    for knob in Knob::all().into_iter().filter(Knob::default_search) {
+        ApproxConv::new(&conv, knob, 6).unwrap();
+    }
+    for offset in 0..4 {
+        let knob = Knob::Perforate {
+            axis: Axis::Cols,
+            stride: 4,
+            offset,
+        };
+        assert!(Knob::all().contains(&knob), "{knob}");
+        assert!(Knob::all().contains(&Knob::Sample { stride: 4, offset }));
+    }
+}
+
+#[test]
+fn sparse_perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
     let conv = layer(3, 4);
     // An odd and an even side: the last computed row falls on the last row or before it.
     for side in [9, 8] {
@@ -102,8 +200,8 @@ fn perforation_on(conv: &Conv2d<B>, side: usize) {
     let exact = reference(conv, x.clone(), |_| false, 1.0);
     for axis in [Axis::Rows, Axis::Cols] {
         for stride in 2..=4 {
-            for offset in 0..2 {
-                let knob = Knob::Perforate {
+            for offset in 0..stride {
+                let knob = Knob::PerforateSparse {
                     axis,
                     stride,
                     offset,
@@ -190,35 +288,58 @@ fn perforation_differs_from_the_exact_layer() {
     let conv = layer(3, 4);
     let x = input(3, 8);
     let (exact, _) = values(conv.forward(x.clone()));
-    let knob = Knob::Perforate {
-        axis: Axis::Rows,
-        stride: 2,
-        offset: 0,
-    };
-    let (got, _) = values(ApproxConv::new(&conv, knob, 8).unwrap().forward(x));
-    assert!(exact.iter().zip(&got).any(|(a, b)| !close(*a, *b, 1e-3)));
+    for knob in [
+        Knob::Perforate {
+            axis: Axis::Rows,
+            stride: 2,
+            offset: 0,
+        },
+        Knob::PerforateSparse {
+            axis: Axis::Cols,
+            stride: 3,
+            offset: 1,
+        },
+    ] {
+        let (got, _) = values(ApproxConv::new(&conv, knob, 8).unwrap().forward(x.clone()));
+        assert!(exact.iter().zip(&got).any(|(a, b)| !close(*a, *b, 1e-3)));
+    }
+}
+
+/// The flattened filter elements PredTuner's `Conv2dSampling.sample_conv_weight` skips in a
+/// `channels × 3 × 3` filter, written as it does: `range(offset, channels·9, stride)`, or
+/// for stride 3 one `range((c + offset) % 3, 9, 3)` per channel `c`, shifted by `c·9`.
+fn predtuner_skipped(channels: usize, stride: usize, offset: usize) -> Vec<usize> {
+    if stride == 3 {
+        (0..channels)
+            .flat_map(|c| ((c + offset) % 3..9).step_by(3).map(move |x| x + c * 9))
+            .collect()
+    } else {
+        (offset..channels * 9).step_by(stride).collect()
+    }
 }
 
 #[test]
-fn sampling_skips_every_kth_element_and_rescales() {
-    let conv = layer(5, 3);
-    let x = input(5, 6);
-    let total = 5 * 9;
-    for stride in 2..=4 {
-        for offset in 0..2 {
-            let skip = |i: usize| i % stride == offset;
-            let kept = (0..total).filter(|&i| !skip(i)).count();
-            let expected = reference(&conv, x.clone(), skip, total as f32 / kept as f32);
-            let knob = Knob::Sample { stride, offset };
-            let approx = ApproxConv::new(&conv, knob, 6).unwrap();
-            // With a 3×3 kernel, stride 3 skips a whole kernel column of every channel: a
-            // native convolution with the smaller kernel; the others skip per channel.
-            let native = matches!(approx, ApproxConv::Sample(Sampled::Kernel(_)));
-            assert_eq!(native, stride == 3, "{knob}");
-            let (got, dims) = values(approx.forward(x.clone()));
-            assert_eq!(dims, [2, 3, 6, 6]);
-            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                assert!(close(*g, *e, 1e-4), "{knob} [{i}]: {g} vs {e}");
+fn sampling_is_hpvms_skip_and_rescale() {
+    // Five channels: the kept taps differ per channel (the im2col path); one channel with
+    // stride 3: a kernel column skipped (the native smaller kernel).
+    for channels in [5, 1] {
+        let conv = layer(channels, 3);
+        let x = input(channels, 6);
+        for stride in 2..=4 {
+            for offset in 0..stride {
+                let skipped = predtuner_skipped(channels, stride, offset);
+                // PredTuner's rescale with interp_rate 1: 1 + 1/(stride − 1).
+                let scale = 1.0 + 1.0 / (stride - 1) as f32;
+                let expected = reference(&conv, x.clone(), |i| skipped.contains(&i), scale);
+                let knob = Knob::Sample { stride, offset };
+                let approx = ApproxConv::new(&conv, knob, 6).unwrap();
+                let native = matches!(approx, ApproxConv::Sample(Sampled::Kernel(_)));
+                assert_eq!(native, channels == 1 && stride == 3, "{knob}");
+                let (got, dims) = values(approx.forward(x.clone()));
+                assert_eq!(dims, [2, 3, 6, 6]);
+                for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                    assert!(close(*g, *e, 1e-4), "{knob} c{channels} [{i}]: {g} vs {e}");
+                }
             }
         }
     }
@@ -226,8 +347,8 @@ fn sampling_skips_every_kth_element_and_rescales() {
 
 #[test]
 fn sampling_rescales_a_constant_response() {
-    // A filter of ones on an input of ones (away from the border) sums 9·c elements; with
-    // every second one skipped and the rest scaled by total/kept the sum is unchanged.
+    // A filter of ones on an input of ones (away from the border) sums 9·c = 36 elements;
+    // stride 2 skips the 18 even ones and doubles the 18 others: the sum is unchanged.
     let device = Default::default();
     let mut conv = layer(4, 1);
     conv.weight = conv.weight.map(|w| w.ones_like());

@@ -1,0 +1,154 @@
+//! HPVM's perforated convolution (PredTuner's `PerforateConv2dStride`, HPVM's
+//! `tensorRowPerfConvolutionCPU`): output rows (columns) `offset, offset + stride, …` are
+//! skipped and every other one is computed exactly; a skipped row is the mean of its two
+//! neighbours, the first row copies the second and the last copies the one before it.
+//!
+//! The computed rows are `stride − 1` phases of the strided grid (rows `p, p + stride, …` for
+//! every `p ≠ offset`), each one strided convolution; their outputs are concatenated phase
+//! after phase and every output row is gathered as `(c[lo] + c[hi]) · ½` with `lo == hi` for a
+//! computed row (exact: `a + a` and `· ½` do not round).
+
+use burn::nn::conv::Conv2d;
+use burn::prelude::Backend;
+use burn::tensor::module::conv2d;
+use burn::tensor::ops::ConvOptions;
+use burn::tensor::{Int, Tensor, TensorData};
+
+use super::perforate::phase_options;
+use crate::error::Error;
+use crate::knob::Axis;
+
+/// A convolution with one output row (column) in `stride` skipped, as HPVM perforates.
+#[derive(Debug, Clone)]
+pub struct SkipPerforated<B: Backend> {
+    weight: Tensor<B, 4>,
+    bias: Option<Tensor<B, 1>>,
+    /// For each computed phase `p` (ascending, `offset` left out): its options and the
+    /// strided outputs to drop before row (column) `p`.
+    phases: Vec<(usize, ConvOptions<2>, usize)>,
+    axis: Axis,
+    stride: usize,
+    offset: usize,
+    /// The gather of the prepared side: `lo`, `hi` indices into the concatenated phases.
+    gather: (usize, Tensor<B, 1, Int>, Tensor<B, 1, Int>),
+}
+
+/// Where output row `r < size` comes from in HPVM's perforation: `(lo, hi)` computed rows
+/// whose mean it is (`lo == hi`: a copy). Rows are numbered in the full output.
+pub(crate) fn hpvm_sources(size: usize, stride: usize, offset: usize) -> Vec<(usize, usize)> {
+    (0..size)
+        .map(|r| {
+            if r % stride != offset {
+                (r, r)
+            } else if r == 0 {
+                (1, 1)
+            } else if r == size - 1 {
+                (r - 1, r - 1)
+            } else {
+                (r - 1, r + 1)
+            }
+        })
+        .collect()
+}
+
+/// The number of rows `phase, phase + stride, … < size`.
+fn phase_len(size: usize, stride: usize, phase: usize) -> usize {
+    size.saturating_sub(phase).div_ceil(stride)
+}
+
+/// The position of computed row `r` in the phases concatenated in ascending order (the
+/// skipped phase `offset` left out).
+fn concat_index(r: usize, size: usize, stride: usize, offset: usize) -> usize {
+    let phase = r % stride;
+    let before: usize = (0..phase)
+        .filter(|&p| p != offset)
+        .map(|p| phase_len(size, stride, p))
+        .sum();
+    before + r / stride
+}
+
+impl<B: Backend> SkipPerforated<B> {
+    pub(super) fn new(
+        conv: &Conv2d<B>,
+        padding: [usize; 2],
+        axis: Axis,
+        stride: usize,
+        offset: usize,
+        side: usize,
+    ) -> Result<Self, Error> {
+        if stride < 2 || offset >= stride || side < 2 {
+            return Err(Error::InvalidSetting(format!(
+                "perforation stride {stride} offset {offset} on {side} pixels"
+            )));
+        }
+        let weight = conv.weight.val();
+        let device = weight.device();
+        let phases = (0..stride)
+            .filter(|&p| p != offset && p < side)
+            .map(|p| {
+                let (options, skip) = phase_options(axis, stride, p, padding);
+                (p, options, skip)
+            })
+            .collect();
+        Ok(Self {
+            gather: gather_indices(side, stride, offset, &device),
+            weight,
+            bias: conv.bias.as_ref().map(|b| b.val()),
+            phases,
+            axis,
+            stride,
+            offset,
+        })
+    }
+
+    /// The layer's output: the computed rows (columns) exactly, the skipped ones interpolated.
+    pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        let dim = match self.axis {
+            Axis::Rows => 2,
+            Axis::Cols => 3,
+        };
+        let size = x.dims()[dim];
+        let parts: Vec<Tensor<B, 4>> = self
+            .phases
+            .iter()
+            .filter(|(p, _, _)| *p < size)
+            .map(|(p, options, skip)| {
+                let y = conv2d(
+                    x.clone(),
+                    self.weight.clone(),
+                    self.bias.clone(),
+                    options.clone(),
+                );
+                y.narrow(dim, *skip, phase_len(size, self.stride, *p))
+            })
+            .collect();
+        let computed = Tensor::cat(parts, dim);
+        let (lo, hi) = if self.gather.0 == size {
+            (self.gather.1.clone(), self.gather.2.clone())
+        } else {
+            let (_, lo, hi) = gather_indices(size, self.stride, self.offset, &x.device());
+            (lo, hi)
+        };
+        (computed.clone().select(dim, lo) + computed.select(dim, hi)) * 0.5
+    }
+}
+
+/// [`hpvm_sources`] as indices into the concatenated phases, for a side of `size`.
+fn gather_indices<B: Backend>(
+    size: usize,
+    stride: usize,
+    offset: usize,
+    device: &B::Device,
+) -> (usize, Tensor<B, 1, Int>, Tensor<B, 1, Int>) {
+    let (lo, hi): (Vec<i64>, Vec<i64>) = hpvm_sources(size, stride, offset)
+        .into_iter()
+        .map(|(lo, hi)| {
+            (
+                concat_index(lo, size, stride, offset) as i64,
+                concat_index(hi, size, stride, offset) as i64,
+            )
+        })
+        .unzip();
+    let tensor = |v: Vec<i64>| Tensor::from_data(TensorData::new(v, [size]), device);
+    (size, tensor(lo), tensor(hi))
+}
