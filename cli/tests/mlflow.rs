@@ -4,11 +4,11 @@
 mod servers;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use servers::{
-    Lines, assert_no_secret, assert_same_losses, giving_command, logged_losses, mlflow_basic_auth,
+    assert_no_secret, assert_same_losses, giving_command, logged_losses, mlflow_basic_auth,
     mlflow_in,
 };
 
@@ -95,17 +95,10 @@ fn mlflow_reads_the_params_the_losses_at_their_steps_and_the_final_status() {
     );
 
     // A run stopped with Ctrl-C: KILLED.
-    let mut child = train_args(&uri, "killed", "100000", &dir.path().join("killed"))
-        .args(["--every", "5"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    assert!(
-        lines.wait_for("epoch 0 step", Duration::from_secs(60)),
-        "{:?}",
-        lines.seen
+    let (mut child, mut lines) = servers::spawn_until(
+        train_args(&uri, "killed", "100000", &dir.path().join("killed")).args(["--every", "5"]),
+        "epoch 0 step",
+        Duration::from_secs(60),
     );
     // SAFETY: kill(2) on our own child's pid.
     assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);

@@ -109,6 +109,20 @@ impl ConfigRecord {
     pub fn parsed_knobs(&self) -> Result<Vec<Knob>, Error> {
         self.knobs.iter().map(|k| k.parse()).collect()
     }
+
+    /// The configuration as indices into `knobs` (a network's alleles), as the search and
+    /// [`Network::qos`](crate::Network::qos) take it; a knob `knobs` lacks is refused.
+    pub fn knob_indices(&self, knobs: &[Knob]) -> Result<Vec<usize>, Error> {
+        self.parsed_knobs()?
+            .iter()
+            .map(|k| {
+                knobs
+                    .iter()
+                    .position(|x| x == k)
+                    .ok_or_else(|| Error::UnknownKnob(k.id()))
+            })
+            .collect()
+    }
 }
 
 /// Everything `giving tune` writes to `configs.json`.
@@ -158,10 +172,7 @@ impl ConfigsFile {
             path: path.to_path_buf(),
             what,
         };
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = crate::error::read_text(path)?;
         let file: ConfigsFile = serde_json::from_str(&text)
             .map_err(|e| bad(format!("not a configs.json written by `giving tune`: {e}")))?;
         if file.format != FORMAT {

@@ -59,3 +59,11 @@ pub enum Error {
     #[error("device error: {0}")]
     Device(String),
 }
+
+/// The text of the file at `path`, or [`Error::Io`] naming it.
+pub(crate) fn read_text(path: &std::path::Path) -> Result<String, Error> {
+    std::fs::read_to_string(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })
+}

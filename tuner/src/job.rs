@@ -298,11 +298,7 @@ impl ApplyJob {
             .with_hidden(file.network.hidden);
         let vgg = weights::load::<B>(&model, &file.network.weights, &device)?;
         let knobs = Knob::all();
-        let config: Vec<usize> = record
-            .parsed_knobs()?
-            .iter()
-            .map(|k| knobs.iter().position(|x| x == k).unwrap_or(0))
-            .collect();
+        let config = record.knob_indices(&knobs)?;
         let net = Network::new(vgg, knobs)?;
         let data = |split, len| {
             Dataset::new(

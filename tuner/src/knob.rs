@@ -15,6 +15,24 @@ pub enum Axis {
     Cols,
 }
 
+impl Axis {
+    /// The dimension of an NCHW tensor this axis runs along (2: height, 3: width).
+    pub fn tensor_dim(self) -> usize {
+        match self {
+            Axis::Rows => 2,
+            Axis::Cols => 3,
+        }
+    }
+
+    /// What this axis skips, for descriptions: `"rows"` or `"columns"`.
+    pub fn plural(self) -> &'static str {
+        match self {
+            Axis::Rows => "rows",
+            Axis::Cols => "columns",
+        }
+    }
+}
+
 /// One way of computing a convolution layer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Knob {
@@ -164,10 +182,7 @@ impl Knob {
                 stride,
                 offset,
             } => {
-                let what = match axis {
-                    Axis::Rows => "rows",
-                    Axis::Cols => "columns",
-                };
+                let what = axis.plural();
                 format!(
                     "skip output {what} {offset}, {offset}+{stride}, … (mean of the neighbours)"
                 )
@@ -177,10 +192,7 @@ impl Knob {
                 stride,
                 offset,
             } => {
-                let what = match axis {
-                    Axis::Rows => "rows",
-                    Axis::Cols => "columns",
-                };
+                let what = axis.plural();
                 format!(
                     "compute only output {what} {offset}, {offset}+{stride}, … and interpolate the rest"
                 )

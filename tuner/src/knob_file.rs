@@ -231,10 +231,7 @@ pub fn knobs_from_file(path: &Path) -> Result<Vec<Knob>, Error> {
         path: path.to_path_buf(),
         what,
     };
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::error::read_text(path)?;
     // A syntax error: serde_json names its line and column. The objects are then read one by
     // one, so that a bad one (unknown class or key, missing key, wrong type) is named by its
     // index and line, where serde_json would point after the whole object.

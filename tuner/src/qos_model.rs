@@ -265,10 +265,7 @@ fn build<B: Backend, M: Tunable<B>, E: Clone + Default + Serialize + for<'de> De
 
 /// A stored profile, or `None` if the file is not one (it is then rebuilt and overwritten).
 fn load<E: for<'de> Deserialize<'de>>(path: &Path) -> Result<Option<Stored<E>>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = crate::error::read_text(path)?;
     Ok(serde_json::from_str(&text).ok())
 }
 

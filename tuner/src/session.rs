@@ -311,12 +311,7 @@ mod tests {
         let knobs = net.knobs();
         for c in &tuning.configs {
             assert!(c.measured_speedup.is_some_and(|s| s > 0.0), "{c:?}");
-            let config: Vec<usize> = c
-                .parsed_knobs()
-                .unwrap()
-                .iter()
-                .map(|k| knobs.iter().position(|x| x == k).unwrap())
-                .collect();
+            let config = c.knob_indices(knobs).unwrap();
             // The search started each configuration at its first approximated layer; a whole
             // pass from the images gives exactly the same QoS, on both sets.
             assert_eq!(c.qos, net.qos(&config, &tune_set).unwrap(), "{c:?}");

@@ -155,12 +155,7 @@ mod tests {
         assert_eq!(tuning.configs.len(), 8);
         let knobs = net.knobs();
         for c in &tuning.configs {
-            let config: Vec<usize> = c
-                .parsed_knobs()
-                .unwrap()
-                .iter()
-                .map(|k| knobs.iter().position(|x| x == k).unwrap())
-                .collect();
+            let config = c.knob_indices(knobs).unwrap();
             assert_eq!(c.qos, net.qos(&config, &tune_set).unwrap(), "{c:?}");
         }
         assert!(

@@ -350,17 +350,18 @@ pub fn events_in(dir: &Path) -> Vec<giving::Event> {
 
 /// Starts `watch` (a `giving watch …` command) with its output read, once it has subscribed.
 pub fn start_watch(watch: &mut Command) -> (Child, Lines) {
-    let mut child = watch
+    spawn_until(watch, "subscribed to", Duration::from_secs(30))
+}
+
+/// Starts `command` with its output read, once it has printed `text` (within `within`).
+pub fn spawn_until(command: &mut Command, text: &str, within: Duration) -> (Child, Lines) {
+    let mut child = command
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut lines = Lines::of(child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    assert!(
-        lines.wait_for("subscribed to", Duration::from_secs(30)),
-        "{:?}",
-        lines.seen
-    );
+    assert!(lines.wait_for(text, within), "{:?}", lines.seen);
     (child, lines)
 }
 

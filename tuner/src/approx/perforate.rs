@@ -84,10 +84,7 @@ impl<B: Backend> Perforated<B> {
 
     /// The layer's output: the computed rows (columns) exactly, the others interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let dim = match self.axis {
-            Axis::Rows => 2,
-            Axis::Cols => 3,
-        };
+        let dim = self.axis.tensor_dim();
         let size = x.dims()[dim];
         let computed = conv2d(
             x,

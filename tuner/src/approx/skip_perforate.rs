@@ -103,10 +103,7 @@ impl<B: Backend> SkipPerforated<B> {
 
     /// The layer's output: the computed rows (columns) exactly, the skipped ones interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let dim = match self.axis {
-            Axis::Rows => 2,
-            Axis::Cols => 3,
-        };
+        let dim = self.axis.tensor_dim();
         let size = x.dims()[dim];
         let parts: Vec<Tensor<B, 4>> = self
             .phases
