@@ -48,6 +48,8 @@ fn rebuild(registry: &Registry, sites: impl Iterator<Item = &'static Site>) {
             registry.epoch,
         );
         site.plan.store(plan.map(Arc::new));
+        // After the plan: a call that sees this epoch loads a plan at least as new.
+        site.epoch.store(registry.epoch, Ordering::Release);
     }
 }
 

@@ -1,9 +1,14 @@
-//! The frames of probed calls: taken from a per-thread pool, matched once against the probes of
+//! The frames of probed calls: taken from a per-thread pool, matched against the probes of
 //! their function's plan (and, for nested selectors, the enclosing frames on a per-thread
 //! stack), then giving events as variables are assigned. Below `frame` (what the `#[probe]`
 //! expansion calls) and above `plan` and `active` (the probes).
+//!
+//! A released frame keeps its plan and its matches: the next call of the same function on the
+//! same thread reuses them when the site's epoch still is the plan's (one atomic load and a
+//! compare), and only redoes what depends on the call (the enclosing frames, the thread's
+//! scopes).
 
-use std::cell::RefCell;
+use std::cell::{RefCell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -24,7 +29,7 @@ thread_local! {
     /// The active frames of functions that some probe names as an enclosing function,
     /// outermost first.
     static STACK: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
-    /// Released frames, whose buffers the next probed calls reuse.
+    /// Released frames, whose plans, matches and buffers the next probed calls reuse.
     static POOL: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -36,17 +41,30 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One call of an instrumented function, while some probe names the function.
 pub(crate) struct ActiveFrame {
     pub(crate) site: &'static Site,
-    /// `None` only while pooled.
+    /// `None` until a call of the site loads one; kept while pooled, for the next call.
     plan: Option<Arc<SitePlan>>,
-    /// Behind a lock because nested calls read the values, possibly from another thread (an
-    /// `async fn` moved between threads, a spawned task).
-    state: Mutex<State>,
+    /// The plan's `wanted`, copied here: what each hook tests.
+    wanted: u64,
+    /// Whether other frames may read `state` (the plan's `is_outer`): the frame is then on the
+    /// thread's stack, where nested calls find it, possibly from another thread (an `async fn`
+    /// moved between threads, a task spawned with `carry`), and every access takes `lock`.
+    /// Otherwise only the hooks of its own call touch it, one at a time, without a lock.
+    shared: bool,
+    lock: Mutex<()>,
+    state: UnsafeCell<State>,
 }
+
+// SAFETY: `state` is only reached through `ActiveFrame::with_state`, which takes `lock` when
+// the frame is `shared`; an unshared frame is reached by the hooks of its own call alone
+// (never on the stack, never carried: no other `Arc` of it exists), which run one at a time,
+// from whichever thread polls or runs that call. `State` itself is `Send`.
+unsafe impl Sync for ActiveFrame {}
 
 #[derive(Default)]
 struct State {
     /// Per variable: its latest value and run-time type, where the plan keeps it.
     values: Vec<Option<(Value, &'static str)>>,
+    /// One per probe of the plan's `lasts`, in its order.
     matches: Vec<Match>,
     /// The fields of the event being built, written into the event's slot from here (a
     /// pooled buffer: building an event allocates nothing but its slot).
@@ -65,6 +83,9 @@ struct Parent {
 struct Match {
     /// Index in the plan's `lasts`.
     last: usize,
+    /// Whether the probe reports from this call: its enclosing functions were found and the
+    /// calling thread's events reach its scope.
+    active: bool,
     /// Enclosing frames matched to the selector's outer functions, outermost first.
     parents: Vec<Parent>,
     /// The ids of the wrapper blocks begun and not yet ended (a stack: loops and recursion
@@ -73,47 +94,55 @@ struct Match {
 }
 
 impl Match {
-    /// Matches a probe ending in `site` against the enclosing frames; `None` if they do not
-    /// match or the calling thread's events do not reach the probe's scope.
-    fn new(last: &LastPlan, index: usize) -> Option<Match> {
-        let outer = &last.probe.elements[..last.probe.elements.len() - 1];
-        let mut parents = Vec::new();
-        if !outer.is_empty() {
-            parents.reserve(outer.len());
-            let found = STACK
-                .try_with(|stack| {
-                    let stack = stack.try_borrow().ok()?;
-                    // Each outer function must enclose the next one: walk outwards from the
-                    // innermost, taking the nearest enclosing frame of each.
-                    let mut below = stack.len();
-                    for (element, resolved) in outer.iter().enumerate().rev() {
-                        let (at, slot) =
-                            stack[..below].iter().enumerate().rev().find_map(|(i, f)| {
-                                let at = resolved.position(f.site.key())?;
-                                Some((i, at))
-                            })?;
-                        parents.push(Parent {
-                            frame: stack[at].clone(),
-                            element,
-                            at: slot,
-                        });
-                        below = at;
-                    }
-                    Some(())
-                })
-                .ok()
-                .flatten();
-            found?;
-            parents.reverse();
-        }
-        if !(last.probe.receives)() {
-            return None;
-        }
-        Some(Match {
-            last: index,
-            parents,
+    fn new(last: usize) -> Match {
+        Match {
+            last,
+            active: false,
+            parents: Vec::new(),
             open: Vec::new(),
-        })
+        }
+    }
+
+    /// Matches the probe `last` against this call: the enclosing frames, and whether the
+    /// calling thread's events reach the probe's scope. Returns whether it reports.
+    fn rematch(&mut self, last: &LastPlan) -> bool {
+        let outer = &last.probe.elements[..last.probe.elements.len() - 1];
+        self.active = (outer.is_empty() || self.find_parents(outer)) && (last.probe.receives)();
+        self.active
+    }
+
+    /// Takes the nearest enclosing frame of each outer function, innermost first: each must
+    /// enclose the next one.
+    fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
+        let parents = &mut self.parents;
+        let found = STACK
+            .try_with(|stack| {
+                let stack = stack.try_borrow().ok()?;
+                let mut below = stack.len();
+                for (element, resolved) in outer.iter().enumerate().rev() {
+                    let (at, slot) =
+                        stack[..below].iter().enumerate().rev().find_map(|(i, f)| {
+                            let at = resolved.position(f.site.key())?;
+                            Some((i, at))
+                        })?;
+                    parents.push(Parent {
+                        frame: stack[at].clone(),
+                        element,
+                        at: slot,
+                    });
+                    below = at;
+                }
+                Some(())
+            })
+            .ok()
+            .flatten()
+            .is_some();
+        if found {
+            parents.reverse();
+        } else {
+            parents.clear();
+        }
+        found
     }
 }
 
@@ -151,49 +180,88 @@ fn capture(
 }
 
 impl ActiveFrame {
-    /// A frame for a call of `site` under `plan`, matched against its probes; `None` when no
+    /// A frame for a call of `site`, matched against the probes of its plan; `None` when no
     /// probe reports from it and it need not be found by nested calls.
-    pub(super) fn acquire(site: &'static Site, plan: Arc<SitePlan>) -> Option<Arc<ActiveFrame>> {
+    pub(super) fn acquire(site: &'static Site) -> Option<Arc<ActiveFrame>> {
+        let epoch = site.epoch();
+        // This site's frame if the pool has one (its plan and matches may still hold), else
+        // any.
         let pooled = POOL
-            .try_with(|pool| pool.try_borrow_mut().ok().and_then(|mut p| p.pop()))
+            .try_with(|pool| {
+                let mut pool = pool.try_borrow_mut().ok()?;
+                let at = pool
+                    .iter()
+                    .rposition(|f| std::ptr::eq(f.site, site))
+                    .or(pool.len().checked_sub(1))?;
+                Some(pool.swap_remove(at))
+            })
             .ok()
             .flatten();
         let mut frame = pooled.unwrap_or_else(|| {
             Arc::new(ActiveFrame {
                 site,
                 plan: None,
-                state: Mutex::new(State::default()),
+                wanted: 0,
+                shared: false,
+                lock: Mutex::new(()),
+                state: UnsafeCell::new(State::default()),
             })
         });
         let this = Arc::get_mut(&mut frame).expect("a pooled frame has no other owner");
-        this.site = site;
-        let state = this.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        // The pooled buffers keep their capacity: no allocation once the pool is warm.
-        state.matches.extend(
-            plan.lasts
-                .iter()
-                .enumerate()
-                .filter_map(|(i, last)| Match::new(last, i)),
-        );
-        if state.matches.is_empty() && !plan.is_outer {
+        let current =
+            std::ptr::eq(this.site, site) && this.plan.as_ref().is_some_and(|p| p.epoch == epoch);
+        if !current {
+            this.site = site;
+            this.plan = site.plan.load_full();
+            let state = this.state.get_mut();
+            state.matches.clear();
+            state.values.clear();
+            let Some(plan) = &this.plan else {
+                Self::release(frame);
+                return None;
+            };
+            // The pooled buffers keep their capacity: no allocation once the pool is warm.
+            state.matches.extend((0..plan.lasts.len()).map(Match::new));
+            state.values.resize(plan.kept, None);
+            this.wanted = plan.wanted;
+            this.shared = plan.is_outer;
+        }
+        let plan = this.plan.as_ref().expect("loaded above");
+        let state = this.state.get_mut();
+        let mut reports = false;
+        for m in &mut state.matches {
+            reports |= m.rematch(&plan.lasts[m.last]);
+        }
+        if !reports && !plan.is_outer {
             Self::release(frame);
             return None;
         }
-        state.values.resize(plan.kept, None);
-        this.plan = Some(plan);
         Some(frame)
     }
 
-    /// Returns a frame to this thread's pool once no nested call holds it, dropping what it
-    /// holds (values may be tensors; the plan keeps probes alive).
+    /// Returns a frame to this thread's pool once no nested call holds it, dropping the values
+    /// it holds (they may be tensors) and the enclosing frames it matched. It keeps its plan
+    /// for the next call of its function while that plan is current; a stale plan is dropped,
+    /// so that the probes it names are not kept alive by the pool.
     pub(super) fn release(mut frame: Arc<ActiveFrame>) {
         let Some(this) = Arc::get_mut(&mut frame) else {
             return;
         };
-        this.plan = None;
-        let state = this.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        state.values.clear();
-        state.matches.clear();
+        let state = this.state.get_mut();
+        state.values.iter_mut().for_each(|v| *v = None);
+        for m in &mut state.matches {
+            m.parents.clear();
+            m.open.clear();
+        }
+        if this
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.epoch != this.site.epoch())
+        {
+            this.plan = None;
+            state.matches.clear();
+            state.values.clear();
+        }
         let _ = POOL.try_with(|pool| {
             if let Ok(mut pool) = pool.try_borrow_mut()
                 && pool.len() < POOLED
@@ -203,38 +271,62 @@ impl ActiveFrame {
         });
     }
 
+    /// Runs `f` on the frame's state, under its lock if other frames may read it.
+    #[inline(always)]
+    fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let _guard = self.shared.then(|| lock(&self.lock));
+        // SAFETY: a shared frame's state is only reached under `lock`, held here; an unshared
+        // one only by its own call's hooks, one at a time (see the `Sync` impl). No caller
+        // reaches this frame's state again inside `f`: `f` reads other frames only, the
+        // enclosing ones, through their own `with_state`.
+        f(unsafe { &mut *self.state.get() })
+    }
+
     fn plan(&self) -> &SitePlan {
         self.plan.as_ref().expect("an acquired frame has a plan")
     }
 
     /// Whether nested calls look for this frame on the thread's stack.
     pub(super) fn is_outer(&self) -> bool {
-        self.plan().is_outer
+        self.shared
     }
 
+    /// Whether the frame records variable `index`: one bit of a word for the first 64.
+    #[inline(always)]
     pub(super) fn wants(&self, index: usize) -> bool {
-        self.plan().wants(index)
+        if index < 64 {
+            self.wanted >> index & 1 != 0
+        } else {
+            self.plan().wants(index)
+        }
     }
 
     /// Variable `index`, of run-time type `type_name`, was assigned: keep it and give the
-    /// events it triggers.
+    /// events it triggers. Converts the value only if some probe reads it.
+    #[inline(always)]
     pub(super) fn set(&self, index: usize, type_name: &'static str, value: impl FnOnce() -> Value) {
+        if self.wants(index) {
+            self.record(index, type_name, value());
+        }
+    }
+
+    /// [`ActiveFrame::set`] of a variable the frame records.
+    #[inline(never)]
+    fn record(&self, index: usize, type_name: &'static str, value: Value) {
         let plan = self.plan();
-        if !plan.wants(index) {
-            return;
-        }
-        let value = value();
-        let mut state = lock(&self.state);
-        if let Some(at) = plan.slot(index) {
-            state.values[at] = Some((value.clone(), type_name));
-        }
-        if plan.triggers[index] {
-            self.trigger(&mut state, index, &value, type_name);
-        }
+        self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
+            (Some(at), true) => {
+                state.values[at] = Some((value.clone(), type_name));
+                self.trigger(state, index, &value, type_name);
+            }
+            (Some(at), false) => state.values[at] = Some((value, type_name)),
+            (None, _) => self.trigger(state, index, &value, type_name),
+        });
     }
 
     /// Argument `index` was bound: kept, its events given by [`ActiveFrame::arguments_bound`]
     /// once every argument is, as ptera binds them all at entry (`f(!x, y)` sees `y`).
+    #[inline(always)]
     pub(super) fn argument(
         &self,
         index: usize,
@@ -242,21 +334,37 @@ impl ActiveFrame {
         value: impl FnOnce() -> Value,
     ) {
         // The plan keeps every argument that triggers (`SitePlan::build`).
+        if self.wants(index) {
+            self.keep(index, type_name, value());
+        }
+    }
+
+    #[inline(never)]
+    fn keep(&self, index: usize, type_name: &'static str, value: Value) {
         if let Some(at) = self.plan().slot(index) {
-            lock(&self.state).values[at] = Some((value(), type_name));
+            self.with_state(|state| state.values[at] = Some((value, type_name)));
         }
     }
 
     /// Every argument is bound: the events of those that trigger some.
+    #[inline(always)]
     pub(super) fn arguments_bound(&self, indices: std::ops::Range<usize>) {
-        let plan = self.plan();
-        let mut state = lock(&self.state);
-        for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
-            let bound = plan.slot(index).and_then(|at| state.values[at].clone());
-            if let Some((value, type_name)) = bound {
-                self.trigger(&mut state, index, &value, type_name);
-            }
+        if self.plan().argument_triggers {
+            self.trigger_arguments(indices);
         }
+    }
+
+    #[inline(never)]
+    fn trigger_arguments(&self, indices: std::ops::Range<usize>) {
+        let plan = self.plan();
+        self.with_state(|state| {
+            for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
+                let bound = plan.slot(index).and_then(|at| state.values[at].clone());
+                if let Some((value, type_name)) = bound {
+                    self.trigger(state, index, &value, type_name);
+                }
+            }
+        });
     }
 
     /// The events variable `index`'s new `value` gives.
@@ -267,7 +375,7 @@ impl ActiveFrame {
             matches,
             scratch,
         } = state;
-        for m in matches.iter_mut() {
+        for m in matches.iter_mut().filter(|m| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
                 continue;
@@ -305,7 +413,6 @@ impl ActiveFrame {
             }
         }
     }
-
     /// Gives one event of `last`'s probe: the enclosing frames' captures, then this frame's,
     /// with `given` (the variable that triggered it) in its place.
     fn emit(
@@ -334,8 +441,9 @@ impl ActiveFrame {
         }
         for parent in &m.parents {
             let outer = &last.probe.elements[parent.element].sites[parent.at];
-            let state = lock(&parent.frame.state);
-            if !capture(fields, &outer.slots, parent.frame.plan(), &state.values) {
+            let frame = &parent.frame;
+            if !frame.with_state(|state| capture(fields, &outer.slots, frame.plan(), &state.values))
+            {
                 return;
             }
         }
@@ -368,7 +476,14 @@ impl ActiveFrame {
         self.set(index, std::any::type_name::<T>(), || conv(&value));
         let mut slot = Some(value);
         let plan = self.plan();
-        let matches: Vec<usize> = lock(&self.state).matches.iter().map(|m| m.last).collect();
+        let matches: Vec<usize> = self.with_state(|state| {
+            state
+                .matches
+                .iter()
+                .filter(|m| m.active)
+                .map(|m| m.last)
+                .collect()
+        });
         for last in matches.into_iter().map(|i| &plan.lasts[i]) {
             let focus = last
                 .slots()

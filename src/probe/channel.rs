@@ -83,6 +83,9 @@ impl Stream for Receiver {
 impl Drop for Receiver {
     fn drop(&mut self) {
         self.0.dropped.store(true, Ordering::Relaxed);
+        // The events nobody will take go now, not with the last sender: a thread's pooled
+        // frame may keep the probe (and its sender) until that thread's next probed call.
+        while self.0.queue.pop().is_some() {}
     }
 }
 

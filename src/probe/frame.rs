@@ -54,11 +54,9 @@ impl Frame {
     #[cold]
     #[inline(never)]
     fn enter_active(site: &'static Site, push: bool) -> Frame {
-        // One load of the plan the last change of the probe set left: no lock.
-        let frame = site
-            .plan
-            .load_full()
-            .and_then(|plan| ActiveFrame::acquire(site, plan));
+        // The plan the last change of the probe set left, reused from this thread's pool when
+        // current (one load of the site's epoch): no lock.
+        let frame = ActiveFrame::acquire(site);
         let pushed = match &frame {
             Some(frame) => push && frame.is_outer() && push_frame(frame),
             None => false,

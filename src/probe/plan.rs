@@ -142,6 +142,11 @@ pub(crate) struct SitePlan {
     /// Whether some probe names this site as an enclosing function: its frames then go on the
     /// thread's stack, where nested calls find them.
     pub(crate) is_outer: bool,
+    /// Bit `i` (for `i` below 64): whether a frame records variable `i` ([`SitePlan::wants`]),
+    /// so that each hook of a probed call tests one bit of a word its frame copied.
+    pub(crate) wanted: u64,
+    /// Whether some argument gives events: without one, binding the arguments does nothing.
+    pub(crate) argument_triggers: bool,
 }
 
 impl fmt::Debug for SitePlan {
@@ -171,6 +176,8 @@ impl SitePlan {
             kept: 0,
             triggers: vec![false; n],
             is_outer: false,
+            wanted: 0,
+            argument_triggers: false,
         };
         let mut named = false;
         for probe in probes {
@@ -204,7 +211,10 @@ impl SitePlan {
         }
         // An argument that triggers is kept until every argument is bound.
         let argument_range = SPECIALS..(SPECIALS + arguments).min(n);
-        argument_range.for_each(|i| keep[i] |= plan.triggers[i]);
+        argument_range
+            .clone()
+            .for_each(|i| keep[i] |= plan.triggers[i]);
+        plan.argument_triggers = argument_range.into_iter().any(|i| plan.triggers[i]);
         plan.slot = keep
             .iter()
             .map(|k| {
@@ -216,6 +226,9 @@ impl SitePlan {
                 }
             })
             .collect();
+        plan.wanted = (0..n.min(64))
+            .filter(|i| plan.records(*i))
+            .fold(0, |mask, i| mask | 1 << i);
         named.then_some(plan)
     }
 
@@ -229,8 +242,17 @@ impl SitePlan {
     }
 
     /// Whether a frame records variable `index` at all.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn wants(&self, index: usize) -> bool {
+        if index < 64 {
+            self.wanted >> index & 1 != 0
+        } else {
+            self.records(index)
+        }
+    }
+
+    /// [`SitePlan::wants`] from the tables.
+    fn records(&self, index: usize) -> bool {
         self.slot.get(index).is_some_and(|at| *at != NOT_KEPT)
             || self.triggers.get(index).copied().unwrap_or(false)
     }

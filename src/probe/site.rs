@@ -1,7 +1,7 @@
 //! Probe sites: one static per `#[probe]` function, registered at link time, listing what a
 //! selector can name in it.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use arc_swap::ArcSwapOption;
 
@@ -47,6 +47,9 @@ pub struct Site {
     /// What the probes that name this function do in its frames, rebuilt by each change of the
     /// probe set (`active::rebuild`): a probed call reads it with one load, without a lock.
     pub(crate) plan: ArcSwapOption<SitePlan>,
+    /// The epoch of `plan`, stored after it: a thread whose pooled frame of this site holds
+    /// the plan of this epoch reuses it and its matching, with this one load and a compare.
+    pub(crate) epoch: AtomicU64,
     pub(crate) origin: Origin,
 }
 
@@ -62,6 +65,8 @@ impl Site {
             info,
             active: AtomicUsize::new(0),
             plan: ArcSwapOption::const_empty(),
+            // No plan has epoch 0: the registry counts from 1.
+            epoch: AtomicU64::new(0),
         }
     }
 
@@ -74,6 +79,12 @@ impl Site {
     #[inline(always)]
     pub(crate) fn is_active(&self) -> bool {
         self.active.load(Ordering::Relaxed) != 0
+    }
+
+    /// The epoch of the plan last stored (the field `epoch`).
+    #[inline(always)]
+    pub(crate) fn epoch(&self) -> u64 {
+        self.epoch.load(Ordering::Acquire)
     }
 
     pub(crate) fn variable(&self, name: &str) -> Option<usize> {
