@@ -282,6 +282,7 @@ impl ActiveFrame {
         f(unsafe { &mut *self.state.get() })
     }
 
+    #[inline(always)]
     fn plan(&self) -> &SitePlan {
         self.plan.as_ref().expect("an acquired frame has a plan")
     }
@@ -424,8 +425,18 @@ impl ActiveFrame {
         given: Option<(&Slot, &Value)>,
         wrap: Option<(WrapStep, u64)>,
     ) {
-        fields.clear();
         let slots = &last.slots().slots;
+        let origin = Some(&self.site.origin);
+        // The common event, one variable given alone: built straight into its slot.
+        if let ([slot], Some((given, value)), None, []) = (&slots[..], given, wrap, &m.parents[..])
+            && std::ptr::eq(slot, given)
+        {
+            let field = (Key::Borrowed(slot.key), value.clone());
+            let event = Event::from_fields(std::iter::once(field), Timestamp::now(), origin);
+            last.probe.send(event);
+            return;
+        }
+        fields.clear();
         if let Some((step, id)) = wrap {
             let name = slots
                 .iter()
@@ -463,7 +474,7 @@ impl ActiveFrame {
         last.probe.send(Event::from_fields(
             fields.drain(..),
             Timestamp::now(),
-            Some(&self.site.origin),
+            origin,
         ));
     }
 

@@ -189,6 +189,18 @@ pub unsafe fn register_value<T: 'static>(convert: fn(&T) -> Value) {
 pub fn value_of<T>(x: &T) -> Value {
     let id = typeid::of::<T>();
     let pointer = (x as *const T).cast::<()>();
+    // The numbers and `bool` first, by a comparison the compiler folds for each `T`: the
+    // table's lookup cost as much as the rest of a probed event's conversion.
+    macro_rules! scalar {
+        ($($s:ty),*) => {$(
+            if id == TypeId::of::<$s>() {
+                // SAFETY: `x` is a live `T`, and `T` is `$s` (same type id; `$s` has no
+                // lifetimes to erase).
+                return Value::from(unsafe { *pointer.cast::<$s>() });
+            }
+        )*};
+    }
+    scalar!(f64, f32, i64, i32, u64, u32, usize, isize, bool);
     if let Some(convert) = table().get(&id) {
         return convert(pointer);
     }
