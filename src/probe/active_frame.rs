@@ -287,6 +287,10 @@ impl ActiveFrame {
         self.plan.as_ref().expect("an acquired frame has a plan")
     }
 
+    fn origin(&self) -> Option<&'static crate::Origin> {
+        Some(&self.site.origin)
+    }
+
     /// Whether nested calls look for this frame on the thread's stack.
     pub(super) fn is_outer(&self) -> bool {
         self.shared
@@ -318,10 +322,10 @@ impl ActiveFrame {
         self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
             (Some(at), true) => {
                 state.values[at] = Some((value.clone(), type_name));
-                self.trigger(state, index, &value, type_name);
+                self.trigger(state, index, value, type_name);
             }
             (Some(at), false) => state.values[at] = Some((value, type_name)),
-            (None, _) => self.trigger(state, index, &value, type_name),
+            (None, _) => self.trigger(state, index, value, type_name),
         });
     }
 
@@ -362,25 +366,46 @@ impl ActiveFrame {
             for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
                 let bound = plan.slot(index).and_then(|at| state.values[at].clone());
                 if let Some((value, type_name)) = bound {
-                    self.trigger(state, index, &value, type_name);
+                    self.trigger(state, index, value, type_name);
                 }
             }
         });
     }
 
     /// The events variable `index`'s new `value` gives.
-    fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
+    fn trigger(&self, state: &mut State, index: usize, value: Value, type_name: &'static str) {
         let plan = self.plan();
         let State {
             values,
             matches,
             scratch,
         } = state;
-        for m in matches.iter_mut().filter(|m| m.active) {
+        // The value moves into the last match's event; earlier ones take copies.
+        let mut value = Some(value);
+        let count = matches.len();
+        for (i, m) in matches.iter_mut().enumerate().filter(|(_, m)| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
                 continue;
             }
+            if let Some((alone, key)) = last.alone {
+                if alone == index {
+                    let value = if i + 1 == count {
+                        value.take()
+                    } else {
+                        value.clone()
+                    };
+                    let field = (Key::Borrowed(key), value.expect("taken by the last match"));
+                    let time = Timestamp::now();
+                    last.probe.send(Event::from_fields(
+                        std::iter::once(field),
+                        time,
+                        self.origin(),
+                    ));
+                }
+                continue;
+            }
+            let value = value.as_ref().expect("taken by the last match only");
             let slots = &last.slots().slots;
             let has_focus = last.slots().has_focus;
             let is_end = last.slots().has_end;
@@ -426,16 +451,6 @@ impl ActiveFrame {
         wrap: Option<(WrapStep, u64)>,
     ) {
         let slots = &last.slots().slots;
-        let origin = Some(&self.site.origin);
-        // The common event, one variable given alone: built straight into its slot.
-        if let ([slot], Some((given, value)), None, []) = (&slots[..], given, wrap, &m.parents[..])
-            && std::ptr::eq(slot, given)
-        {
-            let field = (Key::Borrowed(slot.key), value.clone());
-            let event = Event::from_fields(std::iter::once(field), Timestamp::now(), origin);
-            last.probe.send(event);
-            return;
-        }
         fields.clear();
         if let Some((step, id)) = wrap {
             let name = slots
@@ -474,7 +489,7 @@ impl ActiveFrame {
         last.probe.send(Event::from_fields(
             fields.drain(..),
             Timestamp::now(),
-            origin,
+            self.origin(),
         ));
     }
 

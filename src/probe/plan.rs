@@ -111,6 +111,10 @@ pub(crate) struct LastPlan {
     pub(crate) probe: Arc<ActiveProbe>,
     /// Index of this site in the probe's last element.
     pub(crate) at: usize,
+    /// `f > x` alone: the probe names no enclosing function and captures one variable here,
+    /// `x`, with no tag, condition or end. Its event is `{x}`, given as `x` is assigned,
+    /// without looking at the slots or the frame's values.
+    pub(crate) alone: Option<(usize, &'static str)>,
 }
 
 impl LastPlan {
@@ -203,9 +207,21 @@ impl SitePlan {
                 if !slots.has_focus {
                     plan.triggers[EXIT] = true;
                 }
+                let alone = match &slots.slots[..] {
+                    [slot]
+                        if outer.is_empty()
+                            && slot.role == Role::Focus
+                            && slot.tag.is_none()
+                            && slot.condition.is_none() =>
+                    {
+                        Some((slot.index, slot.key))
+                    }
+                    _ => None,
+                };
                 plan.lasts.push(LastPlan {
                     probe: probe.clone(),
                     at,
+                    alone,
                 });
             }
         }
