@@ -754,3 +754,51 @@ fn generic_functions_give_concrete_values_and_generic_type_names() {
         ]
     );
 }
+
+#[giving::probe]
+fn reused(a: i64) -> i64 {
+    let b = a + 1;
+    b
+}
+
+/// A thread's pooled frame keeps its plan and matches for the next call of its function: each
+/// change of the probes (a new epoch) must still be seen by the very next call.
+#[test]
+fn a_pooled_frame_follows_each_change_of_the_probes() {
+    let gv = given();
+    let first = gv.probe("reused > a").unwrap();
+    reused(1);
+    reused(2);
+    // A second probe on the same function: the pooled frame's plan is stale.
+    let second = gv.probe("reused(a) > b").unwrap();
+    reused(3);
+    drop(first);
+    reused(4);
+    gv.finish().unwrap();
+    let second: Vec<String> = block_on(second.map(|e| e.to_string()).collect());
+    assert_eq!(second, ["a=3 b=4", "a=4 b=5"]);
+    // Nobody probes it now; a new scope's probe is matched afresh.
+    reused(5);
+    let gv = given();
+    let third = gv.probe("reused > b").unwrap();
+    reused(6);
+    assert_eq!(events(gv, third), ["b=7"]);
+}
+
+/// A frame reused on a thread that is not in the probe's scope gives it nothing: the scope is
+/// checked at each call, not cached with the plan.
+#[test]
+fn a_pooled_frame_still_checks_the_calling_threads_scope() {
+    let gv = given();
+    let probe = gv.probe("reused > b").unwrap();
+    reused(10);
+    std::thread::spawn(|| {
+        // Another thread, outside the scope: warms its own pool, gives nothing.
+        reused(20);
+        reused(21);
+    })
+    .join()
+    .unwrap();
+    reused(11);
+    assert_eq!(events(gv, probe), ["b=11", "b=12"]);
+}
