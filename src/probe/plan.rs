@@ -1,7 +1,7 @@
 //! What the active probes do in one instrumented function, resolved once per change of the
-//! probe set and read by each probed call with one atomic load (`Site::plan`): which probes end
-//! in it, which variables its frames keep for the events of probes nested inside it, and which
-//! assignments give events.
+//! probe set and read without a lock (`Site::plan`; a thread's pooled frame keeps it while the
+//! site's epoch is its own): which probes end in it, which variables its frames keep for the
+//! events of probes nested inside it, and which assignments give events.
 
 use std::collections::HashSet;
 use std::fmt;

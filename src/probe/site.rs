@@ -45,7 +45,8 @@ pub struct Site {
     /// relaxed load an instrumented call makes.
     pub(crate) active: AtomicUsize,
     /// What the probes that name this function do in its frames, rebuilt by each change of the
-    /// probe set (`active::rebuild`): a probed call reads it with one load, without a lock.
+    /// probe set (`active::rebuild`): a probed call reads it without a lock, and only when
+    /// its thread's pooled frame holds an older one (see `epoch`).
     pub(crate) plan: ArcSwapOption<SitePlan>,
     /// The epoch of `plan`, stored after it: a thread whose pooled frame of this site holds
     /// the plan of this epoch reuses it and its matching, with this one load and a compare.
