@@ -187,13 +187,14 @@ thread_local! {
 #[inline]
 fn write_inline(into: &mut Fields, fields: impl Iterator<Item = Field>) {
     debug_assert!(into.is_empty() && !into.spilled());
-    let base = into.as_mut_ptr();
     for (at, field) in fields.take(INLINE).enumerate() {
         // SAFETY: `at < INLINE`, the inline capacity; the slot at `at` is past the length, so
         // nothing is overwritten. The length follows each write, so a panic in the iterator
-        // drops exactly the fields written.
+        // drops exactly the fields written. The pointer is taken afresh for each write:
+        // `set_len` borrows `into` mutably, which invalidates a pointer taken before it
+        // (Stacked Borrows; Miri caught the earlier version on two-field events).
         unsafe {
-            base.add(at).write(field);
+            into.as_mut_ptr().add(at).write(field);
             into.set_len(at + 1);
         }
     }
@@ -396,6 +397,29 @@ mod tests {
         }
         drop(events);
         assert_eq!(drops.load(Ordering::SeqCst), SLOTS * 3 + 5);
+    }
+
+    #[test]
+    fn fields_written_in_place_are_read_back_in_order() {
+        // Every count the in-place write takes (one field, several, the inline capacity), so
+        // that Miri checks each write against the ones before it.
+        for count in 1..=INLINE {
+            let fields = (0..count).map(|i| {
+                let key: &'static str = ["a", "b", "c", "d", "e", "f", "g", "h"][i % 8];
+                (key.into(), Value::from(i as u64))
+            });
+            let event = EventRef::from_iter(Timestamp::from_nanos(3), None, fields);
+            let read: Vec<_> = event
+                .fields()
+                .iter()
+                .map(|(key, value)| (key.to_string(), value.clone()))
+                .collect();
+            assert_eq!(read.len(), count);
+            for (i, (key, value)) in read.iter().enumerate() {
+                assert_eq!(key, ["a", "b", "c", "d", "e", "f", "g", "h"][i % 8]);
+                assert_eq!(*value, Value::from(i as u64));
+            }
+        }
     }
 
     #[test]
