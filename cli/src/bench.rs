@@ -1,16 +1,20 @@
 //! `giving bench`: training items/s bare and observed, interleaved in the same process.
 
 use anyhow::{Context, Result, anyhow, bail};
-use clap::Args;
+use clap::{Args, Subcommand};
 use giving::prelude::*;
 use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
 
+use crate::bench_fanin::{FanInArgs, bench_fanin};
 use crate::common::{Common, check_device};
 use crate::out::say;
 
 #[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub(crate) struct BenchArgs {
+    #[command(subcommand)]
+    action: Option<BenchAction>,
     #[command(flatten)]
     common: Common,
     /// Steps per measured run.
@@ -34,6 +38,14 @@ pub(crate) struct BenchArgs {
     learner: bool,
     #[command(flatten)]
     instruments: InstrumentArgs,
+}
+
+/// Benchmarks other than a model's training.
+#[derive(Debug, Subcommand)]
+enum BenchAction {
+    /// Fan-in at scale: N simulated ranks publish through NATS into one watcher; reports its
+    /// events/s, CPU per event, latency percentiles and every event's fate (docs/remote.md).
+    Fanin(FanInArgs),
 }
 
 impl BenchArgs {
@@ -98,9 +110,12 @@ fn bench_run(
 }
 
 pub(crate) fn bench(args: BenchArgs) -> Result<()> {
+    if let Some(BenchAction::Fanin(fanin)) = args.action {
+        return bench_fanin(fanin);
+    }
     let common = &args.common;
     check_device(&common.device)?;
-    let model = common.model;
+    let model = common.model()?;
     let mut config = common.config()?;
     config.steps = Some(args.steps);
     config.valid_size = 0;

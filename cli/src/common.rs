@@ -8,8 +8,10 @@ use giving_models::{DeviceSpec, ModelKind, TrainConfig};
 #[derive(Debug, Args)]
 pub(crate) struct Common {
     /// The model: mlp, cnn or charlm.
-    #[arg(value_parser = parse_model)]
-    pub(crate) model: ModelKind,
+    // Required, but an `Option`: `giving bench fanin` (a subcommand of `bench`) has no model,
+    // and clap's derive cannot build a plain field that a subcommand made optional.
+    #[arg(value_parser = parse_model, required = true)]
+    model: Option<ModelKind>,
     /// Device: flex (CPU), wgpu, wgpu:N, cuda or cuda:N (among the backends compiled in).
     #[arg(long, value_parser = parse_device, default_value_t = DeviceSpec::default())]
     pub(crate) device: DeviceSpec,
@@ -19,9 +21,15 @@ pub(crate) struct Common {
 }
 
 impl Common {
+    /// The model named on the command line.
+    pub(crate) fn model(&self) -> Result<ModelKind> {
+        self.model
+            .ok_or_else(|| anyhow::anyhow!("a model is required: mlp, cnn or charlm"))
+    }
+
     /// The model's default settings, updated by the flags given.
     pub(crate) fn config(&self) -> Result<TrainConfig> {
-        let mut config = self.model.default_config();
+        let mut config = self.model()?.default_config();
         self.settings.apply(&mut config)?;
         Ok(config)
     }

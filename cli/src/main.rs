@@ -6,6 +6,7 @@
 //!                                [--dash [--plot KEY]...] [--probe SELECTOR]...
 //!                                [--trace FILE [--trace-format json]] [--web [ADDR] [--web-allow-stop]]
 //! giving bench <mlp|cnn|charlm> [--device D] [--steps N] [--repeats N]
+//! giving bench fanin [--ranks 1,8,64] [--rate 1000] [--seconds 10] [--hog | --quiet-and-hog] [--server URL]
 //! giving log dump FILE [--json]
 //! giving log stats FILE
 //! giving log serve FILE... [--web ADDR]
@@ -22,6 +23,7 @@
 //! ```
 
 mod bench;
+mod bench_fanin;
 mod common;
 mod cpu_time;
 mod exit;

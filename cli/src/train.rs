@@ -104,7 +104,7 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
         let per_epoch = (config.train_size / config.batch_size.max(1)).max(1);
         config.epochs = steps.div_ceil(per_epoch);
     }
-    let model = common.model;
+    let model = common.model()?;
     if args.learner && model != ModelKind::Mlp {
         return Err(anyhow!(
             "--learner trains the mlp only (burn-train's Learner), not {model}"
