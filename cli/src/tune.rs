@@ -14,7 +14,7 @@ use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
 use giving_tuner::{
     ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
-    default_training, default_vgg, vgg16_width,
+    default_training, default_vgg, vgg16_width, vgg16_width_training,
 };
 
 use crate::common::check_device;
@@ -63,6 +63,10 @@ pub(crate) struct TuneArgs {
     /// Training epochs when no weights are cached.
     #[arg(long)]
     epochs: Option<usize>,
+    /// Adam's learning rate when no weights are cached [default: 2e-3 for `vgg`, 5e-4 for
+    /// `vgg16-width`].
+    #[arg(long)]
+    lr: Option<f64>,
     /// Training images when no weights are cached.
     #[arg(long)]
     train_size: Option<usize>,
@@ -194,8 +198,14 @@ fn job(args: &TuneArgs) -> Result<TuneJob> {
     if let Some(hidden) = args.hidden {
         job.model.hidden = hidden;
     }
-    job.train = default_training();
+    job.train = match args.model.as_str() {
+        "vgg16-width" => vgg16_width_training(),
+        _ => default_training(),
+    };
     job.train.seed = args.data_seed;
+    if let Some(lr) = args.lr {
+        job.train.lr = lr;
+    }
     if let Some(epochs) = args.epochs {
         job.train.epochs = epochs;
     }

@@ -57,7 +57,7 @@ pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, Dropped, Networ
 pub use error::Error;
 pub use job::{
     ApplyJob, ApplyOutcome, TuneJob, TuneOutcome, configs_file, default_training, default_vgg,
-    vgg16_width,
+    vgg16_width, vgg16_width_training,
 };
 pub use knob::{Axis, Knob};
 pub use knob_file::knobs_from_file;
