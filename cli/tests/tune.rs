@@ -185,10 +185,18 @@ fn lists_the_knobs_with_their_cost() {
         "samp_k4_o3",
         "sparse_row_k3_o0",
         "fp16",
+        "perf_fp16_col_k3_o2",
+        "samp_fp16_k4_o3",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
     // HPVM's perforation skips one row in 4; the sparse one computes one in 4.
     assert!(text.contains("perf_row_k4_o0    0.750"), "{text}");
     assert!(text.contains("sparse_row_k4_o0  0.250"), "{text}");
+    // HPVM's FP16 knobs: half the f32 knob's cost, searched only when asked for.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("samp_fp16_k2_o0"))
+        .unwrap();
+    assert!(line.contains(" 0.250 ") && line.contains("in f16") && line.contains("--knobs"));
 }
