@@ -1,5 +1,8 @@
 //! Each knob against a reference computation written out in loops, on small tensors.
 
+#[cfg(feature = "wgpu")]
+mod wgpu;
+
 use burn::backend::Flex;
 use burn::module::Param;
 use burn::nn::PaddingConfig2d;
