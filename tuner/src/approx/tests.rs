@@ -1,7 +1,7 @@
 //! Each knob against a reference computation written out in loops, on small tensors.
 
-#[cfg(feature = "wgpu")]
-mod wgpu;
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+mod gpu;
 
 use burn::backend::Flex;
 use burn::module::Param;
