@@ -127,12 +127,12 @@ fn tunes_writes_results_and_applies_them_back() {
 #[test]
 fn bad_configs_are_refused_clearly() {
     let dir = tempfile::tempdir().unwrap();
-    // A knobs file with an HPVM knob this tuner does not compute: refused before any
-    // training, naming the file, the line and the key.
+    // A knobs file with a PredTuner knob this tuner does not compute (an interpolation rate
+    // other than HPVM's): refused before any training, naming the file, the line and the key.
     let knobs = dir.path().join("knobs.json");
     std::fs::write(
         &knobs,
-        "[\n  {\"class\": \"FP32Baseline\", \"name\": \"11\"},\n  {\"class\": \"Conv2dSampling\", \"name\": \"261\", \"skip_every\": 2,\n   \"skip_offset\": 0, \"interp_rate\": 1.0, \"use_fp16\": true}\n]\n",
+        "[\n  {\"class\": \"FP32Baseline\", \"name\": \"11\"},\n  {\"class\": \"Conv2dSampling\", \"name\": \"261\", \"skip_every\": 2,\n   \"skip_offset\": 0, \"interp_rate\": 0.5, \"use_fp16\": true}\n]\n",
     )
     .unwrap();
     let (ok, text) = giving_in(
@@ -140,7 +140,7 @@ fn bad_configs_are_refused_clearly() {
         dir.path(),
     );
     assert!(!ok);
-    for part in ["knobs.json", "line 3", "`use_fp16`"] {
+    for part in ["knobs.json", "line 3", "`interp_rate`"] {
         assert!(text.contains(part), "{part}: {text}");
     }
     assert!(!dir.path().join("cache").exists(), "{text}");
@@ -185,10 +185,18 @@ fn lists_the_knobs_with_their_cost() {
         "samp_k4_o3",
         "sparse_row_k3_o0",
         "fp16",
+        "perf_fp16_col_k3_o2",
+        "samp_fp16_k4_o3",
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
     // HPVM's perforation skips one row in 4; the sparse one computes one in 4.
     assert!(text.contains("perf_row_k4_o0    0.750"), "{text}");
     assert!(text.contains("sparse_row_k4_o0  0.250"), "{text}");
+    // HPVM's FP16 knobs: half the f32 knob's cost, searched only when asked for.
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("samp_fp16_k2_o0"))
+        .unwrap();
+    assert!(line.contains(" 0.250 ") && line.contains("in f16") && line.contains("--knobs"));
 }

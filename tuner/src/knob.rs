@@ -75,6 +75,27 @@ pub enum Knob {
     },
     /// The convolution computed in half precision (f16 inputs, weights and outputs).
     Fp16,
+    /// HPVM's perforation ([`Knob::Perforate`]) computed in half precision (HPVM's
+    /// `perf_fp16`, knobs 151–168; PredTuner's `PerforateConv2dStride` with `use_fp16`): the
+    /// input, weights and bias cast to f16, the computed rows and the interpolation in f16,
+    /// the output cast back to f32.
+    PerforateFp16 {
+        /// Rows or columns.
+        axis: Axis,
+        /// One skipped row (column) in `stride`: 2, 3 or 4.
+        stride: usize,
+        /// The first skipped row (column), below `stride`.
+        offset: usize,
+    },
+    /// HPVM's filter sampling ([`Knob::Sample`]) computed in half precision (HPVM's
+    /// `samp_fp16`, knobs 261–269): the input and the weights cast to f16, the kept weights
+    /// rescaled and the convolution computed in f16, the output cast back to f32.
+    SampleFp16 {
+        /// One skipped element in `stride`: 2, 3 or 4.
+        stride: usize,
+        /// The first skipped element, below `stride`.
+        offset: usize,
+    },
 }
 
 impl Knob {
@@ -110,12 +131,49 @@ impl Knob {
             }
         }
         knobs.push(Knob::Fp16);
+        // HPVM's FP16 knob set (151–168 and 261–269), after the others so that adding them
+        // left every other knob's position unchanged.
+        for axis in [Axis::Rows, Axis::Cols] {
+            for stride in 2..=4 {
+                for offset in 0..stride {
+                    knobs.push(Knob::PerforateFp16 {
+                        axis,
+                        stride,
+                        offset,
+                    });
+                }
+            }
+        }
+        for stride in 2..=4 {
+            for offset in 0..stride {
+                knobs.push(Knob::SampleFp16 { stride, offset });
+            }
+        }
         knobs
+    }
+
+    /// The f32 knob that this one computes in half precision (`perf_fp16_*` → `perf_*`,
+    /// `samp_fp16_*` → `samp_*`); `None` for the others.
+    pub fn in_f32(&self) -> Option<Knob> {
+        match *self {
+            Knob::PerforateFp16 {
+                axis,
+                stride,
+                offset,
+            } => Some(Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            }),
+            Knob::SampleFp16 { stride, offset } => Some(Knob::Sample { stride, offset }),
+            _ => None,
+        }
     }
 
     /// The knob's identifier, as `--list-knobs` prints it and `configs.json` stores it:
     /// `baseline`, `perf_row_k2_o0`, `perf_col_k3_o2`, `sparse_row_k4_o1`, `samp_k4_o3`,
-    /// `fp16`.
+    /// `fp16`, `perf_fp16_row_k2_o0`, `samp_fp16_k4_o3` (HPVM's knob names `perf_fp16` and
+    /// `samp_fp16` with the f32 knob's parameters).
     pub fn id(&self) -> String {
         let axis_id = |axis| match axis {
             Axis::Rows => "row",
@@ -135,6 +193,12 @@ impl Knob {
             } => format!("sparse_{}_k{stride}_o{offset}", axis_id(axis)),
             Knob::Sample { stride, offset } => format!("samp_k{stride}_o{offset}"),
             Knob::Fp16 => "fp16".into(),
+            Knob::PerforateFp16 {
+                axis,
+                stride,
+                offset,
+            } => format!("perf_fp16_{}_k{stride}_o{offset}", axis_id(axis)),
+            Knob::SampleFp16 { stride, offset } => format!("samp_fp16_k{stride}_o{offset}"),
         }
     }
 
@@ -143,7 +207,8 @@ impl Knob {
     /// inverse of HPVM's expected speedups 2, 1.5, 1.33), `1/stride` for the sparse
     /// perforation (the interpolation is a few additions per output, not counted), `1/2`
     /// for f16 (half the bytes moved and, where the hardware has it, twice the arithmetic
-    /// rate).
+    /// rate), and the f32 knob's factor times `1/2` for the f16 perforation and sampling
+    /// (HPVM's expected speedups for them, 3, 2.25 and 2, are its f32 ones times 1.5).
     pub fn cost_factor(&self) -> f64 {
         match *self {
             Knob::Baseline => 1.0,
@@ -151,14 +216,18 @@ impl Knob {
             Knob::PerforateSparse { stride, .. } => 1.0 / stride as f64,
             Knob::Sample { stride, .. } => (stride - 1) as f64 / stride as f64,
             Knob::Fp16 => 0.5,
+            Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => {
+                0.5 * self.in_f32().map_or(1.0, |k| k.cost_factor())
+            }
         }
     }
 
     /// Whether the search uses this knob unless told otherwise: HPVM's FP32 knob set
-    /// (baseline, perforation, sampling). Not `fp16`, which the CPU (`flex`) backend computes
-    /// without f16 arithmetic, several times slower than the exact layer (docs/tuner.md gives
-    /// the measurements), nor the sparse perforation, which is not HPVM's. `--knobs` adds
-    /// them back, e.g. `fp16` on a GPU backend.
+    /// (baseline, perforation, sampling). Not the f16 knobs (`fp16`, `perf_fp16_*`,
+    /// `samp_fp16_*`), which the CPU (`flex`) backend computes without f16 arithmetic, several
+    /// times slower than the exact layer (docs/tuner.md gives the measurements), nor the
+    /// sparse perforation, which is not HPVM's. `--knobs` adds them back, e.g. the f16 knobs on
+    /// a GPU backend.
     pub fn default_search(&self) -> bool {
         self.opt_in_reason().is_none()
     }
@@ -167,7 +236,9 @@ impl Knob {
     /// for the knobs searched by default.
     pub fn opt_in_reason(&self) -> Option<&'static str> {
         match self {
-            Knob::Fp16 => Some("slower than exact on the CPU"),
+            Knob::Fp16 | Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => {
+                Some("f16, slower than exact on the CPU")
+            }
             Knob::PerforateSparse { .. } => Some("not an HPVM knob, far more aggressive"),
             _ => None,
         }
@@ -204,6 +275,10 @@ impl Knob {
                 )
             }
             Knob::Fp16 => "half-precision convolution (f16)".into(),
+            Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => {
+                let f32_knob = self.in_f32().map(|k| k.describe()).unwrap_or_default();
+                format!("{f32_knob}, in f16")
+            }
         }
     }
 }
@@ -248,8 +323,33 @@ mod tests {
         assert_eq!(all.iter().filter(hpvm).count(), 27);
         assert!("perf_col_k4_o3".parse::<Knob>().is_ok());
         assert!("samp_k3_o2".parse::<Knob>().is_ok());
-        // The search defaults to exactly HPVM's set and the baseline.
+        // The search defaults to exactly HPVM's FP32 set and the baseline.
         let default: Vec<_> = all.iter().filter(|k| k.default_search()).collect();
         assert_eq!(default.len(), 28);
+        // HPVM's FP16 knobs: 18 perforations (151–168) and 9 samplings (261–269), opt-in,
+        // each the f32 knob in f16 at half its cost.
+        let fp16: Vec<_> = all.iter().filter(|k| k.in_f32().is_some()).collect();
+        assert_eq!(fp16.len(), 27);
+        for knob in fp16 {
+            let f32_knob = knob.in_f32().unwrap();
+            assert!(hpvm(&&f32_knob) && all.contains(&f32_knob), "{knob}");
+            assert!(!knob.default_search(), "{knob}");
+            assert_eq!(knob.cost_factor(), 0.5 * f32_knob.cost_factor());
+            let id = knob.id();
+            let stem = id
+                .strip_prefix("perf_fp16_")
+                .or(id.strip_prefix("samp_fp16_"));
+            assert!(f32_knob.id().ends_with(stem.unwrap()), "{id} vs {f32_knob}");
+        }
+        assert_eq!(
+            "perf_fp16_col_k2_o0".parse::<Knob>().unwrap(),
+            Knob::PerforateFp16 {
+                axis: Axis::Cols,
+                stride: 2,
+                offset: 0
+            }
+        );
+        assert!("samp_fp16_k4_o3".parse::<Knob>().is_ok());
+        assert!("samp_fp16_k4_o4".parse::<Knob>().is_err());
     }
 }

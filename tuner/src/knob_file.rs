@@ -14,10 +14,11 @@
 //! ]
 //! ```
 //!
-//! The classes are PredTuner's four conv knobs and this tuner's `PerforateSparse`. A knob this
-//! tuner cannot compute (FP16 perforation or sampling, an `interp_rate` other than 1, a stride
-//! outside 2–4, an offset not below the stride) and an unknown class or key are refused with
-//! the file, the line and the key. `devices`, `baseline_priority` and `exp_speedup` are read
+//! The classes are PredTuner's four conv knobs and this tuner's `PerforateSparse`; `use_fp16:
+//! true` declares HPVM's FP16 perforation (`perf_fp16_*`, HPVM's 151–168) or sampling
+//! (`samp_fp16_*`, 261–269). A knob this tuner cannot compute (an `interp_rate` other than 1, a
+//! stride outside 2–4, an offset not below the stride) and an unknown class or key are refused
+//! with the file, the line and the key. `devices`, `baseline_priority` and `exp_speedup` are read
 //! and not used: the search decides the device, and the linear cost model charges each knob its
 //! multiply-adds ([`Knob::cost_factor`]) rather than a declared speedup.
 
@@ -103,17 +104,19 @@ impl Declared {
                 use_fp16,
                 ..
             } => {
-                if use_fp16 {
-                    return refuse(
-                        name,
-                        "use_fp16",
-                        "FP16 perforation is not implemented".into(),
-                    );
-                }
-                let knob = Knob::Perforate {
-                    axis: axis(direction_is_row),
-                    stride,
-                    offset,
+                let axis = axis(direction_is_row);
+                let knob = if use_fp16 {
+                    Knob::PerforateFp16 {
+                        axis,
+                        stride,
+                        offset,
+                    }
+                } else {
+                    Knob::Perforate {
+                        axis,
+                        stride,
+                        offset,
+                    }
                 };
                 check(name, knob, stride, offset, "stride", "offset")
             }
@@ -125,9 +128,6 @@ impl Declared {
                 use_fp16,
                 ..
             } => {
-                if use_fp16 {
-                    return refuse(name, "use_fp16", "FP16 sampling is not implemented".into());
-                }
                 if interp_rate != 1.0 {
                     return refuse(
                         name,
@@ -135,9 +135,11 @@ impl Declared {
                         format!("only 1.0 (HPVM's rescale) is implemented, not {interp_rate}"),
                     );
                 }
-                let knob = Knob::Sample {
-                    stride: skip_every,
-                    offset: skip_offset,
+                let (stride, offset) = (skip_every, skip_offset);
+                let knob = if use_fp16 {
+                    Knob::SampleFp16 { stride, offset }
+                } else {
+                    Knob::Sample { stride, offset }
                 };
                 check(
                     name,
@@ -287,7 +289,11 @@ mod tests {
  {"skip_every": 4, "skip_offset": 3, "interp_rate": 1.0, "use_fp16": false,
   "class": "Conv2dSampling", "name": "239", "exp_speedup": 1.33, "devices": ["cpu"]},
  {"class": "FP16Approx", "name": "12", "exp_speedup": 1.5},
- {"class": "PerforateSparse", "name": "s", "direction_is_row": true, "stride": 4, "offset": 1}]"#,
+ {"class": "PerforateSparse", "name": "s", "direction_is_row": true, "stride": 4, "offset": 1},
+ {"direction_is_row": false, "stride": 2, "offset": 0, "use_fp16": true,
+  "class": "PerforateConv2dStride", "name": "151", "exp_speedup": 3.0, "devices": ["gpu"]},
+ {"skip_every": 3, "skip_offset": 2, "interp_rate": 1.0, "use_fp16": true,
+  "class": "Conv2dSampling", "name": "265", "exp_speedup": 2.25, "devices": ["gpu"]}]"#,
         )
         .unwrap();
         assert_eq!(
@@ -309,6 +315,15 @@ mod tests {
                     stride: 4,
                     offset: 1
                 },
+                Knob::PerforateFp16 {
+                    axis: Axis::Cols,
+                    stride: 2,
+                    offset: 0
+                },
+                Knob::SampleFp16 {
+                    stride: 3,
+                    offset: 2
+                },
             ]
         );
     }
@@ -322,8 +337,8 @@ mod tests {
         };
         let cases = [
             (
-                perf(r#""stride": 2, "offset": 0, "use_fp16": true"#),
-                vec!["line 3", "`use_fp16`", "FP16 perforation"],
+                perf(r#""stride": 4, "offset": 4, "use_fp16": true"#),
+                vec!["line 3", "`offset`", "not below the stride 4"],
             ),
             (
                 perf(r#""stride": 3, "offset": 3"#),

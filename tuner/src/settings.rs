@@ -163,7 +163,7 @@ pub struct TuneSettings {
             value_delimiter = ',',
             default_values_t = TuneSettings::new().knobs,
             hide_default_value = true,
-            help = "Knobs the search may use, by id, comma-separated [default: every knob but fp16]"
+            help = "Knobs the search may use, by id, comma-separated [default: HPVM's FP32 knobs: baseline, perf_*, samp_*]"
         )
     )]
     pub knobs: Vec<String>,
@@ -212,8 +212,8 @@ impl TuneSettings {
     pub const MIN_POPULATION: usize = 4;
 
     /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
-    /// to the exact network, the 20 best, linear cost, empirical QoS; every knob but f16
-    /// ([`Knob::default_search`]). The only place these defaults are written: the flags of
+    /// to the exact network, the 20 best, linear cost, empirical QoS; HPVM's FP32 knobs, not
+    /// the f16 ones nor the sparse perforation ([`Knob::default_search`]). The only place these defaults are written: the flags of
     /// `giving tune` read them from here.
     pub fn new() -> Self {
         Self {

@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::knob::Knob;
 
 pub use perforate::Perforated;
-pub use precision::HalfPrecision;
+pub use precision::{HalfPrecision, InHalf};
 pub use sample::Sampled;
 pub use skip_perforate::SkipPerforated;
 
@@ -36,6 +36,8 @@ pub enum ApproxConv<B: Backend> {
     Sample(Sampled<B>),
     /// A half-precision convolution.
     Fp16(HalfPrecision<B>),
+    /// HPVM's perforation or sampling computed in half precision.
+    InHalf(InHalf<B>),
 }
 
 impl<B: Backend> ApproxConv<B> {
@@ -68,6 +70,22 @@ impl<B: Backend> ApproxConv<B> {
                 ApproxConv::Sample(Sampled::new(conv, padding, stride, offset)?)
             }
             Knob::Fp16 => ApproxConv::Fp16(HalfPrecision::new(conv, padding)),
+            Knob::PerforateFp16 {
+                axis,
+                stride,
+                offset,
+            } => {
+                let f32_knob = Knob::Perforate {
+                    axis,
+                    stride,
+                    offset,
+                };
+                ApproxConv::InHalf(InHalf::new(conv, f32_knob, side)?)
+            }
+            Knob::SampleFp16 { stride, offset } => {
+                let f32_knob = Knob::Sample { stride, offset };
+                ApproxConv::InHalf(InHalf::new(conv, f32_knob, side)?)
+            }
         })
     }
 
@@ -79,6 +97,7 @@ impl<B: Backend> ApproxConv<B> {
             ApproxConv::PerforateSparse(p) => p.forward(x),
             ApproxConv::Sample(s) => s.forward(x),
             ApproxConv::Fp16(h) => h.forward(x),
+            ApproxConv::InHalf(h) => h.forward(x),
         }
     }
 }

@@ -1,14 +1,20 @@
-//! Reduced precision: the convolution computed on f16 tensors.
+//! Reduced precision: the convolution ([`HalfPrecision`]) and HPVM's FP16 perforation and
+//! sampling ([`InHalf`]) computed on f16 tensors.
 //!
 //! The `flex` CPU backend has an f16 convolution; whether it is faster than f32 depends on
 //! the CPU (without native f16 arithmetic it converts, and is slower). GPU backends (wgpu,
 //! cuda) run it natively. docs/tuner.md reports what was measured here.
 
+use burn::module::Param;
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
 use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{FloatDType, Tensor};
+
+use super::ApproxConv;
+use crate::error::Error;
+use crate::knob::Knob;
 
 /// A convolution in half precision: inputs, weights, bias and accumulation in f16, the
 /// output cast back to f32.
@@ -38,5 +44,42 @@ impl<B: Backend> HalfPrecision<B> {
             options,
         )
         .cast(FloatDType::F32)
+    }
+}
+
+/// An f32 knob's computation run on f16 tensors, as HPVM's `perf_fp16` and `samp_fp16` are
+/// its `perf` and `samp` in half precision: the layer's weights and bias are cast to f16 once,
+/// the f32 knob is prepared on them (so the sampled weights are rescaled in f16), and each
+/// forward casts the input to f16, runs every step of that knob on f16 tensors (the strided
+/// convolutions, the gather and the mean of the neighbours; the im2col and the matrix
+/// product) and casts the output back to f32.
+///
+/// These are burn's tensor operations, the same passes as the f32 knob plus the two casts:
+/// no fused kernel.
+#[derive(Debug, Clone)]
+pub struct InHalf<B: Backend> {
+    inner: Box<ApproxConv<B>>,
+}
+
+impl<B: Backend> InHalf<B> {
+    pub(super) fn new(conv: &Conv2d<B>, knob: Knob, side: usize) -> Result<Self, Error> {
+        // New parameters from the layer's values: a clone of a parameter not yet initialised
+        // would initialise itself, with other values than the layer's.
+        let mut half = conv.clone();
+        half.weight = Param::from_tensor(conv.weight.val().cast(FloatDType::F16));
+        half.bias = conv
+            .bias
+            .as_ref()
+            .map(|b| Param::from_tensor(b.val().cast(FloatDType::F16)));
+        Ok(Self {
+            inner: Box::new(ApproxConv::new(&half, knob, side)?),
+        })
+    }
+
+    /// The layer's output, computed in f16 and returned in f32.
+    pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        self.inner
+            .forward(x.cast(FloatDType::F16))
+            .cast(FloatDType::F32)
     }
 }

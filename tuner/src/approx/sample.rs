@@ -12,7 +12,7 @@
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
 use burn::tensor::module::conv2d;
-use burn::tensor::ops::{ConvOptions, PadMode};
+use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use crate::error::Error;
@@ -258,7 +258,7 @@ impl<B: Backend> SampledIm2col<B> {
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         let [batch, _, h, w] = x.dims();
         let [ph, pw] = self.padding;
-        let x = x.pad((pw, pw, ph, ph), PadMode::Constant(0.0));
+        let x = pad_zeros(x, ph, pw);
         // im2col over the kept elements only: one shifted view per tap, its kept channels.
         let columns: Vec<Tensor<B, 4>> = self
             .taps
@@ -279,4 +279,16 @@ impl<B: Backend> SampledIm2col<B> {
         let out = y.dims()[1];
         y.reshape([batch, out, h, w])
     }
+}
+
+/// `x` `[batch, channels, h, w]` with `ph` rows and `pw` columns of zeros on each side, in
+/// `x`'s dtype: burn 0.21's `pad` builds its padded tensor in the default float dtype, which
+/// `flex` refuses to assign an f16 tensor into.
+fn pad_zeros<B: Backend>(x: Tensor<B, 4>, ph: usize, pw: usize) -> Tensor<B, 4> {
+    let [batch, channels, h, w] = x.dims();
+    let padded = Tensor::zeros(
+        [batch, channels, h + 2 * ph, w + 2 * pw],
+        (&x.device(), x.dtype()),
+    );
+    padded.slice_assign([0..batch, 0..channels, ph..ph + h, pw..pw + w], x)
 }

@@ -5,8 +5,11 @@
 //!
 //! The computed rows are `stride − 1` phases of the strided grid (rows `p, p + stride, …` for
 //! every `p ≠ offset`), each one strided convolution; their outputs are concatenated phase
-//! after phase and every output row is gathered as `(c[lo] + c[hi]) · ½` with `lo == hi` for a
-//! computed row (exact: `a + a` and `· ½` do not round).
+//! after phase, the skipped rows between two computed ones are computed as `(c[r−1] + c[r+1])
+//! · ½` from them, and one gather puts every output row in place: a computed row, the copy at
+//! the first or last row, or a mean. A computed or copied row is never added to itself, so it
+//! stays exact in f16 too, where `a + a` overflows above 32752 ([`super::InHalf`] runs these
+//! same operations on f16 tensors); a mean is HPVM's `(a + b) / 2` in the tensors' precision.
 
 use burn::nn::conv::Conv2d;
 use burn::prelude::Backend;
@@ -29,8 +32,20 @@ pub struct SkipPerforated<B: Backend> {
     axis: Axis,
     stride: usize,
     offset: usize,
-    /// The gather of the prepared side: `lo`, `hi` indices into the concatenated phases.
-    gather: (usize, Tensor<B, 1, Int>, Tensor<B, 1, Int>),
+    /// The gather of the prepared side.
+    gather: Gather<B>,
+}
+
+/// Where each output row comes from, for one side.
+#[derive(Debug, Clone)]
+struct Gather<B: Backend> {
+    /// The side these indices are for.
+    size: usize,
+    /// The skipped rows between two computed ones, if any: the positions of their two
+    /// neighbours in the concatenated phases.
+    means: Option<(Tensor<B, 1, Int>, Tensor<B, 1, Int>)>,
+    /// For each output row, its position in the concatenated phases followed by the means.
+    order: Tensor<B, 1, Int>,
 }
 
 /// Where output row `r < size` comes from in HPVM's perforation: `(lo, hi)` computed rows
@@ -120,32 +135,56 @@ impl<B: Backend> SkipPerforated<B> {
             })
             .collect();
         let computed = Tensor::cat(parts, dim);
-        let (lo, hi) = if self.gather.0 == size {
-            (self.gather.1.clone(), self.gather.2.clone())
+        let other;
+        let gather = if self.gather.size == size {
+            &self.gather
         } else {
-            let (_, lo, hi) = gather_indices(size, self.stride, self.offset, &x.device());
-            (lo, hi)
+            other = gather_indices(size, self.stride, self.offset, &x.device());
+            &other
         };
-        (computed.clone().select(dim, lo) + computed.select(dim, hi)) * 0.5
+        let rows = match &gather.means {
+            Some((lo, hi)) => {
+                let means = (computed.clone().select(dim, lo.clone())
+                    + computed.clone().select(dim, hi.clone()))
+                    * 0.5;
+                Tensor::cat(vec![computed, means], dim)
+            }
+            None => computed,
+        };
+        rows.select(dim, gather.order.clone())
     }
 }
 
-/// [`hpvm_sources`] as indices into the concatenated phases, for a side of `size`.
+/// [`hpvm_sources`] as indices into the concatenated phases and the means, for a side of
+/// `size`.
 fn gather_indices<B: Backend>(
     size: usize,
     stride: usize,
     offset: usize,
     device: &B::Device,
-) -> (usize, Tensor<B, 1, Int>, Tensor<B, 1, Int>) {
-    let (lo, hi): (Vec<i64>, Vec<i64>) = hpvm_sources(size, stride, offset)
-        .into_iter()
-        .map(|(lo, hi)| {
-            (
-                concat_index(lo, size, stride, offset) as i64,
-                concat_index(hi, size, stride, offset) as i64,
-            )
-        })
-        .unzip();
-    let tensor = |v: Vec<i64>| Tensor::from_data(TensorData::new(v, [size]), device);
-    (size, tensor(lo), tensor(hi))
+) -> Gather<B> {
+    let index = |r: usize| concat_index(r, size, stride, offset) as i64;
+    let computed: usize = (0..stride)
+        .filter(|&p| p != offset)
+        .map(|p| phase_len(size, stride, p))
+        .sum();
+    let (mut lo, mut hi, mut order) = (vec![], vec![], vec![]);
+    for (a, b) in hpvm_sources(size, stride, offset) {
+        if a == b {
+            order.push(index(a));
+        } else {
+            order.push((computed + lo.len()) as i64);
+            lo.push(index(a));
+            hi.push(index(b));
+        }
+    }
+    let tensor = |v: Vec<i64>| {
+        let n = v.len();
+        Tensor::from_data(TensorData::new(v, [n]), device)
+    };
+    Gather {
+        size,
+        means: (!lo.is_empty()).then(|| (tensor(lo), tensor(hi))),
+        order: tensor(order),
+    }
 }

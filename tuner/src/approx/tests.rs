@@ -1,9 +1,13 @@
 //! Each knob against a reference computation written out in loops, on small tensors.
 
+#[cfg(any(feature = "wgpu", feature = "cuda"))]
+mod gpu;
+
 use burn::backend::Flex;
+use burn::module::Param;
 use burn::nn::PaddingConfig2d;
 use burn::nn::conv::{Conv2d, Conv2dConfig};
-use burn::tensor::{Distribution, Tensor};
+use burn::tensor::{Distribution, Tensor, TensorData, f16};
 
 use super::perforate::{interpolate, interpolate_cols, interpolate_host};
 use super::{ApproxConv, Sampled};
@@ -100,6 +104,21 @@ fn hpvm_perforated(
     stride: usize,
     offset: usize,
 ) -> Vec<f32> {
+    hpvm_perforated_with(exact, planes, side, axis, stride, offset, |a, b| {
+        (a + b) / 2.0
+    })
+}
+
+/// [`hpvm_perforated`] with the mean of two neighbours computed by `mean`.
+fn hpvm_perforated_with(
+    exact: &[f32],
+    planes: usize,
+    side: usize,
+    axis: Axis,
+    stride: usize,
+    offset: usize,
+    mean: impl Fn(f32, f32) -> f32,
+) -> Vec<f32> {
     let mut out = exact.to_vec();
     let index = |plane: usize, r: usize, c: usize| match axis {
         Axis::Rows => plane * side * side + r * side + c,
@@ -113,7 +132,7 @@ fn hpvm_perforated(
                 } else if r == side - 1 {
                     exact[index(plane, r - 1, c)]
                 } else {
-                    (exact[index(plane, r - 1, c)] + exact[index(plane, r + 1, c)]) / 2.0
+                    mean(exact[index(plane, r - 1, c)], exact[index(plane, r + 1, c)])
                 };
             }
         }
@@ -384,4 +403,195 @@ fn baseline_is_the_layer_itself() {
             .forward(x),
     );
     assert_eq!(exact, got);
+}
+
+/// `v` rounded to the nearest f16 (ties to even), as an f32.
+fn round16(v: f32) -> f32 {
+    f16::from_f32(v).to_f32()
+}
+
+/// `t` with every element rounded to f16, on the host.
+fn rounded<const D: usize>(t: Tensor<B, D>) -> Tensor<B, D> {
+    let dims = t.dims();
+    let v: Vec<f32> = t.into_data().to_vec::<f32>().unwrap();
+    let v: Vec<f32> = v.into_iter().map(round16).collect();
+    Tensor::from_data(TensorData::new(v, dims), &Default::default())
+}
+
+/// `conv` as the f16 knobs hold it: its weights rounded to f16, then multiplied by `scale`
+/// and rounded again (the sampling rescale, in f16), its bias rounded to f16.
+fn half_layer(conv: &Conv2d<B>, scale: f32) -> Conv2d<B> {
+    // New parameters from the layer's values (a clone of a parameter not yet initialised would
+    // draw its own).
+    let mut half = conv.clone();
+    half.weight = Param::from_tensor(rounded(rounded(conv.weight.val()) * scale));
+    half.bias = conv
+        .bias
+        .as_ref()
+        .map(|b| Param::from_tensor(rounded(b.val())));
+    half
+}
+
+/// How far an f16 knob may be from HPVM's definition computed on the host (which accumulates
+/// each output in f32 and rounds it once): a backend's f16 convolution accumulates as it
+/// chooses; `flex`'s differs by up to 1.4·10⁻³ relative, about three units of f16's last
+/// place (2⁻¹¹ relative).
+const F16_TOL: f32 = 4e-3;
+
+/// Every value of `got` is an f16 value: the output went through f16.
+fn all_f16(got: &[f32]) -> bool {
+    got.iter().all(|&g| round16(g) == g || !g.is_finite())
+}
+
+#[test]
+fn fp16_perforation_is_hpvms_in_half_precision() {
+    let conv = layer(3, 4);
+    let half = half_layer(&conv, 1.0);
+    for side in [9, 8, 2] {
+        let x = input(3, side);
+        // HPVM's `perf_fp16` on f16 data: the exact layer on the f16 input and weights, each
+        // output in f16, a skipped row the mean of its neighbours in f16 arithmetic.
+        let exact: Vec<f32> = reference(&half, rounded(x.clone()), |_| false, 1.0)
+            .into_iter()
+            .map(round16)
+            .collect();
+        let mean16 = |a: f32, b: f32| round16(round16(a + b) * 0.5);
+        for axis in [Axis::Rows, Axis::Cols] {
+            for stride in 2..=4 {
+                for offset in 0..stride {
+                    let knob = Knob::PerforateFp16 {
+                        axis,
+                        stride,
+                        offset,
+                    };
+                    let approx = ApproxConv::new(&conv, knob, side).unwrap();
+                    let (got, dims) = values(approx.forward(x.clone()));
+                    assert_eq!(dims, [2, 4, side, side]);
+                    assert!(all_f16(&got), "{knob} side {side}: not f16 values");
+                    let expected =
+                        hpvm_perforated_with(&exact, 8, side, axis, stride, offset, mean16);
+                    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                        assert!(
+                            close(*g, *e, F16_TOL),
+                            "{knob} side {side} [{i}]: {g} vs {e}"
+                        );
+                    }
+                    // The f32 knob computes the same thing without f16's rounding.
+                    let f32_knob = knob.in_f32().unwrap();
+                    let f32_approx = ApproxConv::new(&conv, f32_knob, side).unwrap();
+                    let (f32_got, _) = values(f32_approx.forward(x.clone()));
+                    assert!(got.iter().zip(&f32_got).all(|(a, b)| close(*a, *b, 1e-2)));
+                    assert_ne!(got, f32_got, "{knob} side {side}: no f16 rounding");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn fp16_sampling_is_hpvms_in_half_precision() {
+    // As `sampling_is_hpvms_skip_and_rescale`: the im2col path (5 channels) and the native
+    // smaller kernel (1 channel, stride 3), here on f16 tensors.
+    for channels in [5, 1] {
+        let conv = layer(channels, 3);
+        let x = input(channels, 6);
+        for stride in 2..=4 {
+            for offset in 0..stride {
+                let skipped = predtuner_skipped(channels, stride, offset);
+                let scale = 1.0 + 1.0 / (stride - 1) as f32;
+                // HPVM's `samp_fp16`: the f16 weights rescaled in f16, the f16 input, each
+                // output in f16.
+                let half = half_layer(&conv, scale);
+                let expected: Vec<f32> =
+                    reference(&half, rounded(x.clone()), |i| skipped.contains(&i), 1.0)
+                        .into_iter()
+                        .map(round16)
+                        .collect();
+                let knob = Knob::SampleFp16 { stride, offset };
+                let approx = ApproxConv::new(&conv, knob, 6).unwrap();
+                let (got, dims) = values(approx.forward(x.clone()));
+                assert_eq!(dims, [2, 3, 6, 6]);
+                assert!(all_f16(&got), "{knob} c{channels}: not f16 values");
+                for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                    assert!(
+                        close(*g, *e, F16_TOL),
+                        "{knob} c{channels} [{i}]: {g} vs {e}"
+                    );
+                }
+                let f32_knob = ApproxConv::new(&conv, knob.in_f32().unwrap(), 6).unwrap();
+                let (f32_got, _) = values(f32_knob.forward(x.clone()));
+                assert!(got.iter().zip(&f32_got).all(|(a, b)| close(*a, *b, 1e-2)));
+                assert_ne!(got, f32_got, "{knob} c{channels}: no f16 rounding");
+            }
+        }
+    }
+}
+
+/// A one-channel layer whose output is its input pixel: the kernel's centre 1, no bias.
+fn identity_layer() -> Conv2d<B> {
+    let mut conv = layer(1, 1);
+    conv.weight = conv.weight.map(|w| {
+        let mut v = vec![0.0f32; 9];
+        v[4] = 1.0;
+        Tensor::from_data(TensorData::new(v, [1, 1, 3, 3]), &w.device())
+    });
+    conv.bias = conv.bias.map(|b| b.map(|b| b.zeros_like()));
+    conv
+}
+
+#[test]
+fn fp16_knobs_compute_in_f16() {
+    let conv = identity_layer();
+    let device = Default::default();
+    let rows = |offset| Knob::PerforateFp16 {
+        axis: Axis::Rows,
+        stride: 2,
+        offset,
+    };
+    // 1 + 2⁻¹² lies between the f16 values 1 and 1 + 2⁻¹⁰: f16 holds it as 1. Sampling with
+    // stride 2 and offset 1 keeps the kernel's centre and doubles it.
+    let x = Tensor::<B, 4>::full([1, 1, 6, 6], 1.0 + 2f32.powi(-12), &device);
+    for (knob, in_f32, in_f16) in [
+        (rows(0), 1.0 + 2f32.powi(-12), 1.0),
+        (
+            Knob::SampleFp16 {
+                stride: 2,
+                offset: 1,
+            },
+            2.0 + 2f32.powi(-11),
+            2.0,
+        ),
+    ] {
+        let (got, _) = values(ApproxConv::new(&conv, knob, 6).unwrap().forward(x.clone()));
+        assert!(got.iter().all(|&g| g == in_f16), "{knob}: {got:?}");
+        let f32_knob = ApproxConv::new(&conv, knob.in_f32().unwrap(), 6).unwrap();
+        let (got, _) = values(f32_knob.forward(x.clone()));
+        assert!(
+            got.iter().all(|&g| g == in_f32),
+            "{}: {got:?}",
+            knob.in_f32().unwrap()
+        );
+    }
+    // 40000 is an f16 value, 80000 is above f16's largest (65504): the computed rows and the
+    // copies at the border stay 40000 (never added to themselves), while a skipped row between
+    // two computed ones is HPVM's (a + b) / 2 in f16 arithmetic, which overflows as HPVM's
+    // and PredTuner's half-precision interpolation does. In f32 every row is 40000.
+    let x = Tensor::<B, 4>::full([1, 1, 6, 6], 40000.0, &device);
+    for offset in 0..2 {
+        let knob = rows(offset);
+        let (got, _) = values(ApproxConv::new(&conv, knob, 6).unwrap().forward(x.clone()));
+        for r in 0..6 {
+            let mean = r % 2 == offset && r != 0 && r != 5;
+            for g in &got[r * 6..(r + 1) * 6] {
+                if mean {
+                    assert_eq!(*g, f32::INFINITY, "{knob} row {r}");
+                } else {
+                    assert_eq!(*g, 40000.0, "{knob} row {r}");
+                }
+            }
+        }
+        let f32_knob = ApproxConv::new(&conv, knob.in_f32().unwrap(), 6).unwrap();
+        let (got, _) = values(f32_knob.forward(x.clone()));
+        assert!(got.iter().all(|&g| g == 40000.0), "{knob}");
+    }
 }
