@@ -60,10 +60,10 @@ pub(crate) struct TuneArgs {
     /// Width of the hidden linear layer.
     #[arg(long)]
     hidden: Option<usize>,
-    /// Training epochs when no weights are cached.
+    /// Training epochs when no weights are cached [default: 3 for `vgg`, 4 for `vgg16-width`].
     #[arg(long)]
     epochs: Option<usize>,
-    /// Adam's learning rate when no weights are cached [default: 2e-3 for `vgg`, 5e-4 for
+    /// Adam's learning rate when no weights are cached [default: 2e-3 for `vgg`, 1e-4 for
     /// `vgg16-width`].
     #[arg(long)]
     lr: Option<f64>,

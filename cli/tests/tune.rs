@@ -173,6 +173,17 @@ fn the_vgg16_width_network_is_a_bundled_choice() {
 }
 
 #[test]
+fn a_learning_rate_that_cannot_train_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for lr in ["0", "-1e-3", "nan"] {
+        let flag = format!("--lr={lr}");
+        let (ok, text) = tiny(dir.path(), "out", &[&flag]);
+        assert!(!ok, "--lr {lr}: {text}");
+        assert!(text.contains("lr"), "--lr {lr}: {text}");
+    }
+}
+
+#[test]
 fn lists_the_knobs_with_their_cost() {
     let (ok, text) = giving(&["tune", "--list-knobs"]);
     assert!(ok, "{text}");
