@@ -118,10 +118,13 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
         return apply(apply_args).map(|()| ExitCode::SUCCESS);
     }
     if args.list_knobs {
-        say!("{:<16} {:>6}  what", "knob", "cost");
-        for knob in Knob::all() {
+        let knobs = Knob::all();
+        // The widest id sets the column (the FP16 knobs' ids are the longest).
+        let width = knobs.iter().map(|k| k.id().len()).max().unwrap_or(4);
+        say!("{:<width$} {:>6}  what", "knob", "cost");
+        for knob in knobs {
             say!(
-                "{:<16} {:>6.3}  {}{}",
+                "{:<width$} {:>6.3}  {}{}",
                 knob.id(),
                 knob.cost_factor(),
                 knob.describe(),

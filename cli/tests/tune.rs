@@ -201,9 +201,23 @@ fn lists_the_knobs_with_their_cost() {
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    let cost = |id: &str| {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(id));
+        let line = line.unwrap_or_else(|| panic!("{id}: {text}"));
+        line.split_whitespace().nth(1).unwrap().to_owned()
+    };
     // HPVM's perforation skips one row in 4; the sparse one computes one in 4.
-    assert!(text.contains("perf_row_k4_o0    0.750"), "{text}");
-    assert!(text.contains("sparse_row_k4_o0  0.250"), "{text}");
+    assert_eq!(cost("perf_row_k4_o0"), "0.750", "{text}");
+    assert_eq!(cost("sparse_row_k4_o0"), "0.250", "{text}");
+    // One column for the costs, the longest ids included: each ends at the same place.
+    let ends: std::collections::BTreeSet<_> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.find('.').expect("a cost on every line") + 4)
+        .collect();
+    assert_eq!(ends.len(), 1, "costs aligned: {text}");
     // HPVM's FP16 knobs: half the f32 knob's cost, searched only when asked for.
     let line = text
         .lines()

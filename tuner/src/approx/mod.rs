@@ -80,11 +80,11 @@ impl<B: Backend> ApproxConv<B> {
                     stride,
                     offset,
                 };
-                ApproxConv::InHalf(InHalf::new(conv, f32_knob, side)?)
+                ApproxConv::InHalf(InHalf::new(conv, padding, f32_knob, side)?)
             }
             Knob::SampleFp16 { stride, offset } => {
                 let f32_knob = Knob::Sample { stride, offset };
-                ApproxConv::InHalf(InHalf::new(conv, f32_knob, side)?)
+                ApproxConv::InHalf(InHalf::new(conv, padding, f32_knob, side)?)
             }
         })
     }

@@ -12,7 +12,8 @@ use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{FloatDType, Tensor};
 
-use super::ApproxConv;
+use super::sample::Sampled;
+use super::skip_perforate::SkipPerforated;
 use crate::error::Error;
 use crate::knob::Knob;
 
@@ -58,11 +59,25 @@ impl<B: Backend> HalfPrecision<B> {
 /// no fused kernel.
 #[derive(Debug, Clone)]
 pub struct InHalf<B: Backend> {
-    inner: Box<ApproxConv<B>>,
+    inner: HalfKnob<B>,
+}
+
+/// The f32 knobs that have an FP16 version, prepared on the f16 layer. (Not an `ApproxConv`:
+/// the module that defines it uses this one.)
+#[derive(Debug, Clone)]
+enum HalfKnob<B: Backend> {
+    Perforate(SkipPerforated<B>),
+    Sample(Sampled<B>),
 }
 
 impl<B: Backend> InHalf<B> {
-    pub(super) fn new(conv: &Conv2d<B>, knob: Knob, side: usize) -> Result<Self, Error> {
+    /// `knob` is the f32 knob (`Perforate` or `Sample`) to run in f16; `padding` the layer's.
+    pub(super) fn new(
+        conv: &Conv2d<B>,
+        padding: [usize; 2],
+        knob: Knob,
+        side: usize,
+    ) -> Result<Self, Error> {
         // New parameters from the layer's values: a clone of a parameter not yet initialised
         // would initialise itself, with other values than the layer's.
         let mut half = conv.clone();
@@ -71,15 +86,34 @@ impl<B: Backend> InHalf<B> {
             .bias
             .as_ref()
             .map(|b| Param::from_tensor(b.val().cast(FloatDType::F16)));
-        Ok(Self {
-            inner: Box::new(ApproxConv::new(&half, knob, side)?),
-        })
+        let inner = match knob {
+            Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            } => HalfKnob::Perforate(SkipPerforated::new(
+                &half, padding, axis, stride, offset, side,
+            )?),
+            Knob::Sample { stride, offset } => {
+                HalfKnob::Sample(Sampled::new(&half, padding, stride, offset)?)
+            }
+            other => {
+                return Err(Error::InvalidSetting(format!(
+                    "{} has no FP16 version (only HPVM's perforation and sampling do)",
+                    other.id()
+                )));
+            }
+        };
+        Ok(Self { inner })
     }
 
     /// The layer's output, computed in f16 and returned in f32.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        self.inner
-            .forward(x.cast(FloatDType::F16))
-            .cast(FloatDType::F32)
+        let x = x.cast(FloatDType::F16);
+        match &self.inner {
+            HalfKnob::Perforate(p) => p.forward(x),
+            HalfKnob::Sample(s) => s.forward(x),
+        }
+        .cast(FloatDType::F32)
     }
 }
