@@ -2,6 +2,7 @@
 //! exactly, each with the cost factor the linear cost model charges for it.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use crate::error::Error;
@@ -98,57 +99,52 @@ pub enum Knob {
     },
 }
 
+/// Every `(axis, stride, offset)` of a perforation with these strides: rows first, then
+/// columns, each stride with every offset below it.
+fn perforations(strides: RangeInclusive<usize>) -> impl Iterator<Item = (Axis, usize, usize)> {
+    [Axis::Rows, Axis::Cols].into_iter().flat_map(move |axis| {
+        strides
+            .clone()
+            .flat_map(move |stride| (0..stride).map(move |offset| (axis, stride, offset)))
+    })
+}
+
+/// Every `(stride, offset)` of HPVM's filter sampling: strides 2 to 4, every offset.
+fn samplings() -> impl Iterator<Item = (usize, usize)> {
+    (2..=4).flat_map(|stride| (0..stride).map(move |offset| (stride, offset)))
+}
+
 impl Knob {
     /// Every knob, baseline first: the search space of one layer.
     pub fn all() -> Vec<Knob> {
         let mut knobs = vec![Knob::Baseline];
         // HPVM's knob set: every stride with every offset (HPVM's ids 121–138 and 231–239).
-        for axis in [Axis::Rows, Axis::Cols] {
-            for stride in 2..=4 {
-                for offset in 0..stride {
-                    knobs.push(Knob::Perforate {
-                        axis,
-                        stride,
-                        offset,
-                    });
-                }
-            }
-        }
-        for stride in 2..=4 {
-            for offset in 0..stride {
-                knobs.push(Knob::Sample { stride, offset });
-            }
-        }
-        for axis in [Axis::Rows, Axis::Cols] {
-            for stride in 3..=4 {
-                for offset in 0..stride {
-                    knobs.push(Knob::PerforateSparse {
-                        axis,
-                        stride,
-                        offset,
-                    });
-                }
-            }
-        }
+        knobs.extend(
+            perforations(2..=4).map(|(axis, stride, offset)| Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            }),
+        );
+        knobs.extend(samplings().map(|(stride, offset)| Knob::Sample { stride, offset }));
+        knobs.extend(
+            perforations(3..=4).map(|(axis, stride, offset)| Knob::PerforateSparse {
+                axis,
+                stride,
+                offset,
+            }),
+        );
         knobs.push(Knob::Fp16);
         // HPVM's FP16 knob set (151–168 and 261–269), after the others so that adding them
         // left every other knob's position unchanged.
-        for axis in [Axis::Rows, Axis::Cols] {
-            for stride in 2..=4 {
-                for offset in 0..stride {
-                    knobs.push(Knob::PerforateFp16 {
-                        axis,
-                        stride,
-                        offset,
-                    });
-                }
-            }
-        }
-        for stride in 2..=4 {
-            for offset in 0..stride {
-                knobs.push(Knob::SampleFp16 { stride, offset });
-            }
-        }
+        knobs.extend(
+            perforations(2..=4).map(|(axis, stride, offset)| Knob::PerforateFp16 {
+                axis,
+                stride,
+                offset,
+            }),
+        );
+        knobs.extend(samplings().map(|(stride, offset)| Knob::SampleFp16 { stride, offset }));
         knobs
     }
 
