@@ -228,7 +228,7 @@ impl TuneJob {
                 tune_size: self.tune_size,
                 test_size: self.test_size,
             },
-            settings: self.settings.clone(),
+            settings: self.settings.recorded()?,
             baseline: Baseline {
                 qos: tuning.baseline_qos,
                 test_qos: tuning.baseline_test_qos,

@@ -273,6 +273,15 @@ impl TuneSettings {
         }
     }
 
+    /// These settings as `configs.json` records them: `knobs` lists the knobs searched, also
+    /// when they came from `knobs_file` (whose path is kept beside them), not the default list
+    /// that a knobs file replaced.
+    pub fn recorded(&self) -> Result<TuneSettings, Error> {
+        let mut recorded = self.clone();
+        recorded.knobs = self.searched_knobs()?.iter().map(Knob::id).collect();
+        Ok(recorded)
+    }
+
     /// The largest QoS loss kept, given the exact network's QoS.
     pub(crate) fn keep_loss(&self, baseline: f64) -> f64 {
         self.loss_threshold(self.qos_keep_threshold, baseline)
@@ -305,6 +314,25 @@ mod tests {
     #[test]
     fn the_default_settings_are_valid() {
         assert!(TuneSettings::new().validate().is_ok());
+    }
+
+    #[test]
+    fn the_recorded_knobs_are_those_searched_also_from_a_knobs_file() {
+        let mut settings = TuneSettings::new();
+        settings.knobs = vec!["baseline".into(), "fp16".into()];
+        assert_eq!(settings.recorded().unwrap().knobs, ["baseline", "fp16"]);
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("knobs.json");
+        std::fs::write(
+            &file,
+            r#"[{"class": "FP32Baseline", "name": "11"},
+ {"class": "PerforateConv2dStride", "name": "127", "direction_is_row": false, "stride": 3, "offset": 2}]"#,
+        )
+        .unwrap();
+        settings.knobs_file = Some(file.clone());
+        let recorded = settings.recorded().unwrap();
+        assert_eq!(recorded.knobs, ["baseline", "perf_col_k3_o2"]);
+        assert_eq!(recorded.knobs_file, Some(file));
     }
 
     #[test]
