@@ -10,8 +10,10 @@ use crate::knob::Knob;
 use crate::qos_model::ProfileReport;
 use crate::settings::TuneSettings;
 
-/// The format version written in `configs.json`.
-pub const FORMAT: u32 = 1;
+/// The format version written in `configs.json`. Version 2: knob ids with HPVM's semantics
+/// (in version 1, `perf_*_k3`/`k4` computed one row in K and `samp_*` rescaled differently, so
+/// the same ids named other computations).
+pub const FORMAT: u32 = 2;
 
 /// The tuned network: its architecture and trained weights.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -175,6 +177,13 @@ impl ConfigsFile {
         let text = crate::error::read_text(path)?;
         let file: ConfigsFile = serde_json::from_str(&text)
             .map_err(|e| bad(format!("not a configs.json written by `giving tune`: {e}")))?;
+        if file.format == 1 {
+            return Err(bad(format!(
+                "format 1 is not the supported {FORMAT}: it was written before the knobs took \
+                 HPVM's semantics, and its perforation and sampling ids named other \
+                 computations; tune again"
+            )));
+        }
         if file.format != FORMAT {
             return Err(bad(format!(
                 "format {} is not the supported {FORMAT}",
@@ -281,7 +290,11 @@ mod tests {
             &json.replace("\"baseline\",", ""),
             "configs[0] has 1 knobs for a 2-layer network",
         );
-        check(&json.replace("\"format\":1", "\"format\":7"), "format 7");
+        let format = format!("\"format\":{FORMAT}");
+        assert!(json.contains(&format), "{json}");
+        check(&json.replace(&format, "\"format\":7"), "format 7");
+        // Format 1's perforation and sampling ids named other computations.
+        check(&json.replace(&format, "\"format\":1"), "tune again");
         let err = ConfigsFile::load(&dir.path().join("missing.json")).unwrap_err();
         assert!(err.to_string().contains("missing.json"), "{err}");
     }
