@@ -129,7 +129,7 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
                 knob.cost_factor(),
                 knob.describe(),
                 knob.opt_in_reason()
-                    .map(|why| format!(" (searched only with --knobs: {why})"))
+                    .map(|why| format!(" ({why})"))
                     .unwrap_or_default()
             );
         }
@@ -220,6 +220,10 @@ fn job(args: &TuneArgs) -> Result<TuneJob> {
     job.test_size = args.test_size;
     job.retrain = args.retrain;
     job.settings = args.settings.clone();
+    // No `--knobs`: HPVM's f16 knobs join the FP32 ones where f16 arithmetic is native.
+    if job.settings.knobs.is_empty() {
+        job.settings.knobs = TuneSettings::default_knobs(!matches!(args.device, DeviceSpec::Flex));
+    }
     Ok(job)
 }
 

@@ -39,6 +39,20 @@ fn tunes_writes_results_and_applies_them_back() {
     let kept = file["configs"].as_array().unwrap();
     assert!(!kept.is_empty(), "the exact configuration is always kept");
     assert_eq!(file["timing"]["iterations"], 16);
+    // No `--knobs` on flex: HPVM's FP32 set, the baseline, 18 perforations and 9 samplings.
+    let searched: Vec<&str> = file["settings"]["knobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    assert_eq!(searched.len(), 28, "{searched:?}");
+    assert!(
+        searched
+            .iter()
+            .all(|k| !k.contains("fp16") && !k.starts_with("sparse")),
+        "{searched:?}"
+    );
     let baseline = file["baseline"]["qos"].as_f64().unwrap();
     for c in kept {
         assert_eq!(c["knobs"].as_array().unwrap().len(), 4);

@@ -1,6 +1,7 @@
 //! `giving train --device wgpu` for real, on Mesa's software Vulkan where there is no GPU:
 //! a short run with `--log` writes a complete log (every loss, the end record), and a device
-//! that does not exist is a clear error, not a panic. Built with `--features wgpu`; says
+//! that does not exist is a clear error, not a panic; a tuning session searches HPVM's f16
+//! knobs by default. Built with `--features wgpu`; says
 //! SKIPPED where no Vulkan driver is installed.
 #![cfg(feature = "wgpu")]
 
@@ -71,4 +72,45 @@ fn a_wgpu_device_that_does_not_exist_is_a_clear_error() {
     assert_eq!(code, Some(1), "{out}");
     assert!(out.contains("error: ") && out.contains("wgpu:99"), "{out}");
     assert!(!out.contains("panicked at"), "{out}");
+}
+
+#[test]
+fn a_tuning_session_on_wgpu_searches_hpvms_f16_knobs_by_default() {
+    if !vulkan_available() {
+        eprintln!("SKIPPED: no Vulkan driver (apt-get install mesa-vulkan-drivers)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    #[rustfmt::skip]
+    let (ok, out) = support::giving_in(&[
+        "tune", "vgg", "--device", "wgpu", "--channels", "4,4", "--hidden", "8", "--epochs", "1",
+        "--train-size", "64", "--tune-size", "20", "--test-size", "20", "--max-iter", "1",
+        "--population", "4", "--take-best-n", "1", "--repeats", "1", "--cache", "cache",
+        "--out", "out",
+    ], dir.path());
+    assert!(ok, "{out}");
+    let file: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("out/configs.json")).unwrap(),
+    )
+    .unwrap();
+    let searched: Vec<&str> = file["settings"]["knobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap())
+        .collect();
+    // HPVM's FP32 set (28 with the baseline) and its f16 set (`fp16` and 27 more); no sparse_*.
+    assert_eq!(searched.len(), 56, "{searched:?}");
+    for knob in [
+        "fp16",
+        "perf_fp16_row_k2_o0",
+        "samp_fp16_k4_o3",
+        "perf_col_k4_o3",
+    ] {
+        assert!(searched.contains(&knob), "{knob}: {searched:?}");
+    }
+    assert!(
+        !searched.iter().any(|k| k.starts_with("sparse")),
+        "{searched:?}"
+    );
 }

@@ -218,24 +218,31 @@ impl Knob {
         }
     }
 
-    /// Whether the search uses this knob unless told otherwise: HPVM's FP32 knob set
-    /// (baseline, perforation, sampling). Not the f16 knobs (`fp16`, `perf_fp16_*`,
-    /// `samp_fp16_*`), which the CPU (`flex`) backend computes without f16 arithmetic, several
-    /// times slower than the exact layer (docs/tuner.md gives the measurements), nor the
-    /// sparse perforation, which is not HPVM's. `--knobs` adds them back, e.g. the f16 knobs on
-    /// a GPU backend.
-    pub fn default_search(&self) -> bool {
-        self.opt_in_reason().is_none()
+    /// Whether the search uses this knob unless told otherwise. HPVM's FP32 knob set
+    /// (baseline, perforation, sampling) always; the f16 knobs (`fp16`, `perf_fp16_*`,
+    /// `samp_fp16_*`: HPVM's GPU set) only where f16 arithmetic is native (`f16_native`: the
+    /// wgpu and cuda backends), since the CPU (`flex`) backend computes them several times
+    /// slower than the exact layer (docs/tuner.md gives the measurements); never the sparse
+    /// perforation, which is not HPVM's. `--knobs` names any of them.
+    pub fn default_search(&self, f16_native: bool) -> bool {
+        match self {
+            Knob::Fp16 | Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => f16_native,
+            Knob::PerforateSparse { .. } => false,
+            _ => true,
+        }
     }
 
-    /// Why the search leaves this knob out unless `--knobs` names it, for `--list-knobs`; `None`
-    /// for the knobs searched by default.
+    /// When the search uses this knob, if not always, and why, for `--list-knobs`; `None` for
+    /// the knobs searched by default on every backend.
     pub fn opt_in_reason(&self) -> Option<&'static str> {
         match self {
-            Knob::Fp16 | Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => {
-                Some("f16, slower than exact on the CPU")
+            Knob::Fp16 | Knob::PerforateFp16 { .. } | Knob::SampleFp16 { .. } => Some(
+                "searched by default on wgpu and cuda; on flex only with --knobs: f16 is \
+                     slower than exact on the CPU",
+            ),
+            Knob::PerforateSparse { .. } => {
+                Some("searched only with --knobs: not an HPVM knob, far more aggressive")
             }
-            Knob::PerforateSparse { .. } => Some("not an HPVM knob, far more aggressive"),
             _ => None,
         }
     }
@@ -320,8 +327,16 @@ mod tests {
         assert!("perf_col_k4_o3".parse::<Knob>().is_ok());
         assert!("samp_k3_o2".parse::<Knob>().is_ok());
         // The search defaults to exactly HPVM's FP32 set and the baseline.
-        let default: Vec<_> = all.iter().filter(|k| k.default_search()).collect();
+        let default: Vec<_> = all.iter().filter(|k| k.default_search(false)).collect();
         assert_eq!(default.len(), 28);
+        // Where f16 is native, HPVM's GPU set as well: `fp16` and the 27 FP16 knobs.
+        let on_gpu: Vec<_> = all.iter().filter(|k| k.default_search(true)).collect();
+        assert_eq!(on_gpu.len(), 28 + 28);
+        assert!(
+            on_gpu
+                .iter()
+                .all(|k| !matches!(k, Knob::PerforateSparse { .. }))
+        );
         // HPVM's FP16 knobs: 18 perforations (151–168) and 9 samplings (261–269), opt-in,
         // each the f32 knob in f16 at half its cost.
         let fp16: Vec<_> = all.iter().filter(|k| k.in_f32().is_some()).collect();
@@ -329,7 +344,10 @@ mod tests {
         for knob in fp16 {
             let f32_knob = knob.in_f32().unwrap();
             assert!(hpvm(&&f32_knob) && all.contains(&f32_knob), "{knob}");
-            assert!(!knob.default_search(), "{knob}");
+            assert!(
+                !knob.default_search(false) && knob.default_search(true),
+                "{knob}"
+            );
             assert_eq!(knob.cost_factor(), 0.5 * f32_knob.cost_factor());
             let id = knob.id();
             let stem = id

@@ -161,9 +161,7 @@ pub struct TuneSettings {
         arg(
             long,
             value_delimiter = ',',
-            default_values_t = TuneSettings::new().knobs,
-            hide_default_value = true,
-            help = "Knobs the search may use, by id, comma-separated [default: HPVM's FP32 knobs: baseline, perf_*, samp_*]"
+            help = "Knobs the search may use, by id, comma-separated [default: HPVM's FP32 knobs (baseline, perf_*, samp_*), and on wgpu and cuda its f16 ones too (fp16, perf_fp16_*, samp_fp16_*)]"
         )
     )]
     pub knobs: Vec<String>,
@@ -213,8 +211,9 @@ impl TuneSettings {
 
     /// PredTuner's tutorial settings: 1000 iterations, tune at 2% and keep at 3% loss relative
     /// to the exact network, the 20 best, linear cost, empirical QoS; HPVM's FP32 knobs, not
-    /// the f16 ones nor the sparse perforation ([`Knob::default_search`]). The only place these defaults are written: the flags of
-    /// `giving tune` read them from here.
+    /// the f16 ones nor the sparse perforation (the CPU's [`TuneSettings::default_knobs`]).
+    /// The only place these defaults are written: the flags of `giving tune` read them from
+    /// here.
     pub fn new() -> Self {
         Self {
             max_iter: 1000,
@@ -224,16 +223,22 @@ impl TuneSettings {
             take_best_n: 20,
             cost_model: CostModel::Linear,
             qos_model: QosModel::Empirical,
-            knobs: Knob::all()
-                .into_iter()
-                .filter(Knob::default_search)
-                .map(|k| k.id())
-                .collect(),
+            knobs: Self::default_knobs(false),
             knobs_file: None,
             seed: 0,
             population: 24,
             repeats: 3,
         }
+    }
+
+    /// The knobs searched when none are named, by id: HPVM's FP32 set, and where f16
+    /// arithmetic is native (`f16_native`: wgpu, cuda) its f16 set too ([`Knob::default_search`]).
+    pub fn default_knobs(f16_native: bool) -> Vec<String> {
+        Knob::all()
+            .into_iter()
+            .filter(|k| k.default_search(f16_native))
+            .map(|k| k.id())
+            .collect()
     }
 
     /// Checks the settings: every rule of every setting is here, and a refusal names the
@@ -265,10 +270,16 @@ impl TuneSettings {
         Ok(())
     }
 
-    /// The knobs the search may use: those of `knobs_file` if given, else those of `knobs`.
+    /// The knobs the search may use: those of `knobs_file` if given, else those of `knobs`
+    /// (empty: the CPU's defaults, [`TuneSettings::default_knobs`]`(false)`; `giving tune`
+    /// fills it for its device first).
     pub fn searched_knobs(&self) -> Result<Vec<Knob>, Error> {
         match &self.knobs_file {
             Some(path) => knobs_from_file(path),
+            None if self.knobs.is_empty() => Self::default_knobs(false)
+                .iter()
+                .map(|id| id.parse())
+                .collect(),
             None => self.knobs.iter().map(|id| id.parse()).collect(),
         }
     }

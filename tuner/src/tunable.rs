@@ -111,16 +111,19 @@ mod tests {
     #[test]
     fn a_user_defined_network_is_tuned_through_tunable() {
         let device = Default::default();
-        <Flex as Backend>::seed(&device, 5);
-        let conv = |c_in, c_out| {
-            Conv2dConfig::new([c_in, c_out], [3, 3])
-                .with_padding(PaddingConfig2d::Same)
-                .init::<Flex>(&device)
-        };
-        let tiny = Tiny {
-            convs: vec![conv(3, 4), conv(4, 4)],
-            fc: LinearConfig::new(4, 10).init(&device),
-        };
+        // Seeded under the models' lock (tests run side by side; burn's generator is shared).
+        let convs = giving_models::model::init_seeded::<Flex, _>(&device, 5, |d| {
+            let conv = |c_in, c_out| {
+                Conv2dConfig::new([c_in, c_out], [3, 3])
+                    .with_padding(PaddingConfig2d::Same)
+                    .init::<Flex>(d)
+            };
+            vec![conv(3, 4), conv(4, 4)]
+        });
+        let fc = giving_models::model::init_seeded::<Flex, _>(&device, 6, |d| {
+            LinearConfig::new(4, 10).init(d)
+        });
+        let tiny = Tiny { convs, fc };
         let images = shapes(0, Split::Tune, 12);
         // The network's own exact pass, written without the tuner.
         let x = Tensor::<Flex, 4>::from_data(
