@@ -40,12 +40,7 @@ fn tunes_writes_results_and_applies_them_back() {
     assert!(!kept.is_empty(), "the exact configuration is always kept");
     assert_eq!(file["timing"]["iterations"], 16);
     // No `--knobs` on flex: HPVM's FP32 set, the baseline, 18 perforations and 9 samplings.
-    let searched: Vec<&str> = file["settings"]["knobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|k| k.as_str().unwrap())
-        .collect();
+    let searched = support::searched_knobs(&configs);
     assert_eq!(searched.len(), 28, "{searched:?}");
     assert!(
         searched

@@ -78,3 +78,15 @@ pub fn run_folder(runs: &Path, name: &str) -> std::path::PathBuf {
     );
     found.into_iter().next().unwrap()
 }
+
+/// The knobs a tuning session searched, as its `configs.json` records them (`settings.knobs`).
+pub fn searched_knobs(configs: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(configs).unwrap();
+    let file: serde_json::Value = serde_json::from_str(&text).unwrap();
+    file["settings"]["knobs"]
+        .as_array()
+        .expect("settings.knobs in configs.json")
+        .iter()
+        .map(|k| k.as_str().unwrap().to_owned())
+        .collect()
+}
