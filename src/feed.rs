@@ -52,13 +52,6 @@ use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, O
 /// so that a handful of events crosses a chunk boundary.
 const CHUNK: usize = if cfg!(all(test, giving_loom)) { 2 } else { 256 };
 
-/// Rounds of doubling spins a reader waits for the next event before it parks (15 spin-loop
-/// hints in all, well under a microsecond). Measured on the 2-core VM with 1M events and one
-/// subscriber: 4 rounds gave 49–136 ns per event over 12 runs, 7 rounds 54–251 ns, 10 rounds
-/// 91–279 ns; a longer spin keeps the slot's cache line away from the giving thread.
-/// The loom models spin one round: the spin path is still taken, with fewer interleavings.
-const SPIN_ROUNDS: u32 = if cfg!(all(test, giving_loom)) { 1 } else { 4 };
-
 /// No reader to skip (reader ids start at 1).
 pub(crate) const NO_SKIP: u64 = 0;
 
@@ -367,15 +360,7 @@ impl FeedReader {
     /// Waits briefly, without the lock or a system call, for an event at
     /// the cursor; true if one came.
     fn spin_for_next(&self) -> bool {
-        for round in 0..SPIN_ROUNDS {
-            for _ in 0..1u32 << round {
-                std::hint::spin_loop();
-            }
-            if self.has_next() {
-                return true;
-            }
-        }
-        false
+        sync::spin_until(|| self.has_next())
     }
 
     /// Takes the event at the cursor if it is there (no lock).

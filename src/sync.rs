@@ -102,3 +102,25 @@ mod loom_once {
         }
     }
 }
+
+/// Rounds of doubling spins a reader waits for the next event before it parks (15 spin-loop
+/// hints in all, well under a microsecond). Measured on the 2-core VM with 1M events and one
+/// subscriber: 4 rounds gave 49–136 ns per event over 12 runs, 7 rounds 54–251 ns, 10 rounds
+/// 91–279 ns; a longer spin keeps the slot's cache line away from the giving thread.
+/// The loom models spin one round: the spin path is still taken, with fewer interleavings.
+const SPIN_ROUNDS: u32 = if cfg!(all(test, giving_loom)) { 1 } else { 4 };
+
+/// Waits briefly, without a lock or a system call, until `ready` holds: true if it did within
+/// [`SPIN_ROUNDS`] rounds of doubling spin-loop hints. The readers' spin before they park (a
+/// feed's sole reader, a probe's stream).
+pub(crate) fn spin_until(ready: impl Fn() -> bool) -> bool {
+    for round in 0..SPIN_ROUNDS {
+        for _ in 0..1u32 << round {
+            std::hint::spin_loop();
+        }
+        if ready() {
+            return true;
+        }
+    }
+    false
+}

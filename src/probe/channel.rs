@@ -23,27 +23,6 @@ struct Shared {
     dropped: AtomicBool,
 }
 
-/// Rounds of doubling spins the stream waits for the next event before it parks (15 spin-loop
-/// hints in all, well under a microsecond), as a feed's sole reader does (`feed.rs`): a loop
-/// that is probed at every call hands its next event over before the stream would have parked,
-/// and neither side makes a system call (a park and its wake-up cost microseconds each).
-const SPIN_ROUNDS: u32 = 4;
-
-impl Shared {
-    /// Waits briefly, without a system call, for an event; true if one came.
-    fn spin_for_next(&self) -> bool {
-        for round in 0..SPIN_ROUNDS {
-            for _ in 0..1u32 << round {
-                std::hint::spin_loop();
-            }
-            if !self.queue.is_empty() {
-                return true;
-            }
-        }
-        false
-    }
-}
-
 /// The probed calls' side.
 pub(crate) struct Sender(Arc<Shared>);
 
@@ -90,7 +69,10 @@ impl Stream for Receiver {
         if let Some(event) = self.0.queue.pop() {
             return Poll::Ready(Some(event));
         }
-        if self.0.spin_for_next()
+        // Spin briefly before parking, as a feed's sole reader does: a loop probed at every call
+        // hands its next event over before the stream would have parked, and neither side makes
+        // a system call (a park and its wake-up cost microseconds each).
+        if crate::sync::spin_until(|| !self.0.queue.is_empty())
             && let Some(event) = self.0.queue.pop()
         {
             return Poll::Ready(Some(event));
