@@ -101,7 +101,9 @@ pub enum Knob {
 
 /// Every `(axis, stride, offset)` of a perforation with these strides: rows first, then
 /// columns, each stride with every offset below it.
-fn perforations(strides: RangeInclusive<usize>) -> impl Iterator<Item = (Axis, usize, usize)> {
+pub(crate) fn perforations(
+    strides: RangeInclusive<usize>,
+) -> impl Iterator<Item = (Axis, usize, usize)> {
     [Axis::Rows, Axis::Cols].into_iter().flat_map(move |axis| {
         strides
             .clone()

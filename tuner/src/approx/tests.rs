@@ -11,7 +11,7 @@ use burn::tensor::{Distribution, Tensor, TensorData, f16};
 
 use super::perforate::{interpolate, interpolate_cols, interpolate_host};
 use super::{ApproxConv, Sampled};
-use crate::knob::{Axis, Knob};
+use crate::knob::{Axis, Knob, perforations};
 
 type B = Flex;
 
@@ -148,40 +148,36 @@ fn perforation_is_hpvms_one_row_in_k_skipped_and_interpolated() {
     for side in [9, 8, 2] {
         let x = input(3, side);
         let exact = reference(&conv, x.clone(), |_| false, 1.0);
-        for axis in [Axis::Rows, Axis::Cols] {
-            for stride in 2..=4 {
-                for offset in 0..stride {
-                    let knob = Knob::Perforate {
-                        axis,
-                        stride,
-                        offset,
-                    };
-                    let approx = ApproxConv::new(&conv, knob, side).unwrap();
-                    let (got, dims) = values(approx.forward(x.clone()));
-                    assert_eq!(dims, [2, 4, side, side]);
-                    let expected = hpvm_perforated(&exact, 8, side, axis, stride, offset);
-                    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                        assert!(close(*g, *e, 1e-5), "{knob} side {side} [{i}]: {g} vs {e}");
-                    }
-                    // Exactly the rows outside `offset + k·stride` are the exact layer's.
-                    let differ = exact
-                        .iter()
-                        .zip(&got)
-                        .filter(|(e, g)| !close(**e, **g, 1e-5));
-                    let line = |i: usize| match axis {
-                        Axis::Rows => (i / side) % side,
-                        Axis::Cols => i % side,
-                    };
-                    let exact_at = |i: usize| close(exact[i], got[i], 1e-5);
-                    for i in 0..exact.len() {
-                        if line(i) % stride != offset {
-                            assert!(exact_at(i), "{knob} side {side} [{i}] not computed");
-                        }
-                    }
-                    if side > 2 {
-                        assert!(differ.count() > 0, "{knob} side {side} changed nothing");
-                    }
+        for (axis, stride, offset) in perforations(2..=4) {
+            let knob = Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            };
+            let approx = ApproxConv::new(&conv, knob, side).unwrap();
+            let (got, dims) = values(approx.forward(x.clone()));
+            assert_eq!(dims, [2, 4, side, side]);
+            let expected = hpvm_perforated(&exact, 8, side, axis, stride, offset);
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(close(*g, *e, 1e-5), "{knob} side {side} [{i}]: {g} vs {e}");
+            }
+            // Exactly the rows outside `offset + k·stride` are the exact layer's.
+            let differ = exact
+                .iter()
+                .zip(&got)
+                .filter(|(e, g)| !close(**e, **g, 1e-5));
+            let line = |i: usize| match axis {
+                Axis::Rows => (i / side) % side,
+                Axis::Cols => i % side,
+            };
+            let exact_at = |i: usize| close(exact[i], got[i], 1e-5);
+            for i in 0..exact.len() {
+                if line(i) % stride != offset {
+                    assert!(exact_at(i), "{knob} side {side} [{i}] not computed");
                 }
+            }
+            if side > 2 {
+                assert!(differ.count() > 0, "{knob} side {side} changed nothing");
             }
         }
     }
@@ -218,45 +214,38 @@ fn sparse_perforation_keeps_computed_rows_exact_and_interpolates_the_rest() {
 fn perforation_on(conv: &Conv2d<B>, side: usize) {
     let x = input(3, side);
     let exact = reference(conv, x.clone(), |_| false, 1.0);
-    for axis in [Axis::Rows, Axis::Cols] {
-        for stride in 2..=4 {
-            for offset in 0..stride {
-                let knob = Knob::PerforateSparse {
-                    axis,
-                    stride,
-                    offset,
-                };
-                let approx = ApproxConv::new(conv, knob, side).unwrap();
-                let (got, dims) = values(approx.forward(x.clone()));
-                assert_eq!(dims, [2, 4, side, side]);
-                let at = |v: &[f32], plane: usize, r: usize, c: usize| {
-                    let (y, xx) = if axis == Axis::Rows { (r, c) } else { (c, r) };
-                    v[plane * side * side + y * side + xx]
-                };
-                let computed: Vec<usize> = (offset..side).step_by(stride).collect();
-                for plane in 0..8 {
-                    for r in 0..side {
-                        for c in 0..side {
-                            let g = at(&got, plane, r, c);
-                            let expected = match computed.binary_search(&r) {
-                                Ok(_) => at(&exact, plane, r, c),
-                                Err(0) => at(&exact, plane, computed[0], c),
-                                Err(i) if i == computed.len() => {
-                                    at(&exact, plane, computed[i - 1], c)
-                                }
-                                Err(i) => {
-                                    let (a, b) = (computed[i - 1], computed[i]);
-                                    let t = (r - a) as f32 / (b - a) as f32;
-                                    (1.0 - t) * at(&exact, plane, a, c)
-                                        + t * at(&exact, plane, b, c)
-                                }
-                            };
-                            assert!(
-                                close(g, expected, 1e-5),
-                                "{knob} plane {plane} ({r},{c}): {g} vs {expected}"
-                            );
+    for (axis, stride, offset) in perforations(2..=4) {
+        let knob = Knob::PerforateSparse {
+            axis,
+            stride,
+            offset,
+        };
+        let approx = ApproxConv::new(conv, knob, side).unwrap();
+        let (got, dims) = values(approx.forward(x.clone()));
+        assert_eq!(dims, [2, 4, side, side]);
+        let at = |v: &[f32], plane: usize, r: usize, c: usize| {
+            let (y, xx) = if axis == Axis::Rows { (r, c) } else { (c, r) };
+            v[plane * side * side + y * side + xx]
+        };
+        let computed: Vec<usize> = (offset..side).step_by(stride).collect();
+        for plane in 0..8 {
+            for r in 0..side {
+                for c in 0..side {
+                    let g = at(&got, plane, r, c);
+                    let expected = match computed.binary_search(&r) {
+                        Ok(_) => at(&exact, plane, r, c),
+                        Err(0) => at(&exact, plane, computed[0], c),
+                        Err(i) if i == computed.len() => at(&exact, plane, computed[i - 1], c),
+                        Err(i) => {
+                            let (a, b) = (computed[i - 1], computed[i]);
+                            let t = (r - a) as f32 / (b - a) as f32;
+                            (1.0 - t) * at(&exact, plane, a, c) + t * at(&exact, plane, b, c)
                         }
-                    }
+                    };
+                    assert!(
+                        close(g, expected, 1e-5),
+                        "{knob} plane {plane} ({r},{c}): {g} vs {expected}"
+                    );
                 }
             }
         }
@@ -457,34 +446,29 @@ fn fp16_perforation_is_hpvms_in_half_precision() {
             .map(round16)
             .collect();
         let mean16 = |a: f32, b: f32| round16(round16(a + b) * 0.5);
-        for axis in [Axis::Rows, Axis::Cols] {
-            for stride in 2..=4 {
-                for offset in 0..stride {
-                    let knob = Knob::PerforateFp16 {
-                        axis,
-                        stride,
-                        offset,
-                    };
-                    let approx = ApproxConv::new(&conv, knob, side).unwrap();
-                    let (got, dims) = values(approx.forward(x.clone()));
-                    assert_eq!(dims, [2, 4, side, side]);
-                    assert!(all_f16(&got), "{knob} side {side}: not f16 values");
-                    let expected =
-                        hpvm_perforated_with(&exact, 8, side, axis, stride, offset, mean16);
-                    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
-                        assert!(
-                            close(*g, *e, F16_TOL),
-                            "{knob} side {side} [{i}]: {g} vs {e}"
-                        );
-                    }
-                    // The f32 knob computes the same thing without f16's rounding.
-                    let f32_knob = knob.in_f32().unwrap();
-                    let f32_approx = ApproxConv::new(&conv, f32_knob, side).unwrap();
-                    let (f32_got, _) = values(f32_approx.forward(x.clone()));
-                    assert!(got.iter().zip(&f32_got).all(|(a, b)| close(*a, *b, 1e-2)));
-                    assert_ne!(got, f32_got, "{knob} side {side}: no f16 rounding");
-                }
+        for (axis, stride, offset) in perforations(2..=4) {
+            let knob = Knob::PerforateFp16 {
+                axis,
+                stride,
+                offset,
+            };
+            let approx = ApproxConv::new(&conv, knob, side).unwrap();
+            let (got, dims) = values(approx.forward(x.clone()));
+            assert_eq!(dims, [2, 4, side, side]);
+            assert!(all_f16(&got), "{knob} side {side}: not f16 values");
+            let expected = hpvm_perforated_with(&exact, 8, side, axis, stride, offset, mean16);
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(
+                    close(*g, *e, F16_TOL),
+                    "{knob} side {side} [{i}]: {g} vs {e}"
+                );
             }
+            // The f32 knob computes the same thing without f16's rounding.
+            let f32_knob = knob.in_f32().unwrap();
+            let f32_approx = ApproxConv::new(&conv, f32_knob, side).unwrap();
+            let (f32_got, _) = values(f32_approx.forward(x.clone()));
+            assert!(got.iter().zip(&f32_got).all(|(a, b)| close(*a, *b, 1e-2)));
+            assert_ne!(got, f32_got, "{knob} side {side}: no f16 rounding");
         }
     }
 }
