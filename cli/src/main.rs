@@ -15,8 +15,8 @@
 //! giving suite run CONFIG [--select NAME|TAG]... [--exclude NAME|TAG]... [--runs DIR] [--repeat N] [--dash] [--web [ADDR]]
 //! giving suite report RUNDIR... [--compare BASE] [--html FILE]
 //! giving watch nats://HOST:PORT --run NAME [--replay] [--until-done] [--idle SECS] [--log DIR] [--trace FILE] [--dash] [--web [ADDR]]
-//! giving tune [vgg] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
-//!             [--take-best-n N] [--cost-model linear|measured] [--qos-model empirical|p1] [--out DIR] [--cache DIR]
+//! giving tune [vgg|vgg16-width] [--device D] [--max-iter N] [--qos-tuner-threshold X] [--qos-keep-threshold X] [--absolute]
+//!             [--take-best-n N] [--cost-model linear|measured] [--qos-model empirical|p1|p2] [--lr X] [--out DIR] [--cache DIR]
 //!             [--dash] [--log DIR] [--trace FILE]
 //! giving tune --list-knobs
 //! giving tune apply CONFIGS [--index N]
