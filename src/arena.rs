@@ -140,6 +140,7 @@ struct Arena {
 
 impl Arena {
     /// A slot to fill: in the current block, or in a new one when it is full.
+    #[inline(always)]
     fn take(&self) -> (NonNull<Block>, usize) {
         let next = self.next.get();
         if let Some(block) = self.block.get()
@@ -148,6 +149,13 @@ impl Arena {
             self.next.set(next + 1);
             return (block, next);
         }
+        self.take_in_new_block()
+    }
+
+    /// [`take`](Self::take) when the block is full (once per [`SLOTS`] events): out of line.
+    #[cold]
+    #[inline(never)]
+    fn take_in_new_block(&self) -> (NonNull<Block>, usize) {
         self.retire();
         let block = Block::allocate();
         self.block.set(Some(block));
@@ -219,7 +227,9 @@ impl EventRef {
     }
 
     /// Stores an event whose fields come from `fields`, written straight into its slot (no
-    /// copy of the inline fields through the stack: the give path's common case).
+    /// copy of the inline fields through the stack: the give path's common case, inlined
+    /// there).
+    #[inline(always)]
     pub(crate) fn from_iter(
         time: Timestamp,
         origin: Option<&'static Origin>,
@@ -238,6 +248,7 @@ impl EventRef {
     /// Takes a slot, writes its header and empty fields in place, lets `fill` write the
     /// fields, and only then hands out the reference (if `fill` panics the slot is given back
     /// with the fields written so far).
+    #[inline(always)]
     fn build(
         time: Timestamp,
         origin: Option<&'static Origin>,

@@ -67,6 +67,7 @@ impl Event {
         }
     }
 
+    #[inline]
     pub(crate) fn from_fields(
         fields: impl ExactSizeIterator<Item = Field>,
         time: Timestamp,

@@ -217,39 +217,59 @@ impl Feed {
 
     /// Appends `event`, which the reader `skip` (if any) will not see. Never blocks for long:
     /// the lock is held for a slot write (and, once per [`CHUNK`] events, an allocation).
+    #[inline]
     pub(crate) fn push(&self, event: Event, skip: u64) {
-        // A full chunk no reader holds is freed after the lock is released: freeing drops
-        // events, and an event's drop may run code that gives.
-        let mut retired = None;
-        let waiters = {
-            let mut tail = self.lock();
-            if tail.closed {
-                return;
-            }
-            if tail.pos == CHUNK {
-                let next = Chunk::new();
-                // Only producers set `next`, under the lock, once per chunk.
-                let _ = tail.chunk.next.set(next.clone());
-                retired = Some(std::mem::replace(&mut tail.chunk, next));
-                tail.pos = 0;
-            }
-            let slot = &tail.chunk.slots[tail.pos];
-            // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
-            // producers holding the lock write; it is written once.
-            unsafe {
-                *slot.skip.get() = skip;
-                (*slot.event.get()).write(event);
-            }
-            slot.ready.store(true, Ordering::Release);
-            tail.pos += 1;
-            tail.index += 1;
-            self.written.store(tail.index, Ordering::Relaxed);
-            std::mem::take(&mut tail.waiters)
-        };
-        drop(retired);
-        for (_, waker) in waiters {
-            waker.wake();
+        let mut tail = self.lock();
+        if tail.closed {
+            return;
         }
+        if tail.pos == CHUNK {
+            // Out of line: once per chunk, and it frees the full chunk after the lock.
+            return self.push_in_new_chunk(tail, event, skip);
+        }
+        Self::write(&mut tail, event, skip);
+        self.written.store(tail.index, Ordering::Relaxed);
+        // The waiter list is empty while its readers are awake: the common case takes nothing.
+        if tail.waiters.is_empty() {
+            return;
+        }
+        let waiters = std::mem::take(&mut tail.waiters);
+        drop(tail);
+        wake(waiters);
+    }
+
+    /// [`push`](Self::push) when the tail chunk is full: a new chunk is linked and the full
+    /// one, if no reader holds it, freed after the lock is released (freeing drops events, and
+    /// an event's drop may run code that gives).
+    #[cold]
+    #[inline(never)]
+    fn push_in_new_chunk(&self, mut tail: MutexGuard<'_, Tail>, event: Event, skip: u64) {
+        let next = Chunk::new();
+        // Only producers set `next`, under the lock, once per chunk.
+        let _ = tail.chunk.next.set(next.clone());
+        let retired = std::mem::replace(&mut tail.chunk, next);
+        tail.pos = 0;
+        Self::write(&mut tail, event, skip);
+        self.written.store(tail.index, Ordering::Relaxed);
+        let waiters = std::mem::take(&mut tail.waiters);
+        drop(tail);
+        drop(retired);
+        wake(waiters);
+    }
+
+    /// Writes the event at the tail's slot and publishes it (the lock is held: `tail`).
+    #[inline(always)]
+    fn write(tail: &mut Tail, event: Event, skip: u64) {
+        let slot = &tail.chunk.slots[tail.pos];
+        // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
+        // producers holding the lock write; it is written once.
+        unsafe {
+            *slot.skip.get() = skip;
+            (*slot.event.get()).write(event);
+        }
+        slot.ready.store(true, Ordering::Release);
+        tail.pos += 1;
+        tail.index += 1;
     }
 
     /// A reader that sees every event appended from now on.
@@ -278,9 +298,7 @@ impl Feed {
             tail.closed = true;
             std::mem::take(&mut tail.waiters)
         };
-        for (_, waker) in waiters {
-            waker.wake();
-        }
+        wake(waiters);
     }
 
     /// Ends one reader (a derivation's input) at the events appended so far; the others go on.
@@ -301,6 +319,13 @@ impl Feed {
         let written = self.written.load(Ordering::Relaxed);
         let end = state.end.load(Ordering::Relaxed).min(written);
         end.saturating_sub(state.taken.load(Ordering::Relaxed)) as usize
+    }
+}
+
+/// Wakes the parked readers taken from the waiter list (after the lock is released).
+fn wake(waiters: Vec<(u64, Waker)>) {
+    for (_, waker) in waiters {
+        waker.wake();
     }
 }
 

@@ -78,7 +78,10 @@ impl Given {
 
     /// Subscribes with a chosen [`Delivery`] policy (bounded with drop-oldest, latest-only).
     pub fn stream_with(&self, delivery: Delivery) -> EventStream {
-        EventStream::new(self.scope.subscribe(delivery), self.scope.clone())
+        EventStream::new(
+            routing::subscribe(&self.scope, delivery),
+            self.scope.clone(),
+        )
     }
 
     /// A handle that carries this scope into another thread or task; see [`GivenHandle`].

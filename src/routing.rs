@@ -2,12 +2,21 @@
 //! owner of the process-wide registry (open scopes, global scopes) and of each thread's routes.
 //!
 //! Every open scope counts in [`ACTIVE_SCOPES`], so `give!` with no scope open anywhere costs one
-//! relaxed load. A thread keeps a stack of the thread scopes it is in, plus a cached copy of the
-//! global scopes, refreshed when [`GLOBAL_VERSION`] changes (rarely: when a global scope opens
-//! or finishes). For each of those scopes it also caches the bounded subscriber list, refreshed
-//! when the scope's own version changes (a bounded subscription starts or ends), so the give
-//! path reads one atomic per scope, appends once to the scope's feed for all its lossless
-//! subscribers, and pushes once per bounded subscriber.
+//! relaxed load. A thread keeps a stack of the thread scopes it is in, a copy of the global
+//! scopes and, for each of those scopes, a copy of its bounded subscriber list; from them it
+//! decides once what a give does (its [`Plan`]: nothing, one feed, or the general walk).
+//!
+//! # One load per give
+//!
+//! Everything the plan depends on that another thread can change — a scope finishing, a global
+//! scope opening, a bounded subscription starting or ending — bumps [`EPOCH`] *after* the
+//! change (`Release`). A give loads the epoch (`Acquire`) and rebuilds its plan only when it
+//! moved, so a plan used at epoch `e` reflects every change that bumped the epoch up to `e`.
+//! What only this thread changes (entering or leaving a thread scope) marks its own plan
+//! stale. A change that races with a give is ordered by the feeds themselves: an event pushed
+//! into a scope that has just finished is refused by its closed feed, exactly as when the give
+//! came first. The readers a feed has are not part of the plan: a give checks them with one
+//! relaxed load, since a subscription must see the next give made after it returns.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -15,14 +24,26 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::Event;
 use crate::feed::{Feed, NO_SKIP};
-use crate::queue::Subscriber;
-use crate::scope::{Scope, Subscribers};
+use crate::queue::{Delivery, Subscriber};
+use crate::scope::{Scope, Subscribers, Subscription};
 
 /// How many scopes are open in the process, thread and global.
 static ACTIVE_SCOPES: AtomicUsize = AtomicUsize::new(0);
 
 static GLOBAL_SCOPES: Mutex<Vec<Arc<Scope>>> = Mutex::new(Vec::new());
+/// Bumped when the global list changes: a thread copies the list again only then.
 static GLOBAL_VERSION: AtomicU64 = AtomicU64::new(0);
+
+/// Bumped after every change another thread's plan depends on (see the module doc).
+static EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// A plan that must be rebuilt whatever the epoch (this thread's scopes changed).
+const STALE: u64 = u64::MAX;
+
+/// Publishes a change that threads' plans depend on.
+fn bump_epoch() {
+    EPOCH.fetch_add(1, Ordering::Release);
+}
 
 /// Whether any scope is open anywhere: the one check `give!` makes when nobody listens.
 #[inline(always)]
@@ -38,6 +59,7 @@ pub(crate) fn open(global: bool) -> Arc<Scope> {
     if global {
         global_scopes().push(scope.clone());
         GLOBAL_VERSION.fetch_add(1, Ordering::Release);
+        bump_epoch();
     } else {
         enter_thread_scope(&scope);
     }
@@ -55,8 +77,24 @@ pub(crate) fn finish(scope: &Arc<Scope>) {
         global_scopes().retain(|s| !Arc::ptr_eq(s, scope));
         GLOBAL_VERSION.fetch_add(1, Ordering::Release);
     }
+    bump_epoch();
     exit_thread_scope(scope);
     scope.close_subscribers();
+}
+
+/// A new subscription to `scope` (a bounded one changes what the give path pushes to).
+pub(crate) fn subscribe(scope: &Scope, delivery: Delivery) -> Subscription {
+    let subscription = scope.subscribe(delivery);
+    if matches!(subscription, Subscription::Queue(_)) {
+        bump_epoch();
+    }
+    subscription
+}
+
+/// Ends a bounded subscription to `scope`.
+pub(crate) fn unsubscribe(scope: &Scope, subscriber: &Arc<Subscriber>) {
+    scope.unsubscribe(subscriber);
+    bump_epoch();
 }
 
 fn global_scopes() -> MutexGuard<'static, Vec<Arc<Scope>>> {
@@ -64,33 +102,32 @@ fn global_scopes() -> MutexGuard<'static, Vec<Arc<Scope>>> {
     GLOBAL_SCOPES.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// A scope as one thread sees it: with a cached copy of its subscriber list.
+/// A scope as one thread sees it: with a copy of its bounded subscriber list.
 struct Route {
     scope: Arc<Scope>,
-    /// The scope's version that `subscribers` was copied at (`u64::MAX`: never copied).
-    version: u64,
     subscribers: Subscribers,
 }
 
 impl Route {
     fn new(scope: Arc<Scope>) -> Self {
-        Self {
-            scope,
-            version: u64::MAX,
-            subscribers: Arc::default(),
-        }
+        let subscribers = scope.subscribers();
+        Self { scope, subscribers }
     }
 
-    /// The scope's feed and its bounded subscribers (the list refreshed if it changed).
-    #[inline]
-    fn targets(&mut self) -> (&Feed, &[Arc<Subscriber>]) {
-        let version = self.scope.version();
-        if version != self.version {
-            self.subscribers = self.scope.subscribers();
-            self.version = version;
-        }
-        (self.scope.feed(), &self.subscribers)
+    /// The route brought up to the scope's current subscriber list.
+    fn refresh(&mut self) {
+        self.subscribers = self.scope.subscribers();
     }
+}
+
+/// What a give on this thread does, decided when the routes last changed.
+enum Plan {
+    /// No open scope receives this thread's events.
+    Nobody,
+    /// One open scope, whose subscribers all read its feed: push there.
+    Feed(Arc<Scope>),
+    /// Several scopes, or bounded subscribers: the general walk.
+    Walk,
 }
 
 /// What one thread routes its events to.
@@ -100,26 +137,56 @@ struct Routes {
     /// A copy of the global scopes, valid for `global_version`.
     globals: Vec<Route>,
     global_version: u64,
+    /// The epoch `plan` was built at, or [`STALE`].
+    epoch: u64,
+    plan: Plan,
 }
 
 impl Routes {
-    /// Brings the routes up to date (the global list, finished thread scopes left); returns
-    /// whether any of them is open.
-    fn refresh(&mut self) -> bool {
+    /// The plan for this thread's gives, rebuilt if the epoch moved or this thread's scopes
+    /// changed.
+    #[inline]
+    fn plan(&mut self) -> &Plan {
+        let epoch = EPOCH.load(Ordering::Acquire);
+        if epoch != self.epoch {
+            self.rebuild(epoch);
+        }
+        &self.plan
+    }
+
+    /// Brings the routes up to date at `epoch`: the global list if it changed, finished thread
+    /// scopes left, every route's subscriber list, and the plan.
+    #[cold]
+    fn rebuild(&mut self, epoch: u64) {
         let version = GLOBAL_VERSION.load(Ordering::Acquire);
         if version != self.global_version {
             self.globals = global_scopes().iter().cloned().map(Route::new).collect();
             self.global_version = version;
         }
-        if self.stack.iter().any(|r| r.scope.is_finished()) {
-            self.stack.retain(|r| !r.scope.is_finished());
-        }
-        // The thread scopes left were open when looked at just now; a global scope leaves the
-        // list only at the next version, so it is looked at.
-        !self.stack.is_empty() || self.globals.iter().any(|r| !r.scope.is_finished())
+        self.stack.retain(|r| !r.scope.is_finished());
+        // A global scope leaves the list only at the next version: it is looked at.
+        self.globals.retain(|r| !r.scope.is_finished());
+        self.routes_mut().for_each(Route::refresh);
+        self.plan = match (self.stack.as_slice(), self.globals.as_slice()) {
+            ([], []) => Plan::Nobody,
+            ([only], []) | ([], [only]) if only.subscribers.is_empty() => {
+                Plan::Feed(only.scope.clone())
+            }
+            _ => Plan::Walk,
+        };
+        self.epoch = epoch;
     }
 
-    fn scopes(&self) -> impl Iterator<Item = &Arc<Scope>> {
+    /// Marks the plan stale: this thread's scopes changed. The plan's scope is let go now, so
+    /// a scope this thread left is not held until its next give.
+    fn invalidate(&mut self) {
+        self.epoch = STALE;
+        self.plan = Plan::Nobody;
+    }
+
+    /// The scopes a give reaches, brought up to date.
+    fn scopes(&mut self) -> impl Iterator<Item = &Arc<Scope>> {
+        let _ = self.plan();
         self.stack.iter().chain(&self.globals).map(|r| &r.scope)
     }
 
@@ -130,29 +197,31 @@ impl Routes {
 
 thread_local! {
     static ROUTES: RefCell<Routes> = const {
-        RefCell::new(Routes { stack: Vec::new(), globals: Vec::new(), global_version: 0 })
+        RefCell::new(Routes {
+            stack: Vec::new(),
+            globals: Vec::new(),
+            global_version: 0,
+            epoch: STALE,
+            plan: Plan::Nobody,
+        })
     };
 }
 
-/// Whether any scope this thread gives to (its own, then the global ones) meets `test`, the
-/// routes refreshed first.
+/// Whether any scope this thread gives to (its own, then the global ones) meets `test`.
 fn any_scope(test: impl Fn(&Scope) -> bool) -> bool {
     ROUTES
         .try_with(|routes| {
-            if let Ok(mut routes) = routes.try_borrow_mut() {
-                let _ = routes.refresh();
-            }
             routes
-                .try_borrow()
-                .is_ok_and(|routes| routes.scopes().any(|s| test(s)))
+                .try_borrow_mut()
+                .is_ok_and(|mut routes| routes.scopes().any(|s| test(s)))
         })
         .unwrap_or(false)
 }
 
-/// The give path, in one visit to this thread's routes: they are refreshed and checked for an
-/// open scope; only then is the event built — with the routes released, since a field
-/// expression may itself give — and delivered. Nothing is built when nobody on this thread
-/// (or globally) listens.
+/// The give path, in one visit to this thread's routes: the plan is checked (one load when
+/// nothing changed); only when someone reads is the event built — with the routes released,
+/// since a field expression may itself give — and delivered. Nothing is built when nobody on
+/// this thread (or globally) listens.
 #[inline]
 pub(crate) fn give(build: impl FnOnce() -> Event) {
     let _ = ROUTES.try_with(|routes| {
@@ -162,8 +231,10 @@ pub(crate) fn give(build: impl FnOnce() -> Event) {
             let Ok(mut table) = routes.try_borrow_mut() else {
                 return;
             };
-            if !table.refresh() {
-                return;
+            match table.plan() {
+                Plan::Nobody => return,
+                Plan::Feed(scope) if !scope.feed().has_readers() => return,
+                Plan::Feed(_) | Plan::Walk => {}
             }
         }
         deliver(routes, build());
@@ -172,35 +243,33 @@ pub(crate) fn give(build: impl FnOnce() -> Event) {
 
 /// Delivers `event` to the scopes of this thread and to the global scopes: once to each
 /// scope's feed (its lossless subscribers, however many), once to each bounded subscriber.
-/// The event itself goes to the last of them (one reference-count round trip less).
+#[inline]
 fn deliver(routes: &RefCell<Routes>, event: Event) {
     // Pushing runs no user code, so the routes cannot be borrowed here already.
     let Ok(mut routes) = routes.try_borrow_mut() else {
         return;
     };
-    // The common case, one scope on this thread with only lossless subscribers (a loop inside
-    // `given()` and its sinks), without the general walk's iterator chain.
-    let routes = &mut *routes;
-    if let ([route], []) = (routes.stack.as_mut_slice(), routes.globals.as_slice()) {
-        if route.scope.is_finished() {
-            return;
-        }
-        let (feed, subscribers) = route.targets();
-        if subscribers.is_empty() {
-            if feed.has_readers() {
-                feed.push(event, NO_SKIP);
-            }
-            return;
-        }
+    match routes.plan() {
+        Plan::Nobody => {}
+        // The common case, one scope with only lossless subscribers (a loop inside `given()`
+        // and its sinks), inline and without the general walk.
+        Plan::Feed(scope) => scope.feed().push(event, NO_SKIP),
+        Plan::Walk => walk(&mut routes, event),
     }
+}
+
+/// The general walk over every route: the event itself goes to the last target (one
+/// reference-count round trip less), a clone to each other.
+#[inline(never)]
+fn walk(routes: &mut Routes, event: Event) {
     let mut previous: Option<Target<'_>> = None;
     for route in routes.routes_mut() {
         if route.scope.is_finished() {
             continue;
         }
-        let (feed, subscribers) = route.targets();
+        let feed = route.scope.feed();
         let feed = feed.has_readers().then_some(Target::Feed(feed));
-        let queues = subscribers.iter().map(Target::Queue);
+        let queues = route.subscribers.iter().map(Target::Queue);
         for target in feed.into_iter().chain(queues) {
             if let Some(previous) = previous.replace(target) {
                 previous.push(event.clone());
@@ -244,7 +313,7 @@ pub(crate) fn dispatch_global(event: &Event, except: &[Arc<Scope>], skip: u64) {
             let Ok(mut routes) = routes.try_borrow_mut() else {
                 return false;
             };
-            let _ = routes.refresh();
+            let _ = routes.plan();
             routes
                 .globals
                 .iter()
@@ -270,22 +339,20 @@ pub(crate) fn has_global_scopes() -> bool {
     !global_scopes().is_empty()
 }
 
-/// `f` over this thread's open (not finished) scopes, outermost first; `R::default()` when
-/// the thread's routes are gone (thread exit) or being changed (a re-entrant call).
+/// `f` over this thread's open scopes, outermost first (as of the last change any thread
+/// published); `R::default()` when the thread's routes are gone (thread exit) or being changed
+/// (a re-entrant call).
 fn with_open_thread_scopes<R: Default>(
     f: impl FnOnce(&mut dyn Iterator<Item = &Arc<Scope>>) -> R,
 ) -> R {
     ROUTES
         .try_with(|routes| {
-            routes.try_borrow().map_or_else(
+            routes.try_borrow_mut().map_or_else(
                 |_| R::default(),
-                |r| {
-                    let mut open = r
-                        .stack
-                        .iter()
-                        .map(|r| &r.scope)
-                        .filter(|scope| !scope.is_finished());
-                    f(&mut open)
+                |mut routes| {
+                    // Brought up to date: finished scopes are gone from the stack.
+                    let _ = routes.plan();
+                    f(&mut routes.stack.iter().map(|r| &r.scope))
                 },
             )
         })
@@ -298,7 +365,8 @@ pub(crate) fn current_thread_scopes() -> Vec<Arc<Scope>> {
 }
 
 /// Whether `scope` is one of this thread's open scopes: [`current_thread_scopes`] without
-/// collecting them, for a probed call that asks it once per call.
+/// collecting them, for a probed call that asks it once per call (one load of the epoch and a
+/// comparison per scope while nothing changes).
 pub(crate) fn thread_is_in(scope: &Arc<Scope>) -> bool {
     with_open_thread_scopes(|mut open| Iterator::any(&mut open, |s| Arc::ptr_eq(s, scope)))
 }
@@ -316,6 +384,7 @@ pub(crate) fn enter_thread_scope(scope: &Arc<Scope>) -> bool {
                 false
             } else {
                 routes.stack.push(Route::new(scope.clone()));
+                routes.invalidate();
                 true
             }
         })
@@ -332,6 +401,7 @@ pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
                 .rposition(|r| Arc::ptr_eq(&r.scope, scope))
         {
             routes.stack.remove(at);
+            routes.invalidate();
         }
     });
 }

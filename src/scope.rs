@@ -3,7 +3,7 @@
 //! must drain before it finishes. Which threads give into a scope is
 //! [`routing`](crate::routing)'s business, not this module's.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use arc_swap::ArcSwap;
@@ -40,8 +40,6 @@ pub(crate) struct Scope {
     subscribers: ArcSwap<Vec<Arc<Subscriber>>>,
     /// Serialises changes of `subscribers` (a read-copy-update needs one writer at a time).
     changing: Mutex<()>,
-    /// Bumped on every change of `subscribers`, after the change.
-    version: AtomicU64,
     /// Derivations not yet drained, in the order they were made.
     derivations: Mutex<Vec<Derivation>>,
     stop: StopToken,
@@ -62,7 +60,6 @@ impl Scope {
             feed: Arc::new(Feed::new()),
             subscribers: ArcSwap::default(),
             changing: Mutex::new(()),
-            version: AtomicU64::new(0),
             derivations: Mutex::new(Vec::new()),
             stop: StopToken::new(),
             global,
@@ -79,11 +76,6 @@ impl Scope {
 
     pub(crate) fn stop_token(&self) -> &StopToken {
         &self.stop
-    }
-
-    /// The bounded subscriber list's version: it changes after every (un)subscription.
-    pub(crate) fn version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
     }
 
     /// A copy of the bounded subscriber list (a reference count, not a copy of the list).
@@ -116,7 +108,6 @@ impl Scope {
         let _changing = lock(&self.changing);
         let next = change(&self.subscribers.load());
         self.subscribers.store(Arc::new(next));
-        self.version.fetch_add(1, Ordering::Release);
     }
 
     /// A new lossless subscription: a reader of the feed, from now on (a finished scope's
@@ -125,7 +116,8 @@ impl Scope {
         self.feed.subscribe()
     }
 
-    /// A new subscription, receiving from now on.
+    /// A new subscription, receiving from now on; through
+    /// [`routing::subscribe`](crate::routing::subscribe), which tells the giving threads.
     pub(crate) fn subscribe(&self, delivery: Delivery) -> Subscription {
         if delivery == Delivery::Lossless {
             return Subscription::Feed(self.feed_reader());
@@ -143,6 +135,8 @@ impl Scope {
         Subscription::Queue(subscriber)
     }
 
+    /// Ends a bounded subscription; through
+    /// [`routing::unsubscribe`](crate::routing::unsubscribe), which tells the giving threads.
     pub(crate) fn unsubscribe(&self, subscriber: &Arc<Subscriber>) {
         self.update(|current| {
             current

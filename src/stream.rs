@@ -11,6 +11,7 @@ use futures::stream::FusedStream;
 use crate::Event;
 use crate::feed::{Feed, ReaderState};
 use crate::queue::{Delivery, Subscriber};
+use crate::routing;
 use crate::scope::{Scope, Subscription};
 
 /// The events of a scope, as an asynchronous [`Stream`]: what
@@ -220,7 +221,7 @@ impl Drop for EventStream {
         // A feed reader detaches when dropped (with this stream): its chunks are freed as
         // soon as no other reader holds them.
         if let Subscription::Queue(queue) = &self.source {
-            self.scope.unsubscribe(queue);
+            routing::unsubscribe(&self.scope, queue);
             queue.detach();
         }
     }

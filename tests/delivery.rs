@@ -163,3 +163,51 @@ fn dropping_a_stream_frees_its_queue_at_once_even_if_the_loop_never_gives_again(
     assert_eq!(alive.load(std::sync::atomic::Ordering::SeqCst), 0);
     gv.finish().unwrap();
 }
+
+/// A loop gives steadily into a scope whose only subscriber reads the feed (the give path's
+/// one-feed plan, decided once per change); a bounded subscription made on another thread in
+/// the middle must receive every event given after it was made, and a second lossless one
+/// made there too. The giving thread learns of the change through the routing epoch alone.
+#[test]
+fn subscriptions_made_on_another_thread_reach_a_loop_that_is_already_giving() {
+    const N: u64 = 10_000;
+    const AT: u64 = 4_000;
+    let gv = given();
+    let first = gv.stream();
+    let (later_bounded, later_lossless) = std::thread::scope(|scope| {
+        let (ask, asked) = std::sync::mpsc::channel::<()>();
+        let (answer, answered) = std::sync::mpsc::channel();
+        let gv = &gv;
+        let subscriber = scope.spawn(move || {
+            asked.recv().unwrap();
+            let streams = (gv.stream_with(Delivery::Bounded(N as usize)), gv.stream());
+            answer.send(()).unwrap();
+            streams
+        });
+        for i in 0..N {
+            if i == AT {
+                ask.send(()).unwrap();
+                answered.recv().unwrap();
+            }
+            give!(i);
+        }
+        subscriber.join().unwrap()
+    });
+    gv.finish().unwrap();
+    let collect = |stream: giving::EventStream| -> Vec<u64> {
+        futures::executor::block_on(stream.key::<u64>("i").collect())
+    };
+    for (stream, from, which) in [
+        (first, 0, "the first"),
+        (later_bounded, AT, "the later bounded"),
+        (later_lossless, AT, "the later lossless"),
+    ] {
+        let seen = collect(stream);
+        assert!(
+            seen.iter().copied().eq(from..N),
+            "{which} subscriber saw {} events ({:?}…), not {from}..{N}",
+            seen.len(),
+            seen.first()
+        );
+    }
+}
