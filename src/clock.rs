@@ -2,7 +2,7 @@
 //! anchored once to the wall clock, so a timestamp costs a counter read and a multiply instead
 //! of a `clock_gettime` call, and logs still carry absolute times.
 //!
-//! The anchor is one `(SystemTime, quanta::Instant)` pair taken when the clock is first used;
+//! The anchor is one `(SystemTime, raw counter reading)` pair taken when the clock is first used;
 //! every later reading is the anchor's wall time plus the counter's elapsed nanoseconds. So
 //! timestamps of one process never go backwards (a rate between two events is never negative),
 //! even if the wall clock is stepped while the process runs; in exchange they drift from the
@@ -14,8 +14,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 struct Anchored {
     clock: quanta::Clock,
-    /// The counter's reading at the anchor.
-    at: quanta::Instant,
+    /// The counter's raw reading at the anchor (ticks, scaled only as a difference).
+    at: u64,
     /// Nanoseconds since the Unix epoch at the anchor.
     wall: u64,
 }
@@ -32,7 +32,7 @@ fn anchored() -> &'static Anchored {
         // the clock is quanta's mock, which stands still at the anchor.
         #[cfg(miri)]
         let clock = quanta::Clock::mock().0;
-        let at = clock.now();
+        let at = clock.raw();
         let wall = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
@@ -102,10 +102,13 @@ impl From<Timestamp> for SystemTime {
 #[inline]
 pub(crate) fn now_nanos() -> u64 {
     let anchored = anchored();
-    let elapsed = anchored.clock.now().saturating_duration_since(anchored.at);
-    anchored
-        .wall
-        .saturating_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX))
+    // The raw counter and one scaling of the difference: going through `quanta::Instant`
+    // and `Duration` split the nanoseconds into seconds and back (a division and a u128
+    // multiply per event). A reading before the anchor (another core's counter) counts as 0.
+    let elapsed = anchored
+        .clock
+        .delta_as_nanos(anchored.at, anchored.clock.raw());
+    anchored.wall.saturating_add(elapsed)
 }
 
 /// Calibrates the clock now, so the first event given does not pay for it.

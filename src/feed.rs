@@ -37,8 +37,8 @@
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 #[cfg(not(all(test, giving_loom)))]
@@ -203,10 +203,9 @@ impl Feed {
         }
     }
 
+    #[inline]
     fn lock(&self) -> MutexGuard<'_, Tail> {
-        // Nothing user-supplied runs under this lock (no clone, no drop of an event), so it
-        // cannot be poisoned half-way through an update; recover anyway.
-        self.tail.lock().unwrap_or_else(PoisonError::into_inner)
+        sync::lock(&self.tail)
     }
 
     /// Whether a reader is attached (an event given now would be read).

@@ -3,20 +3,38 @@
 //! imported through here so that its loom models (`src/feed/loom_models.rs`) can swap in
 //! loom's checked versions: tokio's and crossbeam's pattern.
 //!
-//! In every ordinary build this is a plain re-export of `std`'s types, so production code
-//! compiles to exactly what it did when it named `std::sync` directly. Only a test build with
+//! In every ordinary build this is a plain re-export of `std`'s types (parking_lot's mutex),
+//! so production code compiles to exactly what it would naming them directly. Only a test build with
 //! `RUSTFLAGS="--cfg giving_loom"` takes loom's (they panic outside `loom::model`, so nothing else in
 //! such a build may run).
 
 #[cfg(not(all(test, giving_loom)))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+// parking_lot's: its lock and unlock are one atomic operation each inline, with no poison
+// flag to check on either side (the feed's append takes it once per event, and nothing
+// user-supplied runs under it, so there is nothing a poison flag would protect).
 #[cfg(not(all(test, giving_loom)))]
-pub(crate) use std::sync::{Mutex, MutexGuard};
+pub(crate) use parking_lot::{Mutex, MutexGuard};
 
 #[cfg(all(test, giving_loom))]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 #[cfg(all(test, giving_loom))]
 pub(crate) use loom::sync::{Mutex, MutexGuard};
+
+/// Locks `mutex`: parking_lot's cannot be poisoned; loom's (std's API) is recovered if it
+/// was, since nothing under the feed's lock can leave it half-updated.
+#[cfg(not(all(test, giving_loom)))]
+#[inline]
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock()
+}
+
+#[cfg(all(test, giving_loom))]
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 #[cfg(not(all(test, giving_loom)))]
 pub(crate) use std::sync::{Arc, OnceLock};
