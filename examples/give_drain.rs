@@ -1,5 +1,6 @@
 //! Profiling harness for the give path: `EVENTS` losses given on the main thread and drained
-//! on one other thread, by value or by reference, with `SUBSCRIBERS` lossless streams.
+//! on one other thread, by value or by reference, with `SUBSCRIBERS` lossless streams, or
+//! through the keyed pipeline of the peers bench (`pipe`: `key("loss").map.filter.min`).
 //! Run under `perf record` or callgrind: `cargo run --release --example give_drain -- ref 10`.
 use giving::prelude::*;
 use giving::{give, given};
@@ -10,7 +11,9 @@ const EVENTS: u64 = 2_000_000;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let by_ref = args.next().as_deref() == Some("ref");
+    let mode = args.next();
+    let by_ref = mode.as_deref() == Some("ref");
+    let pipe = mode.as_deref() == Some("pipe");
     let subscribers: usize = args.next().map_or(1, |n| n.parse().expect("a count"));
     let events: u64 = args.next().map_or(EVENTS, |n| n.parse().expect("a count"));
     for _round in 0..5 {
@@ -19,7 +22,16 @@ fn main() {
         let consumer = std::thread::spawn(move || {
             let drains = streams.into_iter().map(|mut stream| async move {
                 let mut n = 0u64;
-                if by_ref {
+                if pipe {
+                    let min = stream
+                        .key::<f64>("loss")
+                        .map(|l| l * 2.0)
+                        .filter(|l| *l > 0.5)
+                        .min()
+                        .await;
+                    black_box(min);
+                    n = events;
+                } else if by_ref {
                     while let Some(e) = stream.next_ref().await {
                         black_box(e);
                         n += 1;

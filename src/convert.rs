@@ -149,6 +149,7 @@ pub struct TypeMismatch {
 }
 
 impl TypeMismatch {
+    #[cold]
     fn new(expected: &'static str, value: &Value) -> Self {
         let actual = match value {
             Value::Null => "null".to_owned(),
@@ -185,7 +186,19 @@ pub trait FromValue: Sized {
 }
 
 /// Resolves a lazy value before conversion; a failed resolution reads as a mismatch naming it.
+/// Inline for the values that are there already (a pipeline converts one per event), the lazy
+/// case out of line.
+#[inline]
 fn resolve<'a>(value: &'a Value, expected: &'static str) -> Result<&'a Value, TypeMismatch> {
+    match value {
+        Value::Lazy(_) => resolve_lazy(value, expected),
+        ready => Ok(ready),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn resolve_lazy<'a>(value: &'a Value, expected: &'static str) -> Result<&'a Value, TypeMismatch> {
     value.resolved().map_err(|error| TypeMismatch {
         expected,
         actual: format!("lazy value that failed to resolve ({})", error.message()),
@@ -199,6 +212,7 @@ impl FromValue for Value {
 }
 
 impl FromValue for f64 {
+    #[inline]
     fn from_value(value: &Value) -> Result<Self, TypeMismatch> {
         match resolve(value, "f64")? {
             Value::F64(x) => Ok(*x),
@@ -210,6 +224,7 @@ impl FromValue for f64 {
 }
 
 impl FromValue for f32 {
+    #[inline]
     fn from_value(value: &Value) -> Result<Self, TypeMismatch> {
         match resolve(value, "f32")? {
             Value::F64(x) => Ok(*x as f32),
@@ -223,6 +238,7 @@ impl FromValue for f32 {
 macro_rules! from_value_int {
     ($($target:ty),*) => {$(
         impl FromValue for $target {
+            #[inline]
             fn from_value(value: &Value) -> Result<Self, TypeMismatch> {
                 let value = resolve(value, stringify!($target))?;
                 let converted = match value {
@@ -239,6 +255,7 @@ macro_rules! from_value_int {
 from_value_int!(i8, i16, i32, i64, isize, u8, u16, u32, u64, usize);
 
 impl FromValue for bool {
+    #[inline]
     fn from_value(value: &Value) -> Result<Self, TypeMismatch> {
         match resolve(value, "bool")? {
             Value::Bool(b) => Ok(*b),
