@@ -399,7 +399,10 @@ impl FeedReader {
                 None => return Found::Nothing,
             }
         }
-        let slot = &self.chunk.slots[self.pos];
+        debug_assert!(self.pos < CHUNK);
+        // SAFETY: `pos < CHUNK`, the length of every chunk's slots: it was moved to the next
+        // chunk above if it was at the end.
+        let slot = unsafe { self.chunk.slots.get_unchecked(self.pos) };
         if !slot.ready.load(Ordering::Acquire) {
             return Found::Nothing;
         }
@@ -422,8 +425,10 @@ impl FeedReader {
     /// needs `&mut self`, and the chunk cannot go before this reader leaves it.
     #[inline]
     pub(crate) fn current(&self) -> &Event {
-        debug_assert!(self.pos > 0, "no event taken");
-        let slot = &self.chunk.slots[self.pos - 1];
+        debug_assert!(self.pos > 0 && self.pos <= CHUNK, "no event taken");
+        // SAFETY: the cursor is just past the event taken, in the same chunk:
+        // `0 < pos <= CHUNK`, so `pos - 1` is a slot of it.
+        let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
         // SAFETY: `take` returned `Found::Event` for this slot (the cursor is past it, in the
         // same chunk): it is ready, so its event was written before and is never written again.
         unsafe { (*slot.event.get()).assume_init_ref() }

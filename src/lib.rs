@@ -81,7 +81,7 @@ pub use pipeline::{FinishError, Pipeline, PipelineError, panic_message};
 pub use probe::{Override, Probe, ProbeError};
 pub use queue::Delivery;
 pub use stop::StopToken;
-pub use stream::{EventStream, Lag};
+pub use stream::{EventStream, Lag, NextRef};
 pub use value::{LazyValue, ReadMany, Resolve, ResolveError, Value};
 pub use wrap::{Wrap, WrapMark, WrapStep};
 

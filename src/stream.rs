@@ -1,6 +1,7 @@
 //! [`EventStream`]: the asynchronous stream of a scope's events, draining one subscriber queue,
 //! and [`Lag`], which reads how far it has fallen behind.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -66,9 +67,8 @@ impl EventStream {
     /// });
     /// assert_eq!(steps, [0, 1, 2]);
     /// ```
-    pub async fn next_ref(&mut self) -> Option<&Event> {
-        let taken = std::future::poll_fn(|cx| self.poll_advance(cx)).await;
-        taken.then(|| self.current())
+    pub fn next_ref(&mut self) -> NextRef<'_> {
+        NextRef { stream: Some(self) }
     }
 
     /// Polls for the next event and lends it in place (see [`next_ref`](Self::next_ref)):
@@ -193,6 +193,38 @@ impl EventStream {
             Subscription::Queue(queue) => LagSource::Queue(queue.clone()),
         };
         Lag { source }
+    }
+}
+
+/// The future [`EventStream::next_ref`] returns: the next event lent in place, or `None` once
+/// the stream has ended. A named future rather than an `async fn`'s, so that a loop draining a
+/// stream by reference polls one small state per event.
+#[must_use = "futures do nothing unless polled"]
+#[derive(Debug)]
+pub struct NextRef<'a> {
+    /// The stream, until the event (or the end) is handed out.
+    stream: Option<&'a mut EventStream>,
+}
+
+impl<'a> Future for NextRef<'a> {
+    type Output = Option<&'a Event>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<&'a Event>> {
+        let stream = self
+            .stream
+            .take()
+            .expect("NextRef polled after it completed");
+        match stream.poll_advance(cx) {
+            Poll::Ready(taken) => {
+                let stream: &'a EventStream = stream;
+                Poll::Ready(taken.then(|| stream.current()))
+            }
+            Poll::Pending => {
+                self.stream = Some(stream);
+                Poll::Pending
+            }
+        }
     }
 }
 
