@@ -45,6 +45,11 @@ pub(crate) struct ActiveFrame {
     plan: Option<Arc<SitePlan>>,
     /// The plan's `wanted`, copied here: what each hook tests.
     wanted: u64,
+    /// The plan's `alone`, copied here: the hooks that give lone `f > x` events directly.
+    alone: u64,
+    /// The plan's `nests`: whether a released frame has enclosing frames or open wrappers to
+    /// drop from its matches.
+    nests: bool,
     /// Whether other frames may read `state` (the plan's `is_outer`): the frame is then on the
     /// thread's stack, where nested calls find it, possibly from another thread (an `async fn`
     /// moved between threads, a task spawned with `carry`), and every access takes `lock`.
@@ -202,6 +207,8 @@ impl ActiveFrame {
                 site,
                 plan: None,
                 wanted: 0,
+                alone: 0,
+                nests: false,
                 shared: false,
                 lock: Mutex::new(()),
                 state: UnsafeCell::new(State::default()),
@@ -224,6 +231,8 @@ impl ActiveFrame {
             state.matches.extend((0..plan.lasts.len()).map(Match::new));
             state.values.resize(plan.kept, None);
             this.wanted = plan.wanted;
+            this.alone = plan.alone;
+            this.nests = plan.nests;
             this.shared = plan.is_outer;
         }
         let plan = this.plan.as_ref().expect("loaded above");
@@ -249,9 +258,11 @@ impl ActiveFrame {
         };
         let state = this.state.get_mut();
         state.values.iter_mut().for_each(|v| *v = None);
-        for m in &mut state.matches {
-            m.parents.clear();
-            m.open.clear();
+        if this.nests {
+            for m in &mut state.matches {
+                m.parents.clear();
+                m.open.clear();
+            }
         }
         if this
             .plan
@@ -311,8 +322,46 @@ impl ActiveFrame {
     #[inline(always)]
     pub(super) fn set(&self, index: usize, type_name: &'static str, value: impl FnOnce() -> Value) {
         if self.wants(index) {
-            self.record(index, type_name, value());
+            if index < 64 && self.alone >> index & 1 != 0 {
+                self.give_alone(index, value());
+            } else {
+                self.record(index, type_name, value());
+            }
         }
+    }
+
+    /// [`ActiveFrame::set`] of a variable whose only events are lone `f > x` probes' on it
+    /// (the plan's `alone`): each is `{x}`, built straight from the value, which moves into
+    /// the last one.
+    #[inline(never)]
+    fn give_alone(&self, index: usize, value: Value) {
+        let plan = self.plan();
+        self.with_state(|state| {
+            let mut pending: Option<(&LastPlan, &'static str)> = None;
+            for m in state.matches.iter().filter(|m| m.active) {
+                let last = &plan.lasts[m.last];
+                if let Some((at, key)) = last.alone
+                    && at == index
+                    && let Some((earlier, earlier_key)) = pending.replace((last, key))
+                {
+                    self.give_one(earlier, earlier_key, value.clone());
+                }
+            }
+            if let Some((last, key)) = pending {
+                self.give_one(last, key, value);
+            }
+        });
+    }
+
+    /// Gives `last`'s probe the event `{key: value}`.
+    #[inline(always)]
+    fn give_one(&self, last: &LastPlan, key: &'static str, value: Value) {
+        // The sender drops it if the stream is gone.
+        last.probe.send(Event::from_fields(
+            std::iter::once((Key::Borrowed(key), value)),
+            Timestamp::now(),
+            self.origin(),
+        ));
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.
