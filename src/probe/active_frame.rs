@@ -21,6 +21,9 @@ use crate::field::Field;
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Timestamp, Value, WrapStep};
 
+#[cfg(test)]
+mod tests;
+
 /// Frames kept for reuse per thread, at most: enough for the nesting of probed calls a loop
 /// makes, few enough that an idle thread holds little.
 const POOLED: usize = 32;
@@ -110,14 +113,20 @@ impl Match {
 
     /// Matches the probe `last` against this call: the enclosing frames, and whether the
     /// calling thread's events reach the probe's scope. Returns whether it reports.
+    #[inline(always)]
     fn rematch(&mut self, last: &LastPlan) -> bool {
-        let outer = &last.probe.elements[..last.probe.elements.len() - 1];
+        let outer = last
+            .probe
+            .elements
+            .split_last()
+            .map_or(&[][..], |(_, outer)| outer);
         self.active = (outer.is_empty() || self.find_parents(outer)) && (last.probe.receives)();
         self.active
     }
 
     /// Takes the nearest enclosing frame of each outer function, innermost first: each must
     /// enclose the next one.
+    #[inline(never)]
     fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
         let parents = &mut self.parents;
         let found = STACK
@@ -187,6 +196,7 @@ fn capture(
 impl ActiveFrame {
     /// A frame for a call of `site`, matched against the probes of its plan; `None` when no
     /// probe reports from it and it need not be found by nested calls.
+    #[inline(always)]
     pub(super) fn acquire(site: &'static Site) -> Option<Arc<ActiveFrame>> {
         let epoch = site.epoch();
         // This site's frame if the pool has one (its plan and matches may still hold), else
@@ -202,56 +212,97 @@ impl ActiveFrame {
             })
             .ok()
             .flatten();
-        let mut frame = pooled.unwrap_or_else(|| {
-            Arc::new(ActiveFrame {
-                site,
-                plan: None,
-                wanted: 0,
-                alone: 0,
-                nests: false,
-                shared: false,
-                lock: Mutex::new(()),
-                state: UnsafeCell::new(State::default()),
-            })
-        });
+        let mut frame = pooled.unwrap_or_else(|| ActiveFrame::new(site));
         let this = Arc::get_mut(&mut frame).expect("a pooled frame has no other owner");
         let current =
             std::ptr::eq(this.site, site) && this.plan.as_ref().is_some_and(|p| p.epoch == epoch);
-        if !current {
-            this.site = site;
-            this.plan = site.plan.load_full();
-            let state = this.state.get_mut();
-            state.matches.clear();
-            state.values.clear();
-            let Some(plan) = &this.plan else {
-                Self::release(frame);
-                return None;
-            };
-            // The pooled buffers keep their capacity: no allocation once the pool is warm.
-            state.matches.extend((0..plan.lasts.len()).map(Match::new));
-            state.values.resize(plan.kept, None);
-            this.wanted = plan.wanted;
-            this.alone = plan.alone;
-            this.nests = plan.nests;
-            this.shared = plan.is_outer;
+        if !current && !this.load(site) {
+            Self::set_aside(frame);
+            return None;
         }
         let plan = this.plan.as_ref().expect("loaded above");
         let state = this.state.get_mut();
         let mut reports = false;
-        for m in &mut state.matches {
-            reports |= m.rematch(&plan.lasts[m.last]);
+        for (m, last) in state.matches.iter_mut().zip(&plan.lasts) {
+            reports |= m.rematch(last);
         }
         if !reports && !plan.is_outer {
-            Self::release(frame);
+            Self::set_aside(frame);
             return None;
         }
         Some(frame)
+    }
+
+    /// A frame with no plan yet, for the pool to keep once released.
+    #[cold]
+    #[inline(never)]
+    fn new(site: &'static Site) -> Arc<ActiveFrame> {
+        Arc::new(ActiveFrame {
+            site,
+            plan: None,
+            wanted: 0,
+            alone: 0,
+            nests: false,
+            shared: false,
+            lock: Mutex::new(()),
+            state: UnsafeCell::new(State::default()),
+        })
+    }
+
+    /// Loads `site`'s current plan into this frame, whose own is stale or of another site,
+    /// with one match per probe; `false` when no probe names the site any more. Also drops
+    /// the stale plans of the other frames in this thread's pool: the probe set changed, and
+    /// a pooled frame of a function no longer probed is otherwise only reused (and its plan
+    /// dropped) when that function is probed again.
+    #[cold]
+    #[inline(never)]
+    fn load(&mut self, site: &'static Site) -> bool {
+        let _ = POOL.try_with(|pool| {
+            if let Ok(mut pool) = pool.try_borrow_mut() {
+                pool.iter_mut()
+                    .filter_map(Arc::get_mut)
+                    .filter(|f| f.plan.as_ref().is_some_and(|p| p.epoch != f.site.epoch()))
+                    .for_each(ActiveFrame::forget_plan);
+            }
+        });
+        self.site = site;
+        self.plan = site.plan.load_full();
+        let state = self.state.get_mut();
+        state.matches.clear();
+        state.values.clear();
+        let Some(plan) = &self.plan else {
+            return false;
+        };
+        // The pooled buffers keep their capacity: no allocation once the pool is warm.
+        state.matches.extend((0..plan.lasts.len()).map(Match::new));
+        state.values.resize(plan.kept, None);
+        self.wanted = plan.wanted;
+        self.alone = plan.alone;
+        self.nests = plan.nests;
+        self.shared = plan.is_outer;
+        true
+    }
+
+    /// Drops the plan (and the probes it names) and what depended on it.
+    fn forget_plan(&mut self) {
+        self.plan = None;
+        let state = self.state.get_mut();
+        state.matches.clear();
+        state.values.clear();
+    }
+
+    /// [`ActiveFrame::release`] of a frame that reports nothing, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn set_aside(frame: Arc<ActiveFrame>) {
+        Self::release(frame);
     }
 
     /// Returns a frame to this thread's pool once no nested call holds it, dropping the values
     /// it holds (they may be tensors) and the enclosing frames it matched. It keeps its plan
     /// for the next call of its function while that plan is current; a stale plan is dropped,
     /// so that the probes it names are not kept alive by the pool.
+    #[inline(always)]
     pub(super) fn release(mut frame: Arc<ActiveFrame>) {
         let Some(this) = Arc::get_mut(&mut frame) else {
             return;
@@ -269,9 +320,7 @@ impl ActiveFrame {
             .as_ref()
             .is_some_and(|p| p.epoch != this.site.epoch())
         {
-            this.plan = None;
-            state.matches.clear();
-            state.values.clear();
+            this.forget_plan();
         }
         let _ = POOL.try_with(|pool| {
             if let Ok(mut pool) = pool.try_borrow_mut()

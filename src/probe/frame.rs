@@ -147,17 +147,25 @@ impl Frame {
 }
 
 impl Drop for Frame {
+    #[inline(always)]
     fn drop(&mut self) {
         if let Some(active) = self.active.take() {
-            if !std::thread::panicking() {
-                active.set(EXIT, "", || Value::Bool(true));
-            }
-            if self.pushed {
-                pop_frame(&active);
-            }
-            ActiveFrame::release(active);
+            leave(active, self.pushed);
         }
     }
+}
+
+/// The end of a probed call: `#exit` (unless it unwinds), off the thread's stack, back to the
+/// pool.
+#[inline(never)]
+fn leave(active: Arc<ActiveFrame>, pushed: bool) {
+    if !std::thread::panicking() {
+        active.set(EXIT, "", || Value::Bool(true));
+    }
+    if pushed {
+        pop_frame(&active);
+    }
+    ActiveFrame::release(active);
 }
 
 impl std::fmt::Debug for Frame {
