@@ -174,23 +174,34 @@ fn capture(
     plan: &SitePlan,
     values: &[Option<(Value, &'static str)>],
 ) -> bool {
-    for slot in slots.iter().filter(|s| s.role == Role::Context) {
-        let kept = plan.slot(slot.index).and_then(|at| values.get(at));
-        match kept.and_then(Option::as_ref) {
-            Some((value, type_name)) => {
-                if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
-                    continue;
-                }
-                if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
-                    return false;
-                }
-                fields.push((Key::Borrowed(slot.key), value.clone()));
+    slots
+        .iter()
+        .filter(|s| s.role == Role::Context)
+        .all(|slot| capture_one(fields, slot, plan, values))
+}
+
+/// [`capture`] of one context slot.
+#[inline(always)]
+fn capture_one(
+    fields: &mut Vec<Field>,
+    slot: &Slot,
+    plan: &SitePlan,
+    values: &[Option<(Value, &'static str)>],
+) -> bool {
+    let kept = plan.slot(slot.index).and_then(|at| values.get(at));
+    match kept.and_then(Option::as_ref) {
+        Some((value, type_name)) => {
+            if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
+                return true;
             }
-            None if slot.condition.is_some() => return false,
-            None => {}
+            if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
+                return false;
+            }
+            fields.push((Key::Borrowed(slot.key), value.clone()));
+            true
         }
+        None => slot.condition.is_none(),
     }
-    true
 }
 
 impl ActiveFrame {
@@ -565,6 +576,10 @@ impl ActiveFrame {
         }
         for parent in &m.parents {
             let outer = &last.probe.elements[parent.element].sites[parent.at];
+            // `outer > f > x` reads nothing of `outer`: no lock to take.
+            if outer.slots.is_empty() {
+                continue;
+            }
             let frame = &parent.frame;
             if !frame.with_state(|state| capture(fields, &outer.slots, frame.plan(), &state.values))
             {
@@ -579,7 +594,8 @@ impl ActiveFrame {
             {
                 fields.push((Key::Borrowed(slot.key), value.clone()));
                 pushed_given = true;
-            } else if !capture(fields, std::slice::from_ref(slot), self.plan(), values) {
+            } else if slot.role == Role::Context && !capture_one(fields, slot, self.plan(), values)
+            {
                 return;
             }
         }
