@@ -396,26 +396,41 @@ impl ActiveFrame {
     #[inline(never)]
     fn give_alone(&self, index: usize, value: Value) {
         let plan = self.plan();
-        self.with_state(|state| {
-            let mut pending: Option<(&LastPlan, &'static str)> = None;
-            for m in state.matches.iter().filter(|m| m.active) {
-                let last = &plan.lasts[m.last];
-                if let Some((at, key)) = last.alone
-                    && at == index
-                    && let Some((earlier, earlier_key)) = pending.replace((last, key))
-                {
-                    self.give_one(earlier, earlier_key, value.clone());
-                }
-            }
-            if let Some((last, key)) = pending {
-                self.give_one(last, key, value);
-            }
+        let gives = |last: &LastPlan| last.alone.is_some_and(|(at, _)| at == index);
+        // Which probes this call reports to, looked up without the value: it moves into the
+        // event afterwards, outside the frame's state (and its lock, if shared).
+        let (first, more) = self.with_state(|state| {
+            let mut reporting = state
+                .matches
+                .iter()
+                .filter(|m| m.active && gives(&plan.lasts[m.last]));
+            (reporting.next().map(|m| m.last), reporting.next().is_some())
         });
+        let Some(first) = first else {
+            return;
+        };
+        if more {
+            let lasts: Vec<usize> = self.with_state(|state| {
+                state
+                    .matches
+                    .iter()
+                    .filter(|m| m.active && gives(&plan.lasts[m.last]))
+                    .map(|m| m.last)
+                    .collect()
+            });
+            for &last in &lasts[1..] {
+                self.give_one(&plan.lasts[last], value.clone());
+            }
+        }
+        self.give_one(&plan.lasts[first], value);
     }
 
-    /// Gives `last`'s probe the event `{key: value}`.
+    /// Gives `last`'s probe, a lone `f > x`, the event `{x: value}`.
     #[inline(always)]
-    fn give_one(&self, last: &LastPlan, key: &'static str, value: Value) {
+    fn give_one(&self, last: &LastPlan, value: Value) {
+        let Some((_, key)) = last.alone else {
+            return;
+        };
         // The sender drops it if the stream is gone.
         last.probe.send(Event::from_fields(
             std::iter::once((Key::Borrowed(key), value)),
