@@ -53,6 +53,8 @@ pub(crate) struct ActiveFrame {
     /// The plan's `nests`: whether a released frame has enclosing frames or open wrappers to
     /// drop from its matches.
     nests: bool,
+    /// The plan's `argument_triggers`: whether binding the arguments gives events.
+    argument_triggers: bool,
     /// Whether other frames may read `state` (the plan's `is_outer`): the frame is then on the
     /// thread's stack, where nested calls find it, possibly from another thread (an `async fn`
     /// moved between threads, a task spawned with `carry`), and every access takes `lock`.
@@ -254,6 +256,7 @@ impl ActiveFrame {
             wanted: 0,
             alone: 0,
             nests: false,
+            argument_triggers: false,
             shared: false,
             lock: Mutex::new(()),
             state: UnsafeCell::new(State::default()),
@@ -290,6 +293,7 @@ impl ActiveFrame {
         self.wanted = plan.wanted;
         self.alone = plan.alone;
         self.nests = plan.nests;
+        self.argument_triggers = plan.argument_triggers;
         self.shared = plan.is_outer;
         true
     }
@@ -478,7 +482,7 @@ impl ActiveFrame {
     /// Every argument is bound: the events of those that trigger some.
     #[inline(always)]
     pub(super) fn arguments_bound(&self, indices: std::ops::Range<usize>) {
-        if self.plan().argument_triggers {
+        if self.argument_triggers {
             self.trigger_arguments(indices);
         }
     }

@@ -39,6 +39,14 @@ impl Frame {
         Self::enter_active(site, true)
     }
 
+    /// Enters a call of a sync function whose caller just saw that some probe names it
+    /// ([`is_active`]): the instrumented copy of its body, out of line.
+    #[inline(always)]
+    pub fn enter_probed(site: &'static Site) -> Frame {
+        // Should the last probe have ended since, the plan says so and the frame is inactive.
+        Self::enter_active(site, true)
+    }
+
     /// Enters a call of an async function (at its first poll).
     #[inline(always)]
     pub fn enter_async(site: &'static Site) -> Frame {
