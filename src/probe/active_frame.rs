@@ -450,10 +450,10 @@ impl ActiveFrame {
         self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
             (Some(at), true) => {
                 state.values[at] = Some((value.clone(), type_name));
-                self.trigger(state, index, value, type_name);
+                self.trigger(state, index, &value, type_name);
             }
             (Some(at), false) => state.values[at] = Some((value, type_name)),
-            (None, _) => self.trigger(state, index, value, type_name),
+            (None, _) => self.trigger(state, index, &value, type_name),
         });
     }
 
@@ -494,46 +494,33 @@ impl ActiveFrame {
             for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
                 let bound = plan.slot(index).and_then(|at| state.values[at].clone());
                 if let Some((value, type_name)) = bound {
-                    self.trigger(state, index, value, type_name);
+                    self.trigger(state, index, &value, type_name);
                 }
             }
         });
     }
 
     /// The events variable `index`'s new `value` gives.
-    fn trigger(&self, state: &mut State, index: usize, value: Value, type_name: &'static str) {
+    fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
         let State {
             values,
             matches,
             scratch,
         } = state;
-        // The value moves into the last match's event; earlier ones take copies.
-        let mut value = Some(value);
-        let count = matches.len();
-        for (i, m) in matches.iter_mut().enumerate().filter(|(_, m)| m.active) {
+        for m in matches.iter_mut().filter(|m| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
                 continue;
             }
-            if let Some((alone, key)) = last.alone {
+            if let Some((alone, _)) = last.alone {
+                // Beside probes that read more of the frame (a variable only lone probes read
+                // takes `give_alone` instead).
                 if alone == index {
-                    let value = if i + 1 == count {
-                        value.take()
-                    } else {
-                        value.clone()
-                    };
-                    let field = (Key::Borrowed(key), value.expect("taken by the last match"));
-                    let time = Timestamp::now();
-                    last.probe.send(Event::from_fields(
-                        std::iter::once(field),
-                        time,
-                        self.origin(),
-                    ));
+                    self.give_one(last, value.clone());
                 }
                 continue;
             }
-            let value = value.as_ref().expect("taken by the last match only");
             let slots = &last.slots().slots;
             let has_focus = last.slots().has_focus;
             let is_end = last.slots().has_end;
