@@ -4,9 +4,13 @@
 //!
 //! ```text
 //! cargo build --release --example probe_overhead
-//! valgrind --tool=callgrind --callgrind-out-file=probe.out target/release/examples/probe_overhead
-//! callgrind_annotate --inclusive=yes probe.out | grep -E 'step_|sum_'
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='probe_overhead::step_multi' \
+//!     --callgrind-out-file=probe.out target/release/examples/probe_overhead
+//! callgrind_annotate probe.out | grep 'PROGRAM TOTALS'
 //! ```
+//!
+//! (one run per function, `probe_steps::step_probed` and the others named in full: the total
+//! is then everything run inside it).
 //!
 //! Each `step_` function is called `CALLS` times, except those that give an event per call
 //! (`step_probed` under `step_probed > z`, `step_multi` under `step_multi(x) > z`,

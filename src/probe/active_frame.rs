@@ -6,7 +6,13 @@
 //! A released frame keeps its plan and its matches: the next call of the same function on the
 //! same thread reuses them when the site's epoch still is the plan's (one atomic load and a
 //! compare), and only redoes what depends on the call (the enclosing frames, the thread's
-//! scopes).
+//! scopes). A plan it no longer matches (the probe set changed) is dropped when the frame is
+//! released or reused, and by any reload of a plan on its thread: a pool keeps an ended probe
+//! alive only until its thread's next reload (or exit).
+//!
+//! A variable that only lone `f > x` probes read gives their events straight from its hook
+//! (`give_alone`); any other goes through the frame's record, the kept values and the trigger
+//! loop over the plan's probes.
 
 use std::cell::{RefCell, UnsafeCell};
 use std::collections::BTreeMap;
