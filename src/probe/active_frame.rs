@@ -219,10 +219,13 @@ impl ActiveFrame {
     pub(super) fn acquire(site: &'static Site) -> Option<Arc<ActiveFrame>> {
         let epoch = site.epoch();
         // This site's frame if the pool has one (its plan and matches may still hold), else
-        // any.
+        // any. A loop calling the function finds it on top, where the last call left it.
         let pooled = POOL
             .try_with(|pool| {
                 let mut pool = pool.try_borrow_mut().ok()?;
+                if pool.last().is_some_and(|f| std::ptr::eq(f.site, site)) {
+                    return pool.pop();
+                }
                 let at = pool
                     .iter()
                     .rposition(|f| std::ptr::eq(f.site, site))
