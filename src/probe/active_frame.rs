@@ -510,6 +510,7 @@ impl ActiveFrame {
     }
 
     /// The events variable `index`'s new `value` gives.
+    #[inline(always)]
     fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
         let State {
