@@ -38,10 +38,11 @@ static OTHER: Site = Site::new(SiteInfo {
 });
 inventory::submit! { SiteRef(&OTHER) }
 
-/// A call of `site` that assigns its variable `v`, as the `#[probe]` expansion does.
+/// A call of `site`, which the probes below match: its frame is taken from the pool and
+/// returned to it. (It gives no event: `v` is not assigned, so no clock is read, which Miri's
+/// isolation refuses.)
 fn call(site: &'static Site) {
-    let frame = Frame::enter(site);
-    frame.var(4, &1.0_f64);
+    drop(Frame::enter(site));
 }
 
 fn register(selector: &str) -> Arc<ActiveProbe> {
@@ -65,7 +66,6 @@ fn a_pooled_frame_lets_go_of_an_ended_probe_at_its_threads_next_change_of_plan()
         // Nested, so that the pool keeps a frame of each (a frame goes to the pool only when
         // its call returns, and the next call of any function may reuse it).
         let outer = Frame::enter(&KEPT);
-        outer.var(4, &1.0_f64);
         call(&OTHER);
         drop(outer);
         kept.unregister();
