@@ -1,8 +1,9 @@
 //! The cost of `#[probe]` when nobody probes: an annotated hot function against the same
 //! function plain, per call (a small function, where the call's one relaxed load is the
 //! largest share) and over a loop of 1,000 items (where each binding and iteration has its
-//! hook). And the cost while a probe is active, beside the same function giving the same
-//! event by hand with `give!` (both streams drained by a pipeline, as a user's would be).
+//! hook). And the cost while a probe is active (`f > x`, and the forms that read more:
+//! `f(a) > x`, `outer > f > x`), beside the same function giving the same event by hand with
+//! `give!` (every stream drained by a pipeline, as a user's would be).
 //!
 //! Run: `cargo bench --bench probe`. Exact instruction counts, which do not depend on the
 //! machine's load: `valgrind --tool=callgrind` on the bench binary with `--bench --profile-time`
@@ -10,6 +11,8 @@
 
 // criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
 #![expect(missing_docs)]
+// A probe observes named bindings: returning one is the point of these functions.
+#![allow(clippy::let_and_return)]
 
 use std::hint::black_box;
 
@@ -20,6 +23,35 @@ use giving::prelude::*;
 #[path = "workloads/probe_steps.rs"]
 mod probe_steps;
 use probe_steps::*;
+
+/// `step_annotated` again, for a probe that also reads an argument: `step_multi(x) > z`.
+#[giving::probe]
+#[inline(never)]
+fn step_multi(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+/// `step_annotated` again, called from `outer_loop`, for `outer_loop > step_inner > z`.
+#[giving::probe]
+#[inline(never)]
+fn step_inner(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+/// Calls `step_inner` `n` times: the enclosing function of `outer_loop > step_inner > z`.
+#[giving::probe]
+#[inline(never)]
+fn outer_loop(n: u64) -> f64 {
+    let mut total = 0.0;
+    for i in 0..n {
+        total += step_inner(black_box(i as f64));
+    }
+    total
+}
 
 fn per_call(c: &mut Criterion) {
     let mut group = c.benchmark_group("probe/per call");
@@ -41,6 +73,25 @@ fn per_call(c: &mut Criterion) {
     });
     gv.finish().unwrap();
     assert!(probed.join().unwrap() > 0);
+    // The probe forms that read more than the focus: an argument beside it, an enclosing call.
+    let gv = given();
+    let multi = gv.spawn(gv.probe("step_multi(x) > z").unwrap().count());
+    group.bench_function("annotated, probed f(a) > x (event per call)", |b| {
+        b.iter(|| step_multi(black_box(2.0)))
+    });
+    gv.finish().unwrap();
+    assert!(multi.join().unwrap() > 0);
+    let gv = given();
+    let nested = gv.spawn(gv.probe("outer_loop > step_inner > z").unwrap().count());
+    group.bench_function("annotated, probed outer > f > x (event per call)", |b| {
+        b.iter_custom(|iterations| {
+            let start = std::time::Instant::now();
+            black_box(outer_loop(iterations));
+            start.elapsed()
+        })
+    });
+    gv.finish().unwrap();
+    assert!(nested.join().unwrap() > 0);
     let gv = given();
     let given_by_hand = gv.spawn(gv.stream().count());
     group.bench_function("plain, give! by hand (event per call)", |b| {

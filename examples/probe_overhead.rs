@@ -4,13 +4,21 @@
 //!
 //! ```text
 //! cargo build --release --example probe_overhead
-//! valgrind --tool=callgrind --callgrind-out-file=probe.out target/release/examples/probe_overhead
-//! callgrind_annotate --inclusive=yes probe.out | grep -E 'step_|sum_'
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='probe_overhead::step_multi' \
+//!     --callgrind-out-file=probe.out target/release/examples/probe_overhead
+//! callgrind_annotate probe.out | grep 'PROGRAM TOTALS'
 //! ```
 //!
-//! Each `step_` function is called `CALLS` times, except the two that give an event per call
-//! (`step_probed` under a probe, `step_given`), called `EVENTS` times; divide a function's
-//! inclusive count by its calls.
+//! (one run per function, `probe_steps::step_probed` and the others named in full: the total
+//! is then everything run inside it).
+//!
+//! Each `step_` function is called `CALLS` times, except those that give an event per call
+//! (`step_probed` under `step_probed > z`, `step_multi` under `step_multi(x) > z`,
+//! `step_inner` under `outer_loop > step_inner > z`, and `step_given`), called `EVENTS` times;
+//! divide a function's inclusive count by its calls.
+
+// A probe observes named bindings: returning one is the point of these functions.
+#![allow(clippy::let_and_return)]
 
 use std::hint::black_box;
 
@@ -20,6 +28,35 @@ use giving::prelude::*;
 #[path = "../benches/workloads/probe_steps.rs"]
 mod probe_steps;
 use probe_steps::*;
+
+/// `step_probed` again, for a probe that also reads an argument: `step_multi(x) > z`.
+#[giving::probe]
+#[inline(never)]
+fn step_multi(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+/// `step_probed` again, called from `outer_loop`, for `outer_loop > step_inner > z`.
+#[giving::probe]
+#[inline(never)]
+fn step_inner(x: f64) -> f64 {
+    let y = x * 1.000_1 + 0.5;
+    let z = y.sqrt();
+    z
+}
+
+/// Calls `step_inner` `n` times: the enclosing function of `outer_loop > step_inner > z`.
+#[giving::probe]
+#[inline(never)]
+fn outer_loop(n: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..n {
+        total += step_inner(black_box(i as f64));
+    }
+    total
+}
 
 const CALLS: usize = 1_000_000;
 const EVENTS: usize = 100_000;
@@ -48,12 +85,24 @@ fn main() {
     }
     gv.finish().unwrap();
     let gv = given();
+    let multi = gv.spawn(gv.probe("step_multi(x) > z").unwrap().count());
+    for i in 0..EVENTS {
+        total += step_multi(black_box(i as f64));
+    }
+    gv.finish().unwrap();
+    let gv = given();
+    let nested = gv.spawn(gv.probe("outer_loop > step_inner > z").unwrap().count());
+    total += outer_loop(black_box(EVENTS));
+    gv.finish().unwrap();
+    let gv = given();
     let given_by_hand = gv.spawn(gv.stream().count());
     for i in 0..EVENTS {
         total += step_given(black_box(i as f64));
     }
     gv.finish().unwrap();
     assert_eq!(probed.join().unwrap(), EVENTS);
+    assert_eq!(multi.join().unwrap(), EVENTS);
+    assert_eq!(nested.join().unwrap(), EVENTS);
     assert_eq!(given_by_hand.join().unwrap(), EVENTS);
     println!("{total}");
 }

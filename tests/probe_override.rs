@@ -153,3 +153,25 @@ fn a_mutable_binding_is_overridden_where_it_is_bound() {
     drop(half);
     assert_eq!(rescale(10.0), 30.0);
 }
+
+/// A dropped override lets go of its closure (and what it captured) at once, although the
+/// thread's pooled frame may keep the plan that named its probe.
+#[test]
+fn a_dropped_override_drops_its_closure() {
+    let captured = Arc::new(());
+    let gv = given();
+    let held = captured.clone();
+    let halve = gv
+        .probe("rescale > scale")
+        .unwrap()
+        .override_with(move |s: f64| {
+            let _ = &held;
+            s / 2.0
+        })
+        .unwrap();
+    assert_eq!(rescale(10.0), 20.0);
+    assert_eq!(Arc::strong_count(&captured), 2);
+    drop(halve);
+    assert_eq!(Arc::strong_count(&captured), 1);
+    gv.finish().unwrap();
+}

@@ -802,3 +802,25 @@ fn a_pooled_frame_still_checks_the_calling_threads_scope() {
     reused(11);
     assert_eq!(events(gv, probe), ["b=11", "b=12"]);
 }
+
+/// Lone `f > x` probes take a shortcut (their event built straight from the value): two of
+/// them on one variable both get it, and beside a probe that also reads the frame (`f(a) > x`)
+/// or ends at `#exit`, every probe still gets its own event.
+#[test]
+fn lone_probes_share_a_variable_with_each_other_and_with_fuller_probes() {
+    let gv = given();
+    let first = gv.probe("accumulate > result").unwrap();
+    let second = gv.probe("accumulate > result as r").unwrap();
+    accumulate(1, 1.0);
+    let with_context = gv.probe("accumulate(n) > result").unwrap();
+    let at_exit = gv.probe("accumulate(scale)").unwrap();
+    accumulate(2, 1.0);
+    drop(second);
+    accumulate(1, 5.0);
+    gv.finish().unwrap();
+    let collect =
+        |probe: Probe| -> Vec<String> { block_on(probe.map(|e| e.to_string()).collect()) };
+    assert_eq!(collect(first), ["result=2", "result=4", "result=10"]);
+    assert_eq!(collect(with_context), ["n=2 result=4", "n=1 result=10"]);
+    assert_eq!(collect(at_exit), ["scale=1", "scale=5"]);
+}

@@ -189,29 +189,35 @@ pub(crate) fn function(
             ::giving::__private::probe::call(move || { #hint #(#stmts)* })
         }
     };
-    let instrumented = quote! {{
-        let #owned = #enter;
-        let #frame = &#owned;
-        #frame.fire(#ENTER);
-        #(#argument_hooks)*
-        #frame.arguments_bound(#arguments);
-        let #result = #run;
-        #frame.returned(|| #value, || #error);
-        #result
-    }};
+    let instrumented = |enter: &TokenStream| {
+        quote! {{
+            let #owned = #enter;
+            let #frame = &#owned;
+            #frame.fire(#ENTER);
+            #(#argument_hooks)*
+            #frame.arguments_bound(#arguments);
+            let #result = #run;
+            #frame.returned(|| #value, || #error);
+            #result
+        }}
+    };
     // Zero cost when unused: the function runs its body exactly as written, after one relaxed
     // load. Not for `impl Trait` returns, where two copies of the body may return two
     // different types (two closures): those always run the instrumented body, whose hooks
     // are each a branch on a local `None` when nobody probes.
     let dispatch = if mentions_impl_trait_output(&function.sig.output) {
-        instrumented
+        instrumented(&enter)
     } else if is_async {
+        let instrumented = instrumented(&enter);
         quote! {
             if !::giving::__private::probe::is_active(&#site) #original else #instrumented
         }
     } else {
         // The instrumented body goes in a separate cold function, so the hot path needs no
-        // stack frame of its own: load, test, branch, then the body as written.
+        // stack frame of its own: load, test, branch, then the body as written. It enters
+        // without testing again whether a probe names the function.
+        let instrumented =
+            instrumented(&quote!(::giving::__private::probe::Frame::enter_probed(&#site)));
         quote! {
             if !::giving::__private::probe::is_active(&#site) #original else {
                 ::giving::__private::probe::cold(move || #instrumented)

@@ -87,6 +87,12 @@ impl ActiveProbe {
         if !self.registered.swap(false, Ordering::SeqCst) {
             return;
         }
+        // The override's closure is the user's: it goes now, not with the last plan that names
+        // the probe, which a thread's pooled frame may keep until that thread loads a plan.
+        self.overrider
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         let mut registry = registry();
         registry.probes.retain(|p| !Arc::ptr_eq(p, self));
         registry.epoch += 1;

@@ -6,7 +6,13 @@
 //! A released frame keeps its plan and its matches: the next call of the same function on the
 //! same thread reuses them when the site's epoch still is the plan's (one atomic load and a
 //! compare), and only redoes what depends on the call (the enclosing frames, the thread's
-//! scopes).
+//! scopes). A plan it no longer matches (the probe set changed) is dropped when the frame is
+//! released or reused, and by any reload of a plan on its thread: a pool keeps an ended probe
+//! alive only until its thread's next reload (or exit).
+//!
+//! A variable that only lone `f > x` probes read gives their events straight from its hook
+//! (`give_alone`); any other goes through the frame's record, the kept values and the trigger
+//! loop over the plan's probes.
 
 use std::cell::{RefCell, UnsafeCell};
 use std::collections::BTreeMap;
@@ -20,6 +26,9 @@ use super::specials::EXIT;
 use crate::field::Field;
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Timestamp, Value, WrapStep};
+
+#[cfg(test)]
+mod tests;
 
 /// Frames kept for reuse per thread, at most: enough for the nesting of probed calls a loop
 /// makes, few enough that an idle thread holds little.
@@ -45,6 +54,13 @@ pub(crate) struct ActiveFrame {
     plan: Option<Arc<SitePlan>>,
     /// The plan's `wanted`, copied here: what each hook tests.
     wanted: u64,
+    /// The plan's `alone`, copied here: the hooks that give lone `f > x` events directly.
+    alone: u64,
+    /// The plan's `nests`: whether a released frame has enclosing frames or open wrappers to
+    /// drop from its matches.
+    nests: bool,
+    /// The plan's `argument_triggers`: whether binding the arguments gives events.
+    argument_triggers: bool,
     /// Whether other frames may read `state` (the plan's `is_outer`): the frame is then on the
     /// thread's stack, where nested calls find it, possibly from another thread (an `async fn`
     /// moved between threads, a task spawned with `carry`), and every access takes `lock`.
@@ -105,14 +121,20 @@ impl Match {
 
     /// Matches the probe `last` against this call: the enclosing frames, and whether the
     /// calling thread's events reach the probe's scope. Returns whether it reports.
+    #[inline(always)]
     fn rematch(&mut self, last: &LastPlan) -> bool {
-        let outer = &last.probe.elements[..last.probe.elements.len() - 1];
+        let outer = last
+            .probe
+            .elements
+            .split_last()
+            .map_or(&[][..], |(_, outer)| outer);
         self.active = (outer.is_empty() || self.find_parents(outer)) && (last.probe.receives)();
         self.active
     }
 
     /// Takes the nearest enclosing frame of each outer function, innermost first: each must
     /// enclose the next one.
+    #[inline(never)]
     fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
         let parents = &mut self.parents;
         let found = STACK
@@ -160,35 +182,50 @@ fn capture(
     plan: &SitePlan,
     values: &[Option<(Value, &'static str)>],
 ) -> bool {
-    for slot in slots.iter().filter(|s| s.role == Role::Context) {
-        let kept = plan.slot(slot.index).and_then(|at| values.get(at));
-        match kept.and_then(Option::as_ref) {
-            Some((value, type_name)) => {
-                if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
-                    continue;
-                }
-                if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
-                    return false;
-                }
-                fields.push((Key::Borrowed(slot.key), value.clone()));
+    slots
+        .iter()
+        .filter(|s| s.role == Role::Context)
+        .all(|slot| capture_one(fields, slot, plan, values))
+}
+
+/// [`capture`] of one context slot.
+#[inline(always)]
+fn capture_one(
+    fields: &mut Vec<Field>,
+    slot: &Slot,
+    plan: &SitePlan,
+    values: &[Option<(Value, &'static str)>],
+) -> bool {
+    let kept = plan.slot(slot.index).and_then(|at| values.get(at));
+    match kept.and_then(Option::as_ref) {
+        Some((value, type_name)) => {
+            if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
+                return true;
             }
-            None if slot.condition.is_some() => return false,
-            None => {}
+            if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
+                return false;
+            }
+            fields.push((Key::Borrowed(slot.key), value.clone()));
+            true
         }
+        None => slot.condition.is_none(),
     }
-    true
 }
 
 impl ActiveFrame {
     /// A frame for a call of `site`, matched against the probes of its plan; `None` when no
     /// probe reports from it and it need not be found by nested calls.
+    #[inline(always)]
     pub(super) fn acquire(site: &'static Site) -> Option<Arc<ActiveFrame>> {
         let epoch = site.epoch();
         // This site's frame if the pool has one (its plan and matches may still hold), else
-        // any.
+        // any. A loop calling the function finds it on top, where the last call left it.
         let pooled = POOL
             .try_with(|pool| {
                 let mut pool = pool.try_borrow_mut().ok()?;
+                if pool.last().is_some_and(|f| std::ptr::eq(f.site, site)) {
+                    return pool.pop();
+                }
                 let at = pool
                     .iter()
                     .rposition(|f| std::ptr::eq(f.site, site))
@@ -197,70 +234,117 @@ impl ActiveFrame {
             })
             .ok()
             .flatten();
-        let mut frame = pooled.unwrap_or_else(|| {
-            Arc::new(ActiveFrame {
-                site,
-                plan: None,
-                wanted: 0,
-                shared: false,
-                lock: Mutex::new(()),
-                state: UnsafeCell::new(State::default()),
-            })
-        });
+        let mut frame = pooled.unwrap_or_else(|| ActiveFrame::new(site));
         let this = Arc::get_mut(&mut frame).expect("a pooled frame has no other owner");
         let current =
             std::ptr::eq(this.site, site) && this.plan.as_ref().is_some_and(|p| p.epoch == epoch);
-        if !current {
-            this.site = site;
-            this.plan = site.plan.load_full();
-            let state = this.state.get_mut();
-            state.matches.clear();
-            state.values.clear();
-            let Some(plan) = &this.plan else {
-                Self::release(frame);
-                return None;
-            };
-            // The pooled buffers keep their capacity: no allocation once the pool is warm.
-            state.matches.extend((0..plan.lasts.len()).map(Match::new));
-            state.values.resize(plan.kept, None);
-            this.wanted = plan.wanted;
-            this.shared = plan.is_outer;
+        if !current && !this.load(site) {
+            Self::set_aside(frame);
+            return None;
         }
         let plan = this.plan.as_ref().expect("loaded above");
         let state = this.state.get_mut();
         let mut reports = false;
-        for m in &mut state.matches {
-            reports |= m.rematch(&plan.lasts[m.last]);
+        for (m, last) in state.matches.iter_mut().zip(&plan.lasts) {
+            reports |= m.rematch(last);
         }
         if !reports && !plan.is_outer {
-            Self::release(frame);
+            Self::set_aside(frame);
             return None;
         }
         Some(frame)
+    }
+
+    /// A frame with no plan yet, for the pool to keep once released.
+    #[cold]
+    #[inline(never)]
+    fn new(site: &'static Site) -> Arc<ActiveFrame> {
+        Arc::new(ActiveFrame {
+            site,
+            plan: None,
+            wanted: 0,
+            alone: 0,
+            nests: false,
+            argument_triggers: false,
+            shared: false,
+            lock: Mutex::new(()),
+            state: UnsafeCell::new(State::default()),
+        })
+    }
+
+    /// Loads `site`'s current plan into this frame, whose own is stale or of another site,
+    /// with one match per probe; `false` when no probe names the site any more. Also drops
+    /// the stale plans of the other frames in this thread's pool: the probe set changed, and
+    /// a pooled frame of a function no longer probed is otherwise only reused (and its plan
+    /// dropped) when that function is probed again.
+    #[cold]
+    #[inline(never)]
+    fn load(&mut self, site: &'static Site) -> bool {
+        let _ = POOL.try_with(|pool| {
+            if let Ok(mut pool) = pool.try_borrow_mut() {
+                pool.iter_mut()
+                    .filter_map(Arc::get_mut)
+                    .filter(|f| f.plan.as_ref().is_some_and(|p| p.epoch != f.site.epoch()))
+                    .for_each(ActiveFrame::forget_plan);
+            }
+        });
+        self.site = site;
+        self.plan = site.plan.load_full();
+        let state = self.state.get_mut();
+        state.matches.clear();
+        state.values.clear();
+        let Some(plan) = &self.plan else {
+            return false;
+        };
+        // The pooled buffers keep their capacity: no allocation once the pool is warm.
+        state.matches.extend((0..plan.lasts.len()).map(Match::new));
+        state.values.resize(plan.kept, None);
+        self.wanted = plan.wanted;
+        self.alone = plan.alone;
+        self.nests = plan.nests;
+        self.argument_triggers = plan.argument_triggers;
+        self.shared = plan.is_outer;
+        true
+    }
+
+    /// Drops the plan (and the probes it names) and what depended on it.
+    fn forget_plan(&mut self) {
+        self.plan = None;
+        let state = self.state.get_mut();
+        state.matches.clear();
+        state.values.clear();
+    }
+
+    /// [`ActiveFrame::release`] of a frame that reports nothing, out of the hot path.
+    #[cold]
+    #[inline(never)]
+    fn set_aside(frame: Arc<ActiveFrame>) {
+        Self::release(frame);
     }
 
     /// Returns a frame to this thread's pool once no nested call holds it, dropping the values
     /// it holds (they may be tensors) and the enclosing frames it matched. It keeps its plan
     /// for the next call of its function while that plan is current; a stale plan is dropped,
     /// so that the probes it names are not kept alive by the pool.
+    #[inline(always)]
     pub(super) fn release(mut frame: Arc<ActiveFrame>) {
         let Some(this) = Arc::get_mut(&mut frame) else {
             return;
         };
         let state = this.state.get_mut();
         state.values.iter_mut().for_each(|v| *v = None);
-        for m in &mut state.matches {
-            m.parents.clear();
-            m.open.clear();
+        if this.nests {
+            for m in &mut state.matches {
+                m.parents.clear();
+                m.open.clear();
+            }
         }
         if this
             .plan
             .as_ref()
             .is_some_and(|p| p.epoch != this.site.epoch())
         {
-            this.plan = None;
-            state.matches.clear();
-            state.values.clear();
+            this.forget_plan();
         }
         let _ = POOL.try_with(|pool| {
             if let Ok(mut pool) = pool.try_borrow_mut()
@@ -311,8 +395,61 @@ impl ActiveFrame {
     #[inline(always)]
     pub(super) fn set(&self, index: usize, type_name: &'static str, value: impl FnOnce() -> Value) {
         if self.wants(index) {
-            self.record(index, type_name, value());
+            if index < 64 && self.alone >> index & 1 != 0 {
+                self.give_alone(index, value());
+            } else {
+                self.record(index, type_name, value());
+            }
         }
+    }
+
+    /// [`ActiveFrame::set`] of a variable whose only events are lone `f > x` probes' on it
+    /// (the plan's `alone`): each is `{x}`, built straight from the value, which moves into
+    /// the last one.
+    #[inline(never)]
+    fn give_alone(&self, index: usize, value: Value) {
+        let plan = self.plan();
+        let gives = |last: &LastPlan| last.alone.is_some_and(|(at, _)| at == index);
+        // Which probes this call reports to, looked up without the value: it moves into the
+        // event afterwards, outside the frame's state (and its lock, if shared).
+        let (first, more) = self.with_state(|state| {
+            let mut reporting = state
+                .matches
+                .iter()
+                .filter(|m| m.active && gives(&plan.lasts[m.last]));
+            (reporting.next().map(|m| m.last), reporting.next().is_some())
+        });
+        let Some(first) = first else {
+            return;
+        };
+        if more {
+            let lasts: Vec<usize> = self.with_state(|state| {
+                state
+                    .matches
+                    .iter()
+                    .filter(|m| m.active && gives(&plan.lasts[m.last]))
+                    .map(|m| m.last)
+                    .collect()
+            });
+            for &last in &lasts[1..] {
+                self.give_one(&plan.lasts[last], value.clone());
+            }
+        }
+        self.give_one(&plan.lasts[first], value);
+    }
+
+    /// Gives `last`'s probe, a lone `f > x`, the event `{x: value}`.
+    #[inline(always)]
+    fn give_one(&self, last: &LastPlan, value: Value) {
+        let Some((_, key)) = last.alone else {
+            return;
+        };
+        // The sender drops it if the stream is gone.
+        last.probe.send(Event::from_fields(
+            std::iter::once((Key::Borrowed(key), value)),
+            Timestamp::now(),
+            self.origin(),
+        ));
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.
@@ -322,10 +459,10 @@ impl ActiveFrame {
         self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
             (Some(at), true) => {
                 state.values[at] = Some((value.clone(), type_name));
-                self.trigger(state, index, value, type_name);
+                self.trigger(state, index, &value, type_name);
             }
             (Some(at), false) => state.values[at] = Some((value, type_name)),
-            (None, _) => self.trigger(state, index, value, type_name),
+            (None, _) => self.trigger(state, index, &value, type_name),
         });
     }
 
@@ -354,7 +491,7 @@ impl ActiveFrame {
     /// Every argument is bound: the events of those that trigger some.
     #[inline(always)]
     pub(super) fn arguments_bound(&self, indices: std::ops::Range<usize>) {
-        if self.plan().argument_triggers {
+        if self.argument_triggers {
             self.trigger_arguments(indices);
         }
     }
@@ -366,46 +503,34 @@ impl ActiveFrame {
             for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
                 let bound = plan.slot(index).and_then(|at| state.values[at].clone());
                 if let Some((value, type_name)) = bound {
-                    self.trigger(state, index, value, type_name);
+                    self.trigger(state, index, &value, type_name);
                 }
             }
         });
     }
 
     /// The events variable `index`'s new `value` gives.
-    fn trigger(&self, state: &mut State, index: usize, value: Value, type_name: &'static str) {
+    #[inline(always)]
+    fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
         let State {
             values,
             matches,
             scratch,
         } = state;
-        // The value moves into the last match's event; earlier ones take copies.
-        let mut value = Some(value);
-        let count = matches.len();
-        for (i, m) in matches.iter_mut().enumerate().filter(|(_, m)| m.active) {
+        for m in matches.iter_mut().filter(|m| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
                 continue;
             }
-            if let Some((alone, key)) = last.alone {
+            if let Some((alone, _)) = last.alone {
+                // Beside probes that read more of the frame (a variable only lone probes read
+                // takes `give_alone` instead).
                 if alone == index {
-                    let value = if i + 1 == count {
-                        value.take()
-                    } else {
-                        value.clone()
-                    };
-                    let field = (Key::Borrowed(key), value.expect("taken by the last match"));
-                    let time = Timestamp::now();
-                    last.probe.send(Event::from_fields(
-                        std::iter::once(field),
-                        time,
-                        self.origin(),
-                    ));
+                    self.give_one(last, value.clone());
                 }
                 continue;
             }
-            let value = value.as_ref().expect("taken by the last match only");
             let slots = &last.slots().slots;
             let has_focus = last.slots().has_focus;
             let is_end = last.slots().has_end;
@@ -467,6 +592,10 @@ impl ActiveFrame {
         }
         for parent in &m.parents {
             let outer = &last.probe.elements[parent.element].sites[parent.at];
+            // `outer > f > x` reads nothing of `outer`: no lock to take.
+            if outer.slots.is_empty() {
+                continue;
+            }
             let frame = &parent.frame;
             if !frame.with_state(|state| capture(fields, &outer.slots, frame.plan(), &state.values))
             {
@@ -481,7 +610,8 @@ impl ActiveFrame {
             {
                 fields.push((Key::Borrowed(slot.key), value.clone()));
                 pushed_given = true;
-            } else if !capture(fields, std::slice::from_ref(slot), self.plan(), values) {
+            } else if slot.role == Role::Context && !capture_one(fields, slot, self.plan(), values)
+            {
                 return;
             }
         }

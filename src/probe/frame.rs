@@ -39,6 +39,14 @@ impl Frame {
         Self::enter_active(site, true)
     }
 
+    /// Enters a call of a sync function whose caller just saw that some probe names it
+    /// ([`is_active`]): the instrumented copy of its body, out of line.
+    #[inline(always)]
+    pub fn enter_probed(site: &'static Site) -> Frame {
+        // Should the last probe have ended since, the plan says so and the frame is inactive.
+        Self::enter_active(site, true)
+    }
+
     /// Enters a call of an async function (at its first poll).
     #[inline(always)]
     pub fn enter_async(site: &'static Site) -> Frame {
@@ -147,17 +155,25 @@ impl Frame {
 }
 
 impl Drop for Frame {
+    #[inline(always)]
     fn drop(&mut self) {
         if let Some(active) = self.active.take() {
-            if !std::thread::panicking() {
-                active.set(EXIT, "", || Value::Bool(true));
-            }
-            if self.pushed {
-                pop_frame(&active);
-            }
-            ActiveFrame::release(active);
+            leave(active, self.pushed);
         }
     }
+}
+
+/// The end of a probed call: `#exit` (unless it unwinds), off the thread's stack, back to the
+/// pool.
+#[inline(never)]
+fn leave(active: Arc<ActiveFrame>, pushed: bool) {
+    if !std::thread::panicking() {
+        active.set(EXIT, "", || Value::Bool(true));
+    }
+    if pushed {
+        pop_frame(&active);
+    }
+    ActiveFrame::release(active);
 }
 
 impl std::fmt::Debug for Frame {

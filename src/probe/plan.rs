@@ -151,6 +151,13 @@ pub(crate) struct SitePlan {
     pub(crate) wanted: u64,
     /// Whether some argument gives events: without one, binding the arguments does nothing.
     pub(crate) argument_triggers: bool,
+    /// Bit `i` (for `i` below 64): variable `i` only gives the events of lone `f > x` probes
+    /// ([`LastPlan::alone`]) and is not kept, so its hook gives them straight from the value
+    /// without looking at the slots or the frame's values.
+    pub(crate) alone: u64,
+    /// Whether some probe here has outer functions or a wrapper's end: only then can a match
+    /// hold enclosing frames or open wrappers, which a released frame must drop.
+    pub(crate) nests: bool,
 }
 
 impl fmt::Debug for SitePlan {
@@ -182,6 +189,8 @@ impl SitePlan {
             is_outer: false,
             wanted: 0,
             argument_triggers: false,
+            alone: 0,
+            nests: false,
         };
         let mut named = false;
         for probe in probes {
@@ -218,6 +227,7 @@ impl SitePlan {
                     }
                     _ => None,
                 };
+                plan.nests |= !outer.is_empty() || slots.has_end;
                 plan.lasts.push(LastPlan {
                     probe: probe.clone(),
                     at,
@@ -245,7 +255,24 @@ impl SitePlan {
         plan.wanted = (0..n.min(64))
             .filter(|i| plan.records(*i))
             .fold(0, |mask, i| mask | 1 << i);
+        plan.alone = (0..n.min(64))
+            .filter(|i| plan.triggers[*i] && plan.slot[*i] == NOT_KEPT && plan.only_alone(*i))
+            .fold(0, |mask, i| mask | 1 << i);
         named.then_some(plan)
+    }
+
+    /// Whether every event variable `index` gives is a lone `f > x` probe's on it: no other
+    /// probe names it as its focus or end, and it is not the `#exit` of a probe without focus.
+    fn only_alone(&self, index: usize) -> bool {
+        self.lasts.iter().all(|last| {
+            let slots = last.slots();
+            let triggers = slots
+                .slots
+                .iter()
+                .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
+                || (index == EXIT && !slots.has_focus);
+            !triggers || last.alone.is_some_and(|(at, _)| at == index)
+        })
     }
 
     /// Where a frame keeps variable `index`, if it does.

@@ -1,0 +1,83 @@
+//! The pool's hold on the probes of the plans its frames keep.
+
+use std::sync::Arc;
+
+use super::*;
+use crate::probe::channel::channel;
+use crate::probe::frame::Frame;
+use crate::probe::plan::ActiveProbe;
+use crate::probe::selector::Selector;
+use crate::probe::site::{SiteInfo, SiteRef};
+
+const VARIABLES: &[&str] = &["#enter", "#exit", "#value", "#error", "v"];
+const TYPES: &[&str] = &["", "", "", "", ""];
+
+static KEPT: Site = Site::new(SiteInfo {
+    name: "pool_test_kept",
+    module: module_path!(),
+    file: file!(),
+    line: line!(),
+    variables: VARIABLES,
+    arguments: 0,
+    types: TYPES,
+    overridable: &[],
+    is_async: false,
+});
+inventory::submit! { SiteRef(&KEPT) }
+
+static OTHER: Site = Site::new(SiteInfo {
+    name: "pool_test_other",
+    module: module_path!(),
+    file: file!(),
+    line: line!(),
+    variables: VARIABLES,
+    arguments: 0,
+    types: TYPES,
+    overridable: &[],
+    is_async: false,
+});
+inventory::submit! { SiteRef(&OTHER) }
+
+/// A call of `site`, which the probes below match: its frame is taken from the pool and
+/// returned to it. (It gives no event: `v` is not assigned, so no clock is read, which Miri's
+/// isolation refuses.)
+fn call(site: &'static Site) {
+    drop(Frame::enter(site));
+}
+
+fn register(selector: &str) -> Arc<ActiveProbe> {
+    let (sender, receiver) = channel();
+    // Events have nowhere to go: the probe's sender drops them.
+    drop(receiver);
+    ActiveProbe::register(
+        Selector::parse(selector).unwrap(),
+        sender,
+        Box::new(|| true),
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_pooled_frame_lets_go_of_an_ended_probe_at_its_threads_next_change_of_plan() {
+    // A thread of its own: a pool of its own.
+    std::thread::spawn(|| {
+        let kept = register("pool_test_kept > v");
+        let other = register("pool_test_other > v");
+        // Nested, so that the pool keeps a frame of each (a frame goes to the pool only when
+        // its call returns, and the next call of any function may reuse it).
+        let outer = Frame::enter(&KEPT);
+        call(&OTHER);
+        drop(outer);
+        kept.unregister();
+        // The pooled frame of `pool_test_kept` still holds the plan that named the probe.
+        assert_eq!(Arc::strong_count(&kept), 2);
+        // The thread's next call that loads a plan (another function's, changed) drops it.
+        let third = register("pool_test_other > v");
+        call(&OTHER);
+        assert_eq!(Arc::strong_count(&kept), 1);
+        other.unregister();
+        third.unregister();
+    })
+    .join()
+    .unwrap();
+}
