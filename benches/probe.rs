@@ -24,35 +24,6 @@ use giving::prelude::*;
 mod probe_steps;
 use probe_steps::*;
 
-/// `step_annotated` again, for a probe that also reads an argument: `step_multi(x) > z`.
-#[giving::probe]
-#[inline(never)]
-fn step_multi(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// `step_annotated` again, called from `outer_loop`, for `outer_loop > step_inner > z`.
-#[giving::probe]
-#[inline(never)]
-fn step_inner(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// Calls `step_inner` `n` times: the enclosing function of `outer_loop > step_inner > z`.
-#[giving::probe]
-#[inline(never)]
-fn outer_loop(n: u64) -> f64 {
-    let mut total = 0.0;
-    for i in 0..n {
-        total += step_inner(black_box(i as f64));
-    }
-    total
-}
-
 fn per_call(c: &mut Criterion) {
     let mut group = c.benchmark_group("probe/per call");
     group.bench_function("plain", |b| b.iter(|| step_plain(black_box(2.0))));

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! cargo build --release --example probe_overhead
-//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='probe_overhead::step_multi' \
+//! valgrind --tool=callgrind --collect-atstart=no --toggle-collect='probe_overhead::probe_steps::step_multi' \
 //!     --callgrind-out-file=probe.out target/release/examples/probe_overhead
 //! callgrind_annotate probe.out | grep 'PROGRAM TOTALS'
 //! ```
@@ -28,35 +28,6 @@ use giving::prelude::*;
 #[path = "../benches/workloads/probe_steps.rs"]
 mod probe_steps;
 use probe_steps::*;
-
-/// `step_probed` again, for a probe that also reads an argument: `step_multi(x) > z`.
-#[giving::probe]
-#[inline(never)]
-fn step_multi(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// `step_probed` again, called from `outer_loop`, for `outer_loop > step_inner > z`.
-#[giving::probe]
-#[inline(never)]
-fn step_inner(x: f64) -> f64 {
-    let y = x * 1.000_1 + 0.5;
-    let z = y.sqrt();
-    z
-}
-
-/// Calls `step_inner` `n` times: the enclosing function of `outer_loop > step_inner > z`.
-#[giving::probe]
-#[inline(never)]
-fn outer_loop(n: usize) -> f64 {
-    let mut total = 0.0;
-    for i in 0..n {
-        total += step_inner(black_box(i as f64));
-    }
-    total
-}
 
 const CALLS: usize = 1_000_000;
 const EVENTS: usize = 100_000;
@@ -92,7 +63,7 @@ fn main() {
     gv.finish().unwrap();
     let gv = given();
     let nested = gv.spawn(gv.probe("outer_loop > step_inner > z").unwrap().count());
-    total += outer_loop(black_box(EVENTS));
+    total += outer_loop(black_box(EVENTS as u64));
     gv.finish().unwrap();
     let gv = given();
     let given_by_hand = gv.spawn(gv.stream().count());
