@@ -12,30 +12,25 @@ use crate::probe::site::{SiteInfo, SiteRef};
 const VARIABLES: &[&str] = &["#enter", "#exit", "#value", "#error", "v"];
 const TYPES: &[&str] = &["", "", "", "", ""];
 
-static KEPT: Site = Site::new(SiteInfo {
-    name: "pool_test_kept",
-    module: module_path!(),
-    file: file!(),
-    line: line!(),
-    variables: VARIABLES,
-    arguments: 0,
-    types: TYPES,
-    overridable: &[],
-    is_async: false,
-});
+/// The site of a test function `name` with one variable `v` (no arguments, sync).
+const fn site_info(name: &'static str) -> SiteInfo {
+    SiteInfo {
+        name,
+        module: module_path!(),
+        file: file!(),
+        line: line!(),
+        variables: VARIABLES,
+        arguments: 0,
+        types: TYPES,
+        overridable: &[],
+        is_async: false,
+    }
+}
+
+static KEPT: Site = Site::new(site_info("pool_test_kept"));
 inventory::submit! { SiteRef(&KEPT) }
 
-static OTHER: Site = Site::new(SiteInfo {
-    name: "pool_test_other",
-    module: module_path!(),
-    file: file!(),
-    line: line!(),
-    variables: VARIABLES,
-    arguments: 0,
-    types: TYPES,
-    overridable: &[],
-    is_async: false,
-});
+static OTHER: Site = Site::new(site_info("pool_test_other"));
 inventory::submit! { SiteRef(&OTHER) }
 
 /// A call of `site`, which the probes below match: its frame is taken from the pool and
