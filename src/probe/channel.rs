@@ -1,64 +1,61 @@
-//! The channel from probed calls to a [`Probe`](super::Probe) stream: a lock-free queue
-//! (crossbeam's `SegQueue`, one allocation per 31 events) and the receiving task's waker. A
-//! probed call pushes and wakes; it never allocates a node per event as a linked-list channel
-//! does.
+//! The channel from probed calls to a [`Probe`](super::Probe) stream: a [`Feed`] with one
+//! reader, the log a scope's lossless subscribers read. A probed call appends under the feed's
+//! lock (one allocation per 256 events, no fence, and a wake-up only when the stream is
+//! parked); the stream reads in place and spins briefly before it parks, as a scope's sole
+//! subscriber does.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
-use crossbeam_queue::SegQueue;
 use futures::Stream;
-use futures::task::AtomicWaker;
 
 use crate::Event;
+use crate::feed::{Feed, FeedReader, NO_SKIP};
 
 struct Shared {
-    queue: SegQueue<Event>,
-    waker: AtomicWaker,
-    /// No more events will be sent: the stream ends once drained.
+    feed: Arc<Feed>,
+    /// The probe ended (its scope finished, or it was unregistered): nothing more is sent.
     closed: AtomicBool,
-    /// The stream was dropped: events have nobody to go to.
-    dropped: AtomicBool,
 }
 
-/// The probed calls' side.
+/// The probed calls' end: sends events until the probe closes or its stream is dropped.
 pub(crate) struct Sender(Arc<Shared>);
 
-/// The stream's side: the events in the order they were sent (per sending thread).
-pub(crate) struct Receiver(Arc<Shared>);
+/// The stream's end: the feed's one reader.
+pub(crate) struct Receiver(FeedReader);
 
-/// A new channel.
+/// A new channel: the receiver reads every event sent after this call.
 pub(crate) fn channel() -> (Sender, Receiver) {
+    let feed = Arc::new(Feed::new());
+    let reader = feed.subscribe();
     let shared = Arc::new(Shared {
-        queue: SegQueue::new(),
-        waker: AtomicWaker::new(),
+        feed,
         closed: AtomicBool::new(false),
-        dropped: AtomicBool::new(false),
     });
-    (Sender(shared.clone()), Receiver(shared))
+    (Sender(shared), Receiver(reader))
 }
 
 impl Sender {
-    /// Sends `event` unless the channel is closed or its stream dropped.
+    /// Sends `event`, unless the probe has closed or its stream is gone.
     pub(crate) fn send(&self, event: Event) {
         if self.is_closed() {
             return;
         }
-        self.0.queue.push(event);
-        self.0.waker.wake();
+        self.0.feed.push(event, NO_SKIP);
     }
 
-    /// Whether events sent now would be dropped.
+    /// Whether sending is pointless: the probe closed, or its stream was dropped (the feed
+    /// has no reader left).
     pub(crate) fn is_closed(&self) -> bool {
-        self.0.dropped.load(Ordering::Relaxed) || self.0.closed.load(Ordering::Relaxed)
+        self.0.closed.load(Ordering::Relaxed) || !self.0.feed.has_readers()
     }
 
-    /// Ends the stream once the events sent so far are taken.
+    /// Ends the stream once it has taken what was sent before.
     pub(crate) fn close(&self) {
-        self.0.closed.store(true, Ordering::SeqCst);
-        self.0.waker.wake();
+        self.0.closed.store(true, Ordering::Relaxed);
+        self.0.feed.close();
     }
 }
 
@@ -66,36 +63,16 @@ impl Stream for Receiver {
     type Item = Event;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        if let Some(event) = self.0.queue.pop() {
-            return Poll::Ready(Some(event));
-        }
-        // Spin briefly before parking, as a feed's sole reader does: a loop probed at every call
-        // hands its next event over before the stream would have parked, and neither side makes
-        // a system call (a park and its wake-up cost microseconds each).
-        if crate::sync::spin_until(|| !self.0.queue.is_empty())
-            && let Some(event) = self.0.queue.pop()
-        {
-            return Poll::Ready(Some(event));
-        }
-        self.0.waker.register(cx.waker());
-        // Read `closed` before the queue: an event sent before `close` is then still seen.
-        let closed = self.0.closed.load(Ordering::SeqCst);
-        match self.0.queue.pop() {
-            Some(event) => Poll::Ready(Some(event)),
-            None if closed => Poll::Ready(None),
-            None => Poll::Pending,
-        }
+        let reader = &mut self.get_mut().0;
+        reader
+            .poll_advance(cx)
+            .map(|taken| taken.then(|| reader.current().clone()))
     }
 }
 
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.0.dropped.store(true, Ordering::Relaxed);
-        // The events nobody will take go now, not with the last sender: a thread's pooled
-        // frame may keep the probe (and its sender) until that thread's next probed call.
-        while self.0.queue.pop().is_some() {}
-    }
-}
+// Dropping the receiver drops its feed reader: the feed then has no reader (the sender sees
+// it closed) and its chunks, with the events nobody will take, are freed at once, not with the
+// last sender (a thread's pooled frame may keep the probe until that thread's next probed call).
 
 #[cfg(test)]
 mod tests {
