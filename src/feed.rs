@@ -218,7 +218,7 @@ impl Feed {
     /// the lock is held for a slot write (and, once per [`CHUNK`] events, an allocation).
     #[inline]
     pub(crate) fn push(&self, event: Event, skip: u64) {
-        let mut tail = self.lock();
+        let tail = self.lock();
         if tail.closed {
             return;
         }
@@ -226,15 +226,7 @@ impl Feed {
             // Out of line: once per chunk, and it frees the full chunk after the lock.
             return self.push_in_new_chunk(tail, event, skip);
         }
-        Self::write(&mut tail, event, skip);
-        self.written.store(tail.index, Ordering::Relaxed);
-        // The waiter list is empty while its readers are awake: the common case takes nothing.
-        if tail.waiters.is_empty() {
-            return;
-        }
-        let waiters = std::mem::take(&mut tail.waiters);
-        drop(tail);
-        wake(waiters);
+        self.append(tail, event, skip);
     }
 
     /// [`push`](Self::push) when the tail chunk is full: a new chunk is linked and the full
@@ -248,17 +240,15 @@ impl Feed {
         let _ = tail.chunk.next.set(next.clone());
         let retired = std::mem::replace(&mut tail.chunk, next);
         tail.pos = 0;
-        Self::write(&mut tail, event, skip);
-        self.written.store(tail.index, Ordering::Relaxed);
-        let waiters = std::mem::take(&mut tail.waiters);
-        drop(tail);
+        self.append(tail, event, skip);
         drop(retired);
-        wake(waiters);
     }
 
-    /// Writes the event at the tail's slot and publishes it (the lock is held: `tail`).
+    /// Writes the event at the tail's slot, publishes it, releases the lock and wakes the
+    /// parked readers, if any: the waiter list is empty while its readers are awake, so the
+    /// common case takes nothing from it.
     #[inline(always)]
-    fn write(tail: &mut Tail, event: Event, skip: u64) {
+    fn append(&self, mut tail: MutexGuard<'_, Tail>, event: Event, skip: u64) {
         let slot = &tail.chunk.slots[tail.pos];
         // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
         // producers holding the lock write; it is written once.
@@ -269,6 +259,13 @@ impl Feed {
         slot.ready.store(true, Ordering::Release);
         tail.pos += 1;
         tail.index += 1;
+        self.written.store(tail.index, Ordering::Relaxed);
+        if tail.waiters.is_empty() {
+            return;
+        }
+        let waiters = std::mem::take(&mut tail.waiters);
+        drop(tail);
+        wake(waiters);
     }
 
     /// A reader that sees every event appended from now on.

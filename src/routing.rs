@@ -109,9 +109,13 @@ struct Route {
 }
 
 impl Route {
+    /// A route whose subscriber list the next rebuild of the plan copies (every route is
+    /// refreshed there, and a new route always comes with one).
     fn new(scope: Arc<Scope>) -> Self {
-        let subscribers = scope.subscribers();
-        Self { scope, subscribers }
+        Self {
+            scope,
+            subscribers: Subscribers::default(),
+        }
     }
 
     /// The route brought up to the scope's current subscriber list.

@@ -3,8 +3,9 @@
 //! imported through here so that its loom models (`src/feed/loom_models.rs`) can swap in
 //! loom's checked versions: tokio's and crossbeam's pattern.
 //!
-//! In every ordinary build this is a plain re-export of `std`'s types (parking_lot's mutex),
-//! so production code compiles to exactly what it would naming them directly. Only a test build with
+//! In every ordinary build these are plain re-exports (`std`'s atomics, `Arc` and `OnceLock`,
+//! parking_lot's mutex), so production code compiles to exactly what it would naming them
+//! directly. Only a test build with
 //! `RUSTFLAGS="--cfg giving_loom"` takes loom's (they panic outside `loom::model`, so nothing else in
 //! such a build may run).
 
@@ -129,8 +130,8 @@ mod loom_once {
 const SPIN_ROUNDS: u32 = if cfg!(all(test, giving_loom)) { 1 } else { 4 };
 
 /// Waits briefly, without a lock or a system call, until `ready` holds: true if it did within
-/// [`SPIN_ROUNDS`] rounds of doubling spin-loop hints. The readers' spin before they park (a
-/// feed's sole reader, a probe's stream).
+/// [`SPIN_ROUNDS`] rounds of doubling spin-loop hints: a feed's sole reader (a scope's only
+/// lossless subscriber, or a probe's stream) spins so before it parks.
 pub(crate) fn spin_until(ready: impl Fn() -> bool) -> bool {
     for round in 0..SPIN_ROUNDS {
         for _ in 0..1u32 << round {

@@ -212,6 +212,20 @@ fn capture_one(
     }
 }
 
+/// The probes (indices into the plan's `lasts`) that a lone `f > x` event of variable `index`
+/// goes to: the active matches whose probe is lone on that variable.
+fn lone_reporting<'a>(
+    state: &'a State,
+    plan: &'a SitePlan,
+    index: usize,
+) -> impl Iterator<Item = usize> + 'a {
+    state
+        .matches
+        .iter()
+        .filter(move |m| m.active && plan.lasts[m.last].alone.is_some_and(|(at, _)| at == index))
+        .map(|m| m.last)
+}
+
 impl ActiveFrame {
     /// A frame for a call of `site`, matched against the probes of its plan; `None` when no
     /// probe reports from it and it need not be found by nested calls.
@@ -409,28 +423,18 @@ impl ActiveFrame {
     #[inline(never)]
     fn give_alone(&self, index: usize, value: Value) {
         let plan = self.plan();
-        let gives = |last: &LastPlan| last.alone.is_some_and(|(at, _)| at == index);
         // Which probes this call reports to, looked up without the value: it moves into the
         // event afterwards, outside the frame's state (and its lock, if shared).
         let (first, more) = self.with_state(|state| {
-            let mut reporting = state
-                .matches
-                .iter()
-                .filter(|m| m.active && gives(&plan.lasts[m.last]));
-            (reporting.next().map(|m| m.last), reporting.next().is_some())
+            let mut reporting = lone_reporting(state, plan, index);
+            (reporting.next(), reporting.next().is_some())
         });
         let Some(first) = first else {
             return;
         };
         if more {
-            let lasts: Vec<usize> = self.with_state(|state| {
-                state
-                    .matches
-                    .iter()
-                    .filter(|m| m.active && gives(&plan.lasts[m.last]))
-                    .map(|m| m.last)
-                    .collect()
-            });
+            let lasts: Vec<usize> =
+                self.with_state(|state| lone_reporting(state, plan, index).collect());
             for &last in &lasts[1..] {
                 self.give_one(&plan.lasts[last], value.clone());
             }
