@@ -47,7 +47,9 @@ fn rebuild(registry: &Registry, sites: impl Iterator<Item = &'static Site>) {
             &registry.probes,
             registry.epoch,
         );
+        let direct = plan.as_ref().map_or(0, |p| p.direct(site.var_hooked()));
         site.plan.store(plan.map(Arc::new));
+        site.direct.store(direct, Ordering::Relaxed);
         // After the plan: a call that sees this epoch loads a plan at least as new.
         site.epoch.store(registry.epoch, Ordering::Release);
     }

@@ -449,11 +449,7 @@ impl ActiveFrame {
             return;
         };
         // The sender drops it if the stream is gone.
-        last.probe.send(Event::from_fields(
-            std::iter::once((Key::Borrowed(key), value)),
-            Timestamp::now(),
-            self.origin(),
-        ));
+        last.probe.send_lone(key, value, &self.site.origin);
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.

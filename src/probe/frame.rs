@@ -9,9 +9,11 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use super::active_frame::{ActiveFrame, pop_frame, push_frame};
+use super::direct;
 use super::site::Site;
 use super::specials::{ERROR, EXIT, SPECIALS, VALUE};
 use super::values::value_of;
@@ -21,6 +23,11 @@ use crate::Value;
 #[doc(hidden)]
 pub struct Frame {
     active: Option<Arc<ActiveFrame>>,
+    site: &'static Site,
+    /// Without a frame (`active` is `None`), the variables whose `var` hooks give lone
+    /// `f > x` events by themselves (the site's `direct`, bit `i`): every probe of the
+    /// function is such a probe.
+    direct: u64,
     /// Whether the frame is on this thread's stack until it drops (sync functions; an async
     /// function's frame is pushed around each poll instead).
     pushed: bool,
@@ -31,10 +38,7 @@ impl Frame {
     #[inline(always)]
     pub fn enter(site: &'static Site) -> Frame {
         if !site.is_active() {
-            return Frame {
-                active: None,
-                pushed: false,
-            };
+            return Frame::inactive(site);
         }
         Self::enter_active(site, true)
     }
@@ -51,17 +55,35 @@ impl Frame {
     #[inline(always)]
     pub fn enter_async(site: &'static Site) -> Frame {
         if !site.is_active() {
-            return Frame {
-                active: None,
-                pushed: false,
-            };
+            return Frame::inactive(site);
         }
         Self::enter_active(site, false)
+    }
+
+    #[inline(always)]
+    fn inactive(site: &'static Site) -> Frame {
+        Frame {
+            active: None,
+            site,
+            direct: 0,
+            pushed: false,
+        }
     }
 
     #[cold]
     #[inline(never)]
     fn enter_active(site: &'static Site, push: bool) -> Frame {
+        // Lone `f > x` probes only: no frame, no pool, nothing to do at the exit; each hook
+        // of a probed variable gives from the site's current plan (`direct::give`).
+        let direct = site.direct.load(Ordering::Relaxed);
+        if direct != 0 {
+            return Frame {
+                active: None,
+                site,
+                direct,
+                pushed: false,
+            };
+        }
         // The plan the last change of the probe set left, reused from this thread's pool when
         // current (one load of the site's epoch): no lock.
         let frame = ActiveFrame::acquire(site);
@@ -71,8 +93,16 @@ impl Frame {
         };
         Frame {
             active: frame,
+            site,
+            direct: 0,
             pushed,
         }
+    }
+
+    /// Whether the call took no frame: its probes are all lone `f > x` probes.
+    #[cfg(test)]
+    pub(super) fn is_direct(&self) -> bool {
+        self.active.is_none() && self.direct != 0
     }
 
     /// A special without a value (`#enter`, `#loop_x`) happened.
@@ -88,6 +118,8 @@ impl Frame {
     pub fn var<T>(&self, index: usize, value: &T) {
         if let Some(active) = &self.active {
             active.set(index, std::any::type_name::<T>(), || value_of(value));
+        } else if index < 64 && self.direct >> index & 1 != 0 {
+            direct::give(self.site, index, value_of(value));
         }
     }
 
@@ -180,6 +212,7 @@ impl std::fmt::Debug for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Frame")
             .field("active", &self.active.is_some())
+            .field("direct", &self.direct)
             .finish()
     }
 }

@@ -34,6 +34,7 @@ mod active;
 mod active_frame;
 mod carry;
 mod channel;
+mod direct;
 mod error;
 mod frame;
 mod overrides;

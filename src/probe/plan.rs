@@ -12,7 +12,7 @@ use super::channel::Sender;
 use super::overrides::Overrider;
 use super::selector::{Literal, Role, Selector};
 use super::specials::{EXIT, SPECIALS};
-use crate::Event;
+use crate::{Event, Key, Origin, Timestamp, Value};
 
 /// A site's identity: its static's address. The plan names sites by it, so that it need not
 /// know the site type (which holds the plan).
@@ -47,6 +47,16 @@ impl ActiveProbe {
 
     pub(crate) fn send(&self, event: Event) {
         self.sender.send(event);
+    }
+
+    /// Sends a lone `f > x` probe's event, `{key: value}`, stamped now.
+    #[inline(always)]
+    pub(crate) fn send_lone(&self, key: &'static str, value: Value, origin: &'static Origin) {
+        self.send(Event::from_fields(
+            std::iter::once((Key::Borrowed(key), value)),
+            Timestamp::now(),
+            Some(origin),
+        ));
     }
 }
 
@@ -273,6 +283,24 @@ impl SitePlan {
                 || (index == EXIT && !slots.has_focus);
             !triggers || last.alone.is_some_and(|(at, _)| at == index)
         })
+    }
+
+    /// The variables whose hooks can give every event of this plan without a frame (bit
+    /// `i`), or 0: every probe here is a lone `f > x` on a variable of `hooked` (see
+    /// `Site::var_hooked`), so that a call keeps nothing, nests nothing, matches no enclosing
+    /// frame and fires no special.
+    pub(crate) fn direct(&self, hooked: u64) -> u64 {
+        if self.is_outer || self.nests || self.kept != 0 || self.argument_triggers {
+            return 0;
+        }
+        let mut mask = 0;
+        for last in &self.lasts {
+            match last.alone {
+                Some((at, _)) if at < 64 && hooked >> at & 1 != 0 => mask |= 1 << at,
+                _ => return 0,
+            }
+        }
+        mask
     }
 
     /// Where a frame keeps variable `index`, if it does.

@@ -51,6 +51,10 @@ pub struct Site {
     /// The epoch of `plan`, stored after it: a thread whose pooled frame of this site holds
     /// the plan of this epoch reuses it and its matching, with this one load and a compare.
     pub(crate) epoch: AtomicU64,
+    /// The plan's [`SitePlan::direct`] variables (bit `i`): while non-zero, a call takes no
+    /// frame and these variables' hooks give their lone `f > x` events by themselves. Stored
+    /// before `epoch`.
+    pub(crate) direct: AtomicU64,
     pub(crate) origin: Origin,
 }
 
@@ -68,6 +72,7 @@ impl Site {
             plan: ArcSwapOption::const_empty(),
             // No plan has epoch 0: the registry counts from 1.
             epoch: AtomicU64::new(0),
+            direct: AtomicU64::new(0),
         }
     }
 
@@ -100,6 +105,18 @@ impl Site {
     /// The arguments and bindings, what `*` stands for (not the specials or loop markers).
     pub(crate) fn plain_variables(&self) -> impl Iterator<Item = usize> + '_ {
         (SPECIALS..self.info.variables.len()).filter(|i| !self.info.variables[*i].starts_with('#'))
+    }
+
+    /// Bit `i` (for `i` below 64): variable `i` is a binding whose assignments reach the
+    /// frame's `var` hook, the one a frameless call keeps: not a special, loop marker or
+    /// argument (their hooks need a frame), nor an overridable binding (its hook applies the
+    /// probes' overrides).
+    pub(crate) fn var_hooked(&self) -> u64 {
+        let arguments = SPECIALS + self.info.arguments;
+        self.plain_variables()
+            .filter(|i| *i >= arguments && *i < 64)
+            .filter(|i| !self.info.overridable.contains(&self.info.variables[*i]))
+            .fold(0, |mask, i| mask | 1 << i)
     }
 
     /// The path segments a selector matches against: the module's, then the name's.

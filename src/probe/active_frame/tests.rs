@@ -1,4 +1,4 @@
-//! The pool's hold on the probes of the plans its frames keep.
+//! The pool's hold on the probes of the plans its frames keep, and the frameless path's.
 
 use std::sync::Arc;
 
@@ -56,8 +56,9 @@ fn register(selector: &str) -> Arc<ActiveProbe> {
 fn a_pooled_frame_lets_go_of_an_ended_probe_at_its_threads_next_change_of_plan() {
     // A thread of its own: a pool of its own.
     std::thread::spawn(|| {
-        let kept = register("pool_test_kept > v");
-        let other = register("pool_test_other > v");
+        // Probes that read `v` at the exit: a lone `f > v` would take no frame (`direct`).
+        let kept = register("pool_test_kept(v)");
+        let other = register("pool_test_other(v)");
         // Nested, so that the pool keeps a frame of each (a frame goes to the pool only when
         // its call returns, and the next call of any function may reuse it).
         let outer = Frame::enter(&KEPT);
@@ -67,10 +68,79 @@ fn a_pooled_frame_lets_go_of_an_ended_probe_at_its_threads_next_change_of_plan()
         // The pooled frame of `pool_test_kept` still holds the plan that named the probe.
         assert_eq!(Arc::strong_count(&kept), 2);
         // The thread's next call that loads a plan (another function's, changed) drops it.
-        let third = register("pool_test_other > v");
+        let third = register("pool_test_other(v)");
         call(&OTHER);
         assert_eq!(Arc::strong_count(&kept), 1);
         other.unregister();
+        third.unregister();
+    })
+    .join()
+    .unwrap();
+}
+
+static DIRECT: Site = Site::new(site_info("pool_test_direct"));
+inventory::submit! { SiteRef(&DIRECT) }
+
+/// `v`'s index in [`VARIABLES`].
+const V: usize = 4;
+
+#[test]
+#[cfg_attr(miri, ignore = "gives events, which read the clock")]
+fn lone_probes_give_without_a_frame_and_their_thread_lets_go_of_an_ended_one() {
+    use futures::StreamExt;
+    use futures::executor::block_on;
+
+    std::thread::spawn(|| {
+        let (sender, mut lone) = channel();
+        let first = ActiveProbe::register(
+            Selector::parse("pool_test_direct > v").unwrap(),
+            sender,
+            Box::new(|| true),
+        )
+        .unwrap();
+        let frame = Frame::enter(&DIRECT);
+        assert!(frame.is_direct());
+        frame.var(V, &7_u64);
+        drop(frame);
+        let event = block_on(lone.next()).unwrap();
+        assert_eq!(event.get_as::<u64>("v").unwrap(), 7);
+        // The thread keeps the plan, and the probe with it, while the site's epoch holds.
+        first.unregister();
+        assert_eq!(Arc::strong_count(&first), 2);
+        // A probe that reads `v` at the exit needs a frame: the next call takes one, and its
+        // plan's reload lets go of the ended probe.
+        let (sender, mut at_exit) = channel();
+        let second = ActiveProbe::register(
+            Selector::parse("pool_test_direct(v)").unwrap(),
+            sender,
+            Box::new(|| true),
+        )
+        .unwrap();
+        let frame = Frame::enter(&DIRECT);
+        assert!(!frame.is_direct());
+        frame.var(V, &8_u64);
+        drop(frame);
+        let event = block_on(at_exit.next()).unwrap();
+        assert_eq!(event.get_as::<u64>("v").unwrap(), 8);
+        // The frameless cache drops its stale plan at its own next reload: one more lone probe.
+        second.unregister();
+        let (sender, mut third_stream) = channel();
+        let third = ActiveProbe::register(
+            Selector::parse("pool_test_direct > v").unwrap(),
+            sender,
+            Box::new(|| true),
+        )
+        .unwrap();
+        let frame = Frame::enter(&DIRECT);
+        assert!(frame.is_direct());
+        frame.var(V, &9_u64);
+        drop(frame);
+        assert_eq!(Arc::strong_count(&first), 1);
+        let event = block_on(third_stream.next()).unwrap();
+        assert_eq!(event.get_as::<u64>("v").unwrap(), 9);
+        // The ended probe got nothing after its end.
+        first.sender.close();
+        assert!(block_on(lone.next()).is_none());
         third.unregister();
     })
     .join()

@@ -1,0 +1,88 @@
+//! Probed calls without a frame: when every probe that names a function is a lone `f > x`
+//! on one of its plain bindings (the plan's `direct` variables), a call keeps nothing and
+//! matches nothing, so it takes no frame from the pool and does nothing at its exit. Each
+//! assignment of such a variable gives the events from the site's current plan, which this
+//! thread keeps while the site's epoch is the plan's (one atomic load and a compare), as a
+//! pooled frame would.
+//!
+//! Whether a probe receives is asked at each event, not once per call: the thread's scopes
+//! can only change between two of its own statements, so the answer is the same.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use super::plan::{LastPlan, SitePlan};
+use super::site::Site;
+use crate::Value;
+
+/// Plans kept per thread, at most: the direct functions a loop calls in turn.
+const CACHED: usize = 8;
+
+thread_local! {
+    /// The plans of the direct sites this thread gave from lately, newest last.
+    static PLANS: RefCell<Vec<(&'static Site, Arc<SitePlan>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Variable `index` of a call of `site` was assigned `value`: the event `{x: value}` of each
+/// lone probe on it whose scope this thread reaches.
+#[inline(never)]
+pub(super) fn give(site: &'static Site, index: usize, value: Value) {
+    let epoch = site.epoch();
+    let mut value = Some(value);
+    let _ = PLANS.try_with(|plans| {
+        let Ok(mut plans) = plans.try_borrow_mut() else {
+            return;
+        };
+        let at = match plans.iter().rposition(|(s, _)| std::ptr::eq(*s, site)) {
+            Some(at) if plans[at].1.epoch == epoch => at,
+            _ => match reload(&mut plans, site) {
+                Some(at) => at,
+                None => return,
+            },
+        };
+        if let Some(value) = value.take() {
+            give_from(&plans[at].1, site, index, value);
+        }
+    });
+    // Only while this thread is being torn down (or re-entered from a send): no cache.
+    if let Some(value) = value
+        && let Some(plan) = site.plan.load_full()
+    {
+        give_from(&plan, site, index, value);
+    }
+}
+
+/// The probe set changed: drops every plan it made stale (an ended probe's sender with it),
+/// then loads `site`'s; `None` if no probe names the site any more.
+#[cold]
+#[inline(never)]
+fn reload(plans: &mut Vec<(&'static Site, Arc<SitePlan>)>, site: &'static Site) -> Option<usize> {
+    plans.retain(|(s, plan)| plan.epoch == s.epoch());
+    let plan = site.plan.load_full()?;
+    if plans.len() == CACHED {
+        plans.remove(0);
+    }
+    plans.push((site, plan));
+    Some(plans.len() - 1)
+}
+
+/// Sends `value` to each lone probe of `plan` on variable `index` that this thread reaches;
+/// the last one takes it, the others a clone.
+#[inline(always)]
+fn give_from(plan: &SitePlan, site: &'static Site, index: usize, value: Value) {
+    let mut pending: Option<(&LastPlan, &'static str)> = None;
+    for last in &plan.lasts {
+        let Some((at, key)) = last.alone else {
+            continue;
+        };
+        if at != index || !(last.probe.receives)() {
+            continue;
+        }
+        if let Some((earlier, key)) = pending.replace((last, key)) {
+            earlier.probe.send_lone(key, value.clone(), &site.origin);
+        }
+    }
+    if let Some((last, key)) = pending {
+        last.probe.send_lone(key, value, &site.origin);
+    }
+}
