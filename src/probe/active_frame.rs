@@ -449,7 +449,7 @@ impl ActiveFrame {
             return;
         };
         // The sender drops it if the stream is gone.
-        last.probe.send_lone(key, value, &self.site.origin);
+        last.probe.send_lone(key, || value, &self.site.origin);
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.

@@ -11,7 +11,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::plan::{LastPlan, SitePlan};
+use super::plan::SitePlan;
 use super::site::Site;
 use crate::Value;
 
@@ -23,10 +23,12 @@ thread_local! {
     static PLANS: RefCell<Vec<(&'static Site, Arc<SitePlan>)>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Variable `index` of a call of `site` was assigned `value`: the event `{x: value}` of each
-/// lone probe on it whose scope this thread reaches.
+/// Variable `index` of a call of `site` was assigned a value: the event `{x: value}` of each
+/// lone probe on it whose scope this thread reaches. The value is made only then, straight
+/// into the event when one probe takes it (a `Value` moved through a few calls costs more than
+/// the rest of the path: stack copies the loads wait on).
 #[inline(never)]
-pub(super) fn give(site: &'static Site, index: usize, value: Value) {
+pub(super) fn give(site: &'static Site, index: usize, value: impl FnOnce() -> Value) {
     let epoch = site.epoch();
     let mut value = Some(value);
     let _ = PLANS.try_with(|plans| {
@@ -66,23 +68,28 @@ fn reload(plans: &mut Vec<(&'static Site, Arc<SitePlan>)>, site: &'static Site) 
     Some(plans.len() - 1)
 }
 
-/// Sends `value` to each lone probe of `plan` on variable `index` that this thread reaches;
-/// the last one takes it, the others a clone.
+/// Sends the value to each lone probe of `plan` on variable `index` that this thread reaches:
+/// made in place for one, made once and cloned for several.
 #[inline(always)]
-fn give_from(plan: &SitePlan, site: &'static Site, index: usize, value: Value) {
-    let mut pending: Option<(&LastPlan, &'static str)> = None;
-    for last in &plan.lasts {
-        let Some((at, key)) = last.alone else {
-            continue;
-        };
-        if at != index || !(last.probe.receives)() {
-            continue;
-        }
-        if let Some((earlier, key)) = pending.replace((last, key)) {
-            earlier.probe.send_lone(key, value.clone(), &site.origin);
-        }
+fn give_from(plan: &SitePlan, site: &'static Site, index: usize, value: impl FnOnce() -> Value) {
+    let origin = &site.origin;
+    let mut targets = plan.lasts.iter().filter_map(|last| match last.alone {
+        Some((at, key)) if at == index && (last.probe.receives)() => Some((last, key)),
+        _ => None,
+    });
+    let Some((first, key)) = targets.next() else {
+        return;
+    };
+    let Some(mut next) = targets.next() else {
+        first.probe.send_lone(key, value, origin);
+        return;
+    };
+    let value = value();
+    first.probe.send_lone(key, || value.clone(), origin);
+    for target in targets {
+        let (last, key) = std::mem::replace(&mut next, target);
+        last.probe.send_lone(key, || value.clone(), origin);
     }
-    if let Some((last, key)) = pending {
-        last.probe.send_lone(key, value, &site.origin);
-    }
+    let (last, key) = next;
+    last.probe.send_lone(key, || value, origin);
 }

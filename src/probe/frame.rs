@@ -119,7 +119,7 @@ impl Frame {
         if let Some(active) = &self.active {
             active.set(index, std::any::type_name::<T>(), || value_of(value));
         } else if index < 64 && self.direct >> index & 1 != 0 {
-            direct::give(self.site, index, value_of(value));
+            direct::give(self.site, index, || value_of(value));
         }
     }
 

@@ -49,11 +49,17 @@ impl ActiveProbe {
         self.sender.send(event);
     }
 
-    /// Sends a lone `f > x` probe's event, `{key: value}`, stamped now.
+    /// Sends a lone `f > x` probe's event, `{key: value}`, stamped now; the value is made
+    /// straight into the event.
     #[inline(always)]
-    pub(crate) fn send_lone(&self, key: &'static str, value: Value, origin: &'static Origin) {
+    pub(crate) fn send_lone(
+        &self,
+        key: &'static str,
+        value: impl FnOnce() -> Value,
+        origin: &'static Origin,
+    ) {
         self.send(Event::from_fields(
-            std::iter::once((Key::Borrowed(key), value)),
+            std::iter::once_with(|| (Key::Borrowed(key), value())),
             Timestamp::now(),
             Some(origin),
         ));
