@@ -78,6 +78,18 @@ impl Event {
         }
     }
 
+    /// An event whose fields `write` writes straight into its slot.
+    #[inline(always)]
+    pub(crate) fn from_writer(
+        time: Timestamp,
+        origin: Option<&'static Origin>,
+        write: impl FnOnce(&mut Fields),
+    ) -> Self {
+        Self {
+            inner: EventRef::from_writer(time, origin, write),
+        }
+    }
+
     #[inline]
     pub(crate) fn fields(&self) -> &[Field] {
         self.inner.fields()

@@ -38,7 +38,9 @@ use crate::{Event, Key, Value};
 macro_rules! give {
     ($($fields:tt)+) => {
         if $crate::__private::is_listening() {
-            $crate::__private::give_array($crate::__origin!(), || $crate::__give_array!([] $($fields)+));
+            $crate::__private::give_written($crate::__origin!(), |__fields| {
+                $crate::__give_write!(__fields; $($fields)+)
+            });
         }
     };
 }
@@ -83,6 +85,24 @@ macro_rules! __give_fields {
 }
 
 /// The fields of `give!` syntax as an array of `(&'static str, Value)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __give_write {
+    ($w:ident;) => {()};
+    ($w:ident; $key:ident = $value:expr $(, $($rest:tt)*)?) => {{
+            $w.field(::core::stringify!($key), $crate::ToValue::to_value(&$value));
+            $crate::__give_write!($w; $($($rest)*)?)
+    }};
+    ($w:ident; $key:literal = $value:expr $(, $($rest:tt)*)?) => {{
+            $w.field($key, $crate::ToValue::to_value(&$value));
+            $crate::__give_write!($w; $($($rest)*)?)
+    }};
+    ($w:ident; $name:ident $(, $($rest:tt)*)?) => {{
+            $w.field(::core::stringify!($name), $crate::ToValue::to_value(&$name));
+            $crate::__give_write!($w; $($($rest)*)?)
+    }};
+}
+
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __give_array {
@@ -139,19 +159,38 @@ pub fn event_from_array<const N: usize>(
     Event::from_fields(fields, Timestamp::now(), Some(origin))
 }
 
-/// The slow path of `give!` (some scope is open somewhere), for the fields the macro writes as
-/// an array: built only when this thread has a receiver, straight into the event's allocation,
-/// in one visit to the thread's routes.
+/// Where `give!` writes its fields, one at a time as it evaluates them: straight into the
+/// event's slot. (Built as an array and then moved there, each `Value` was copied through the
+/// stack a few times, and those copies, loads of a tag just stored byte-wise, stalled the
+/// giving thread more than the rest of the path.)
+pub struct FieldWriter<'a> {
+    fields: &'a mut Fields,
+}
+
+impl FieldWriter<'_> {
+    /// Appends the field `key: value`.
+    #[inline(always)]
+    pub fn field(&mut self, key: &'static str, value: Value) {
+        self.fields.push((Key::Borrowed(key), value));
+    }
+}
+
+/// The slow path of `give!` (some scope is open somewhere): `write` writes the fields straight
+/// into the event's slot, and only when this thread has a receiver, in one visit to the
+/// thread's routes.
 #[inline]
-pub fn give_array<const N: usize>(
-    origin: &'static Origin,
-    build: impl FnOnce() -> [(&'static str, Value); N],
-) {
+pub fn give_written(origin: &'static Origin, write: impl FnOnce(&mut FieldWriter<'_>)) {
     routing::give(|| {
         if context::is_active() {
-            context::event_with(origin, fields(build()))
+            let mut fields = Fields::new();
+            write(&mut FieldWriter {
+                fields: &mut fields,
+            });
+            context::event_with(origin, fields)
         } else {
-            event_from_array(origin, build())
+            Event::from_writer(Timestamp::now(), Some(origin), |fields| {
+                write(&mut FieldWriter { fields })
+            })
         }
     });
 }

@@ -4,7 +4,9 @@
 //! must name them. They may change in any release; never call them directly (as tracing's
 //! `__macro_support`).
 
-pub use crate::give::{event_at, event_from_array, fields, give_array, give_with, is_listening};
+pub use crate::give::{
+    FieldWriter, event_at, event_from_array, fields, give_with, give_written, is_listening,
+};
 
 /// What `#[probe]` expands to.
 pub use crate::probe::__expand as probe;
