@@ -245,21 +245,11 @@ impl EventRef {
         })
     }
 
-    /// Stores an event whose fields `write` writes straight into its slot, as it makes them.
-    #[inline(always)]
-    pub(crate) fn from_writer(
-        time: Timestamp,
-        origin: Option<&'static Origin>,
-        write: impl FnOnce(&mut Fields),
-    ) -> Self {
-        Self::build(time, origin, write)
-    }
-
     /// Takes a slot, writes its header and empty fields in place, lets `fill` write the
     /// fields, and only then hands out the reference (if `fill` panics the slot is given back
     /// with the fields written so far).
     #[inline(always)]
-    fn build(
+    pub(crate) fn build(
         time: Timestamp,
         origin: Option<&'static Origin>,
         fill: impl FnOnce(&mut Fields),

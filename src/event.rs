@@ -86,7 +86,7 @@ impl Event {
         write: impl FnOnce(&mut Fields),
     ) -> Self {
         Self {
-            inner: EventRef::from_writer(time, origin, write),
+            inner: EventRef::build(time, origin, write),
         }
     }
 

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use super::*;
-use crate::probe::channel::channel;
+use crate::probe::channel::{Receiver, channel};
 use crate::probe::frame::Frame;
 use crate::probe::plan::ActiveProbe;
 use crate::probe::selector::Selector;
@@ -41,15 +41,20 @@ fn call(site: &'static Site) {
 }
 
 fn register(selector: &str) -> Arc<ActiveProbe> {
-    let (sender, receiver) = channel();
     // Events have nowhere to go: the probe's sender drops them.
-    drop(receiver);
-    ActiveProbe::register(
+    register_streamed(selector).0
+}
+
+/// A registered probe and its stream's end.
+fn register_streamed(selector: &str) -> (Arc<ActiveProbe>, Receiver) {
+    let (sender, receiver) = channel();
+    let probe = ActiveProbe::register(
         Selector::parse(selector).unwrap(),
         sender,
         Box::new(|| true),
     )
-    .unwrap()
+    .unwrap();
+    (probe, receiver)
 }
 
 #[test]
@@ -91,53 +96,29 @@ fn lone_probes_give_without_a_frame_and_their_thread_lets_go_of_an_ended_one() {
     use futures::executor::block_on;
 
     std::thread::spawn(|| {
-        let (sender, mut lone) = channel();
-        let first = ActiveProbe::register(
-            Selector::parse("pool_test_direct > v").unwrap(),
-            sender,
-            Box::new(|| true),
-        )
-        .unwrap();
-        let frame = Frame::enter(&DIRECT);
-        assert!(frame.is_direct());
-        frame.var(V, &7_u64);
-        drop(frame);
-        let event = block_on(lone.next()).unwrap();
-        assert_eq!(event.get_as::<u64>("v").unwrap(), 7);
+        // A call of `pool_test_direct` assigning `v`: whether it took no frame.
+        let call_assigning = |v: u64| {
+            let frame = Frame::enter(&DIRECT);
+            frame.var(V, &v);
+            frame.is_direct()
+        };
+        let next_v = |stream: &mut Receiver| block_on(stream.next()).unwrap().get_as::<u64>("v");
+        let (first, mut lone) = register_streamed("pool_test_direct > v");
+        assert!(call_assigning(7));
+        assert_eq!(next_v(&mut lone).unwrap(), 7);
         // The thread keeps the plan, and the probe with it, while the site's epoch holds.
         first.unregister();
         assert_eq!(Arc::strong_count(&first), 2);
-        // A probe that reads `v` at the exit needs a frame: the next call takes one, and its
-        // plan's reload lets go of the ended probe.
-        let (sender, mut at_exit) = channel();
-        let second = ActiveProbe::register(
-            Selector::parse("pool_test_direct(v)").unwrap(),
-            sender,
-            Box::new(|| true),
-        )
-        .unwrap();
-        let frame = Frame::enter(&DIRECT);
-        assert!(!frame.is_direct());
-        frame.var(V, &8_u64);
-        drop(frame);
-        let event = block_on(at_exit.next()).unwrap();
-        assert_eq!(event.get_as::<u64>("v").unwrap(), 8);
+        // A probe that reads `v` at the exit needs a frame: the next call takes one.
+        let (second, mut at_exit) = register_streamed("pool_test_direct(v)");
+        assert!(!call_assigning(8));
+        assert_eq!(next_v(&mut at_exit).unwrap(), 8);
         // The frameless cache drops its stale plan at its own next reload: one more lone probe.
         second.unregister();
-        let (sender, mut third_stream) = channel();
-        let third = ActiveProbe::register(
-            Selector::parse("pool_test_direct > v").unwrap(),
-            sender,
-            Box::new(|| true),
-        )
-        .unwrap();
-        let frame = Frame::enter(&DIRECT);
-        assert!(frame.is_direct());
-        frame.var(V, &9_u64);
-        drop(frame);
+        let (third, mut third_stream) = register_streamed("pool_test_direct > v");
+        assert!(call_assigning(9));
         assert_eq!(Arc::strong_count(&first), 1);
-        let event = block_on(third_stream.next()).unwrap();
-        assert_eq!(event.get_as::<u64>("v").unwrap(), 9);
+        assert_eq!(next_v(&mut third_stream).unwrap(), 9);
         // The ended probe got nothing after its end.
         first.sender.close();
         assert!(block_on(lone.next()).is_none());
