@@ -34,7 +34,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 
-use crate::clock::Timestamp;
+use crate::clock::{Stamp, Timestamp};
 use crate::field::{Field, Origin};
 
 /// Fields stored in a slot without an allocation of their own.
@@ -53,7 +53,8 @@ struct Slot {
     refs: AtomicU32,
     /// Where this slot is in its block (to find the block from the slot).
     index: u32,
-    time: Timestamp,
+    /// When it was given: scaled to a timestamp only when asked.
+    time: Stamp,
     origin: Option<&'static Origin>,
     fields: MaybeUninit<Fields>,
 }
@@ -222,7 +223,11 @@ unsafe impl Sync for EventRef {}
 
 impl EventRef {
     /// Stores an event in this thread's block (a block of its own while the thread exits).
-    pub(crate) fn new(time: Timestamp, origin: Option<&'static Origin>, fields: Fields) -> Self {
+    pub(crate) fn new(
+        time: impl Into<Stamp>,
+        origin: Option<&'static Origin>,
+        fields: Fields,
+    ) -> Self {
         Self::build(time, origin, |slot_fields| *slot_fields = fields)
     }
 
@@ -231,7 +236,7 @@ impl EventRef {
     /// there).
     #[inline(always)]
     pub(crate) fn from_iter(
-        time: Timestamp,
+        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
         fields: impl Iterator<Item = Field>,
     ) -> Self {
@@ -250,7 +255,7 @@ impl EventRef {
     /// with the fields written so far).
     #[inline(always)]
     pub(crate) fn build(
-        time: Timestamp,
+        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
         fill: impl FnOnce(&mut Fields),
     ) -> Self {
@@ -269,7 +274,7 @@ impl EventRef {
             let slot = Block::slot(block, index);
             addr_of_mut!((*slot).refs).write(AtomicU32::new(1));
             addr_of_mut!((*slot).index).write(index as u32);
-            addr_of_mut!((*slot).time).write(time);
+            addr_of_mut!((*slot).time).write(time.into());
             addr_of_mut!((*slot).origin).write(origin);
             addr_of_mut!((*slot).fields)
                 .cast::<Fields>()
@@ -298,7 +303,7 @@ impl EventRef {
 
     #[inline]
     pub(crate) fn time(&self) -> Timestamp {
-        self.slot().time
+        self.slot().time.timestamp()
     }
 
     #[inline]

@@ -102,13 +102,58 @@ impl From<Timestamp> for SystemTime {
 #[inline]
 pub(crate) fn now_nanos() -> u64 {
     let anchored = anchored();
-    // The raw counter and one scaling of the difference: going through `quanta::Instant`
-    // and `Duration` split the nanoseconds into seconds and back (a division and a u128
-    // multiply per event). A reading before the anchor (another core's counter) counts as 0.
-    let elapsed = anchored
-        .clock
-        .delta_as_nanos(anchored.at, anchored.clock.raw());
-    anchored.wall.saturating_add(elapsed)
+    anchored.nanos_at(anchored.clock.raw())
+}
+
+impl Anchored {
+    /// Nanoseconds since the Unix epoch at the counter's raw reading `raw`.
+    #[inline]
+    fn nanos_at(&self, raw: u64) -> u64 {
+        // One scaling of the difference from the anchor: going through `quanta::Instant`
+        // and `Duration` split the nanoseconds into seconds and back (a division and a u128
+        // multiply per event). A reading before the anchor (another core's counter) counts
+        // as 0.
+        self.wall
+            .saturating_add(self.clock.delta_as_nanos(self.at, raw))
+    }
+}
+
+/// When an event was given, as its slot keeps it: the counter's raw reading, scaled to a
+/// [`Timestamp`] only when someone asks for the event's time (most events are never asked),
+/// or a timestamp given explicitly. The scaling is a pure function of the reading and the
+/// process's anchor, so a time asked for later is the time it would have been at the give;
+/// the giving thread saves the scaling (a 128-bit multiply, a shift and the clock's match).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp(u64);
+
+/// The bit of a [`Stamp`] that says it is a raw reading. A counter reaches it after about a
+/// century of uptime; a timestamp in the year 2262.
+const RAW: u64 = 1 << 63;
+
+impl Stamp {
+    /// Now: the counter's raw reading.
+    #[inline]
+    pub(crate) fn now() -> Stamp {
+        Stamp(anchored().clock.raw() & !RAW | RAW)
+    }
+
+    /// The wall-clock time this stands for.
+    #[inline]
+    pub(crate) fn timestamp(self) -> Timestamp {
+        if self.0 & RAW != 0 {
+            Timestamp(anchored().nanos_at(self.0 & !RAW))
+        } else {
+            Timestamp(self.0)
+        }
+    }
+}
+
+impl From<Timestamp> for Stamp {
+    /// An explicit time, kept as it is (one past the year 2262 is kept as the last
+    /// representable nanosecond).
+    fn from(time: Timestamp) -> Self {
+        Stamp(time.0.min(RAW - 1))
+    }
 }
 
 /// Calibrates the clock now, so the first event given does not pay for it.
@@ -135,5 +180,29 @@ mod tests {
         // generous margin of the wall clock around them (not a timing: a sanity bound).
         let margin = 5_000_000_000;
         assert!(last + margin >= before && last <= after + margin);
+    }
+
+    #[test]
+    fn a_stamp_is_the_time_of_its_reading_whenever_it_is_asked() {
+        let before = now_nanos();
+        let stamp = Stamp::now();
+        let after = now_nanos();
+        let first = stamp.timestamp().as_nanos();
+        assert!(
+            before <= first && first <= after,
+            "{before} {first} {after}"
+        );
+        // Asked again later: the same time, not the time of asking.
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(stamp.timestamp().as_nanos(), first);
+        // Explicit times are kept as given.
+        assert_eq!(
+            Stamp::from(Timestamp::from_nanos(7)).timestamp(),
+            Timestamp::from_nanos(7)
+        );
+        assert_eq!(
+            Stamp::from(Timestamp::from_nanos(u64::MAX)).timestamp(),
+            Timestamp::from_nanos(RAW - 1)
+        );
     }
 }

@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::Value;
 use crate::arena::EventRef;
+use crate::clock::Stamp;
 pub(crate) use crate::clock::Timestamp;
 use crate::convert::{FromValue, TypeMismatch};
 pub(crate) use crate::field::{Field, Key, Origin};
@@ -59,7 +60,7 @@ pub struct Event {
 impl Event {
     pub(crate) fn from_parts(
         fields: Fields,
-        time: Timestamp,
+        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
     ) -> Self {
         Self {
@@ -70,7 +71,7 @@ impl Event {
     #[inline]
     pub(crate) fn from_fields(
         fields: impl ExactSizeIterator<Item = Field>,
-        time: Timestamp,
+        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
     ) -> Self {
         Self {
@@ -81,7 +82,7 @@ impl Event {
     /// An event whose fields `write` writes straight into its slot.
     #[inline(always)]
     pub(crate) fn from_writer(
-        time: Timestamp,
+        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
         write: impl FnOnce(&mut Fields),
     ) -> Self {
@@ -114,7 +115,7 @@ impl Event {
             .into_iter()
             .map(|(k, v)| (k.into(), v.into()))
             .collect();
-        Self::from_parts(fields, Timestamp::now(), None)
+        Self::from_parts(fields, Stamp::now(), None)
     }
 
     /// An event with the given fields and timestamp (replays, logs, injected clocks), built

@@ -2,8 +2,9 @@
 
 use std::sync::Arc;
 
+use crate::clock::Stamp;
 use crate::context;
-use crate::event::{Fields, Origin, Timestamp};
+use crate::event::{Fields, Origin};
 use crate::feed::NO_SKIP;
 use crate::routing;
 use crate::scope::Scope;
@@ -146,7 +147,7 @@ pub fn fields<const N: usize>(fields: [(&'static str, Value); N]) -> Fields {
 
 /// An event of `fields`, given now at `origin`.
 pub fn event_at(origin: &'static Origin, fields: Fields) -> Event {
-    Event::from_parts(fields, Timestamp::now(), Some(origin))
+    Event::from_parts(fields, Stamp::now(), Some(origin))
 }
 
 /// An event of the array the macros build, straight into the event's allocation.
@@ -156,7 +157,7 @@ pub fn event_from_array<const N: usize>(
     fields: [(&'static str, Value); N],
 ) -> Event {
     let fields = fields.into_iter().map(|(k, v)| (Key::Borrowed(k), v));
-    Event::from_fields(fields, Timestamp::now(), Some(origin))
+    Event::from_fields(fields, Stamp::now(), Some(origin))
 }
 
 /// Where `give!` writes its fields, one at a time as it evaluates them: straight into the
@@ -188,7 +189,7 @@ pub fn give_written(origin: &'static Origin, write: impl FnOnce(&mut FieldWriter
             });
             context::event_with(origin, fields)
         } else {
-            Event::from_writer(Timestamp::now(), Some(origin), |fields| {
+            Event::from_writer(Stamp::now(), Some(origin), |fields| {
                 write(&mut FieldWriter { fields })
             })
         }

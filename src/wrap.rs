@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::event::{Fields, Origin, Timestamp};
+use crate::clock::Stamp;
+use crate::event::{Fields, Origin};
 use crate::give::is_listening;
 use crate::routing;
 use crate::vocab::keys;
@@ -153,7 +154,7 @@ fn mark_event(active: &Active, step: WrapStep) -> Event {
     let mut fields = Fields::with_capacity(active.fields.len() + 1);
     fields.push(mark(&active.name, step, active.id));
     fields.extend(active.fields.iter().cloned());
-    Event::from_parts(fields, Timestamp::now(), Some(active.origin))
+    Event::from_parts(fields, Stamp::now(), Some(active.origin))
 }
 
 impl Wrap {

@@ -23,9 +23,10 @@ use super::plan::{LastPlan, SitePlan, Slot, type_tag};
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
+use crate::clock::Stamp;
 use crate::field::Field;
 use crate::vocab::keys::WRAP;
-use crate::{Event, Key, Timestamp, Value, WrapStep};
+use crate::{Event, Key, Value, WrapStep};
 
 #[cfg(test)]
 mod tests;
@@ -618,7 +619,7 @@ impl ActiveFrame {
         debug_assert!(given.is_none() || pushed_given);
         last.probe.send(Event::from_fields(
             fields.drain(..),
-            Timestamp::now(),
+            Stamp::now(),
             self.origin(),
         ));
     }

@@ -12,7 +12,8 @@ use super::channel::Sender;
 use super::overrides::Overrider;
 use super::selector::{Literal, Role, Selector};
 use super::specials::{EXIT, SPECIALS};
-use crate::{Event, Key, Origin, Timestamp, Value};
+use crate::clock::Stamp;
+use crate::{Event, Key, Origin, Value};
 
 /// A site's identity: its static's address. The plan names sites by it, so that it need not
 /// know the site type (which holds the plan).
@@ -60,7 +61,7 @@ impl ActiveProbe {
     ) {
         self.send(Event::from_fields(
             std::iter::once_with(|| (Key::Borrowed(key), value())),
-            Timestamp::now(),
+            Stamp::now(),
             Some(origin),
         ));
     }
