@@ -1,6 +1,7 @@
 //! The clock events are stamped with: the CPU's time-stamp counter read through `quanta`,
 //! anchored once to the wall clock, so a timestamp costs a counter read and a multiply instead
-//! of a `clock_gettime` call, and logs still carry absolute times.
+//! of a `clock_gettime` call, and logs still carry absolute times. An event keeps only the
+//! counter's reading ([`Stamp`]) and pays the multiply when its time is asked.
 //!
 //! The anchor is one `(SystemTime, raw counter reading)` pair taken when the clock is first used;
 //! every later reading is the anchor's wall time plus the counter's elapsed nanoseconds. So
