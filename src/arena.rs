@@ -289,6 +289,20 @@ impl EventRef {
         event
     }
 
+    /// [`build`](Self::build), stamped now once `fill` has written the fields: a field
+    /// expression that gives (a nested `give!`) then gives an event stamped before this one,
+    /// as it is delivered before it, so a thread's events never go back in time.
+    #[inline(always)]
+    pub(crate) fn build_stamped_after(
+        origin: Option<&'static Origin>,
+        fill: impl FnOnce(&mut Fields),
+    ) -> Self {
+        let event = Self::build(Stamp::UNSET, origin, fill);
+        // SAFETY: `event` is the only reference to its slot, and nobody has seen it yet.
+        unsafe { addr_of_mut!((*event.slot.as_ptr()).time).write(Stamp::now()) };
+        event
+    }
+
     fn slot(&self) -> &Slot {
         // SAFETY: this reference keeps the slot alive; nobody writes it any more.
         unsafe { self.slot.as_ref() }

@@ -145,6 +145,9 @@ pub(crate) struct Stamp(u64);
 const RAW: u64 = 1 << 63;
 
 impl Stamp {
+    /// A placeholder, for a slot whose stamp is written after its fields.
+    pub(crate) const UNSET: Stamp = Stamp(0);
+
     /// Now: the counter's raw reading.
     #[inline]
     pub(crate) fn now() -> Stamp {

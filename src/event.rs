@@ -79,15 +79,15 @@ impl Event {
         }
     }
 
-    /// An event whose fields `write` writes straight into its slot.
+    /// An event whose fields `write` writes straight into its slot, stamped now once they are
+    /// written (as an event built from fields made beforehand is).
     #[inline(always)]
     pub(crate) fn from_writer(
-        time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
         write: impl FnOnce(&mut Fields),
     ) -> Self {
         Self {
-            inner: EventRef::build(time, origin, write),
+            inner: EventRef::build_stamped_after(origin, write),
         }
     }
 

@@ -189,9 +189,7 @@ pub fn give_written(origin: &'static Origin, write: impl FnOnce(&mut FieldWriter
             });
             context::event_with(origin, fields)
         } else {
-            Event::from_writer(Stamp::now(), Some(origin), |fields| {
-                write(&mut FieldWriter { fields })
-            })
+            Event::from_writer(Some(origin), |fields| write(&mut FieldWriter { fields }))
         }
     });
 }

@@ -81,8 +81,11 @@ fn a_field_expression_may_itself_give() {
     let events = gv.stream();
     give!(outer = inner());
     gv.finish().unwrap();
-    let shown: Vec<String> = collect(events).iter().map(ToString::to_string).collect();
+    let events = collect(events);
+    let shown: Vec<String> = events.iter().map(ToString::to_string).collect();
     assert_eq!(shown, vec!["inner=1", "outer=2"]);
+    // Delivered first, stamped first: the outer event is stamped once its fields are made.
+    assert!(events[0].time() <= events[1].time());
 }
 
 #[test]
