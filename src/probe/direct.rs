@@ -5,8 +5,10 @@
 //! thread keeps while the site's epoch is the plan's (one atomic load and a compare), as a
 //! pooled frame would.
 //!
-//! Whether a probe receives is asked at each event, not once per call: the thread's scopes
-//! can only change between two of its own statements, so the answer is the same.
+//! Whether a probe receives is asked at each event, on the thread that runs the assignment,
+//! where a frame asks once, at the call's entry: the same answer unless the function itself
+//! enters or leaves a scope in between (or, for an `async fn`, resumes on another thread),
+//! and then the answer at the event.
 
 use std::cell::RefCell;
 use std::sync::Arc;
