@@ -85,25 +85,27 @@ macro_rules! __give_fields {
     };
 }
 
-/// The fields of `give!` syntax as an array of `(&'static str, Value)`.
+/// The fields of `give!` syntax, each written through the `FieldWriter` `$w` as it is
+/// evaluated, left to right.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __give_write {
     ($w:ident;) => {()};
     ($w:ident; $key:ident = $value:expr $(, $($rest:tt)*)?) => {{
-            $w.field(::core::stringify!($key), $crate::ToValue::to_value(&$value));
-            $crate::__give_write!($w; $($($rest)*)?)
+        $w.field(::core::stringify!($key), $crate::ToValue::to_value(&$value));
+        $crate::__give_write!($w; $($($rest)*)?)
     }};
     ($w:ident; $key:literal = $value:expr $(, $($rest:tt)*)?) => {{
-            $w.field($key, $crate::ToValue::to_value(&$value));
-            $crate::__give_write!($w; $($($rest)*)?)
+        $w.field($key, $crate::ToValue::to_value(&$value));
+        $crate::__give_write!($w; $($($rest)*)?)
     }};
     ($w:ident; $name:ident $(, $($rest:tt)*)?) => {{
-            $w.field(::core::stringify!($name), $crate::ToValue::to_value(&$name));
-            $crate::__give_write!($w; $($($rest)*)?)
+        $w.field(::core::stringify!($name), $crate::ToValue::to_value(&$name));
+        $crate::__give_write!($w; $($($rest)*)?)
     }};
 }
 
+/// The fields of `give!` syntax as an array of `(&'static str, Value)`.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __give_array {
