@@ -68,8 +68,20 @@ fn the_table_row_has_a_cell_per_column() {
     assert_eq!(row.matches('|').count(), header_cells, "{row}");
     assert_eq!(
         row,
-        "| 64 | 1000 | yes | 640000 | 63999 | 4.3 | 1.50 | 42.00 | 80.0 | 10 | 0 | 0 |"
+        "| 64 | 1000 | yes | 640000 | 63999 | 4.3 | 1.50 | 42.00 | 80.00 | 10 | 0 | 0 |"
     );
     assert!(report.balances());
     assert!(!report.kept_up(), "10 dropped");
+    // A maximum just above p99 reads at least p99 (with max at one decimal it read 1.7 for a
+    // p99 of 1.71, and the CLI's test of the table failed).
+    let close = FanInReport {
+        p99: std::time::Duration::from_micros(1_706),
+        max: std::time::Duration::from_micros(1_707),
+        ..report
+    };
+    assert!(
+        close.table_row().contains("| 1.71 | 1.71 |"),
+        "{}",
+        close.table_row()
+    );
 }

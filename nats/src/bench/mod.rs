@@ -304,7 +304,8 @@ impl FanInReport {
     pub fn table_row(&self) -> String {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
         format!(
-            "| {} | {:.0} | {} | {} | {:.0} | {:.1} | {:.2} | {:.2} | {:.1} | {} | {} | {} |",
+            // The latencies to one precision: max rounded coarser than p99 could read below it.
+            "| {} | {:.0} | {} | {} | {:.0} | {:.1} | {:.2} | {:.2} | {:.2} | {} | {} | {} |",
             self.ranks,
             self.rate,
             if self.hog { "yes" } else { "no" },
