@@ -254,7 +254,7 @@ impl EventRef {
     /// fields, and only then hands out the reference (if `fill` panics the slot is given back
     /// with the fields written so far).
     #[inline(always)]
-    pub(crate) fn build(
+    fn build(
         time: impl Into<Stamp>,
         origin: Option<&'static Origin>,
         fill: impl FnOnce(&mut Fields),

@@ -18,8 +18,10 @@ use std::cell::{RefCell, UnsafeCell};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use smallvec::SmallVec;
+
 use super::active::next_wrap_id;
-use super::plan::{LastPlan, SitePlan, Slot, type_tag};
+use super::plan::{LastPlan, SitePlan, Slot, send_lone_each, type_tag};
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
@@ -223,7 +225,7 @@ fn lone_reporting<'a>(
     state
         .matches
         .iter()
-        .filter(move |m| m.active && plan.lasts[m.last].alone.is_some_and(|(at, _)| at == index))
+        .filter(move |m| m.active && plan.lasts[m.last].alone_on(index).is_some())
         .map(|m| m.last)
 }
 
@@ -426,31 +428,13 @@ impl ActiveFrame {
         let plan = self.plan();
         // Which probes this call reports to, looked up without the value: it moves into the
         // event afterwards, outside the frame's state (and its lock, if shared).
-        let (first, more) = self.with_state(|state| {
-            let mut reporting = lone_reporting(state, plan, index);
-            (reporting.next(), reporting.next().is_some())
+        let reporting: SmallVec<[usize; 2]> =
+            self.with_state(|state| lone_reporting(state, plan, index).collect());
+        let targets = reporting.iter().filter_map(|&last| {
+            let last = &plan.lasts[last];
+            Some((&*last.probe, last.alone_on(index)?))
         });
-        let Some(first) = first else {
-            return;
-        };
-        if more {
-            let lasts: Vec<usize> =
-                self.with_state(|state| lone_reporting(state, plan, index).collect());
-            for &last in &lasts[1..] {
-                self.give_one(&plan.lasts[last], value.clone());
-            }
-        }
-        self.give_one(&plan.lasts[first], value);
-    }
-
-    /// Gives `last`'s probe, a lone `f > x`, the event `{x: value}`.
-    #[inline(always)]
-    fn give_one(&self, last: &LastPlan, value: Value) {
-        let Some((_, key)) = last.alone else {
-            return;
-        };
-        // The sender drops it if the stream is gone.
-        last.probe.send_lone(key, || value, &self.site.origin);
+        send_lone_each(targets, || value, &self.site.origin);
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.
@@ -524,11 +508,12 @@ impl ActiveFrame {
             if !last.probe.is_open() {
                 continue;
             }
-            if let Some((alone, _)) = last.alone {
+            if last.alone.is_some() {
                 // Beside probes that read more of the frame (a variable only lone probes read
                 // takes `give_alone` instead).
-                if alone == index {
-                    self.give_one(last, value.clone());
+                if let Some(key) = last.alone_on(index) {
+                    last.probe
+                        .send_lone(key, || value.clone(), &self.site.origin);
                 }
                 continue;
             }

@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use super::plan::SitePlan;
+use super::plan::{SitePlan, send_lone_each};
 use super::site::Site;
 use crate::Value;
 
@@ -70,28 +70,12 @@ fn reload(plans: &mut Vec<(&'static Site, Arc<SitePlan>)>, site: &'static Site) 
     Some(plans.len() - 1)
 }
 
-/// Sends the value to each lone probe of `plan` on variable `index` that this thread reaches:
-/// made in place for one, made once and cloned for several.
+/// Sends the value to each lone probe of `plan` on variable `index` that this thread reaches.
 #[inline(always)]
 fn give_from(plan: &SitePlan, site: &'static Site, index: usize, value: impl FnOnce() -> Value) {
-    let origin = &site.origin;
-    let mut targets = plan.lasts.iter().filter_map(|last| match last.alone {
-        Some((at, key)) if at == index && (last.probe.receives)() => Some((last, key)),
-        _ => None,
+    let targets = plan.lasts.iter().filter_map(|last| {
+        let key = last.alone_on(index)?;
+        (last.probe.receives)().then_some((&*last.probe, key))
     });
-    let Some((first, key)) = targets.next() else {
-        return;
-    };
-    let Some(mut next) = targets.next() else {
-        first.probe.send_lone(key, value, origin);
-        return;
-    };
-    let value = value();
-    first.probe.send_lone(key, || value.clone(), origin);
-    for target in targets {
-        let (last, key) = std::mem::replace(&mut next, target);
-        last.probe.send_lone(key, || value.clone(), origin);
-    }
-    let (last, key) = next;
-    last.probe.send_lone(key, || value, origin);
+    send_lone_each(targets, value, &site.origin);
 }

@@ -62,10 +62,17 @@ impl Frame {
 
     #[inline(always)]
     fn inactive(site: &'static Site) -> Frame {
+        Frame::frameless(site, 0)
+    }
+
+    /// A call without a frame: nobody probes it (`direct` 0), or only lone `f > x` probes on
+    /// the variables of `direct`.
+    #[inline(always)]
+    fn frameless(site: &'static Site, direct: u64) -> Frame {
         Frame {
             active: None,
             site,
-            direct: 0,
+            direct,
             pushed: false,
         }
     }
@@ -77,12 +84,7 @@ impl Frame {
         // of a probed variable gives from the site's current plan (`direct::give`).
         let direct = site.direct.load(Ordering::Relaxed);
         if direct != 0 {
-            return Frame {
-                active: None,
-                site,
-                direct,
-                pushed: false,
-            };
+            return Frame::frameless(site, direct);
         }
         // The plan the last change of the probe set left, reused from this thread's pool when
         // current (one load of the site's epoch): no lock.

@@ -67,6 +67,32 @@ impl ActiveProbe {
     }
 }
 
+/// Sends a lone `f > x` event to each of `targets` (a probe and its event's key): the value
+/// made in place when there is one target, made once and cloned for several (the last one
+/// taking it).
+#[inline(always)]
+pub(crate) fn send_lone_each<'a>(
+    mut targets: impl Iterator<Item = (&'a ActiveProbe, &'static str)>,
+    value: impl FnOnce() -> Value,
+    origin: &'static Origin,
+) {
+    let Some((first, key)) = targets.next() else {
+        return;
+    };
+    let Some(mut next) = targets.next() else {
+        first.send_lone(key, value, origin);
+        return;
+    };
+    let value = value();
+    first.send_lone(key, || value.clone(), origin);
+    for target in targets {
+        let (probe, key) = std::mem::replace(&mut next, target);
+        probe.send_lone(key, || value.clone(), origin);
+    }
+    let (probe, key) = next;
+    probe.send_lone(key, || value, origin);
+}
+
 /// One function of a resolved selector: the sites it names, with its captures in each.
 #[derive(Debug)]
 pub(crate) struct Resolved {
@@ -135,6 +161,12 @@ pub(crate) struct LastPlan {
 }
 
 impl LastPlan {
+    /// The event's key if this probe is a lone `f > x` on variable `index`.
+    pub(crate) fn alone_on(&self, index: usize) -> Option<&'static str> {
+        self.alone
+            .and_then(|(at, key)| (at == index).then_some(key))
+    }
+
     pub(crate) fn slots(&self) -> &SiteSlots {
         let last = self
             .probe
@@ -288,7 +320,7 @@ impl SitePlan {
                 .iter()
                 .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
                 || (index == EXIT && !slots.has_focus);
-            !triggers || last.alone.is_some_and(|(at, _)| at == index)
+            !triggers || last.alone_on(index).is_some()
         })
     }
 
