@@ -8,32 +8,47 @@
 //!
 //! # Why it is correct
 //!
-//! - **Writes.** Producers append under the feed's mutex: the slot's event is written, then
-//!   its `ready` flag is stored with `Release`, then the mutex is released. One giving thread
-//!   writes its events in the order it gives them, so each subscriber sees every thread's
-//!   events in order.
+//! - **Writes.** One thread at a time uses the append cursor: the feed's *owner* (the one
+//!   thread giving into it, which claimed it) without the lock, or, once no other thread owns
+//!   it, whoever holds the feed's mutex. src/feed/owner.rs hands the cursor over: a thread that
+//!   needs it (a second giving thread, a subscriber, a close) takes the claim away under the
+//!   lock and waits for an append in progress to end. The slot's event is written, then its
+//!   `ready` flag is stored with `Release`. One giving thread writes its events in the order it
+//!   gives them, so each subscriber sees every thread's events in order. The owner's append is
+//!   plain stores: no atomic read-modify-write, so its stores drain from the store buffer while
+//!   it goes on instead of waiting at a locked instruction.
 //! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
 //!   written before it is visible, and slots are never rewritten (append only, no reuse), so
 //!   the reader can clone the event without further synchronisation.
-//! - **No lost wake-up, no fence per event.** A reader parks only under the mutex: it re-checks
-//!   its slot (and the end of the feed) and registers its waker while holding it. A producer
-//!   publishes and collects the registered wakers under the same mutex. The two critical
-//!   sections are ordered: either the producer's came first (the reader's re-check sees the
-//!   slot ready and does not park) or the reader's came first (the producer sees the waker and
-//!   wakes it). The mutex the producer takes anyway is the only synchronisation.
-//! - **Spinning before parking.** A sole reader that finds nothing first spins briefly (15
-//!   spin-loop hints, well under a microsecond), re-checking its slot's `ready` flag (a load,
-//!   no lock): a loop that gives in bursts hands over the next event before the reader would
-//!   have parked, and neither side makes a system call (a park and its wake-up cost
-//!   microseconds each). With several readers none spins: readers polled by one task would
-//!   each follow the loop live while the others fall behind. The spin only looks; the park
-//!   protocol above is unchanged, so it cannot lose a wake-up.
-//! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex:
-//!   every event appended after that is seen, none before.
-//! - **Ends.** Closing the feed (the scope finished) or one reader (a derivation's input) is
-//!   done under the mutex and records the index where the reader ends; a reader checks it
-//!   after it has seen a slot ready, so an event appended after the close (ordered after it
-//!   by the mutex, and before the `ready` the reader acquired) is never taken.
+//! - **No lost wake-up, no fence per event.** A reader parks under the mutex: it re-checks its
+//!   slot (and the end of the feed), registers its waker and sets `waiting`. An append under
+//!   the lock collects the registered wakers in the same critical section, so the two are
+//!   ordered by the mutex: either the append came first (the re-check sees the slot) or the
+//!   registration did (the append wakes it). The owner's lock-free append instead stores
+//!   `ready`, then loads `waiting` and takes the lock to wake if it is set. Its store and the
+//!   reader's `waiting` store, each followed by the other's load, need a full fence on both
+//!   sides; they get the asymmetric one of src/feed/owner.rs: a compiler fence on the owner's
+//!   side per event, and `membarrier` on the reader's after it registered, followed by a second
+//!   re-check of its slot. Either the owner sees `waiting` or the re-check sees the slot. A
+//!   reader that then takes the event leaves its waker registered: a spurious wake-up later,
+//!   never a lost one. Without `membarrier` nobody owns a feed and only the mutex protocol runs.
+//! - **Spinning before parking.** A sole reader that finds nothing first waits about 1.6 µs
+//!   without looking (64 spin-loop hints on this machine), then spins briefly, re-checking its
+//!   slot's `ready` flag (a load, no lock): a loop that gives in bursts hands over the next
+//!   events before the reader would have parked, and neither side makes a system call (a park
+//!   and its wake-up cost microseconds each). Not looking at first keeps the reader off the
+//!   cache line the giving thread writes next (see `sync::BLIND_SPINS`). With several readers
+//!   none spins: readers polled by one task would each follow the loop live while the others
+//!   fall behind. The spin only looks; the park protocol above is unchanged, so it cannot lose
+//!   a wake-up.
+//! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex
+//!   once no other thread owns the feed: every event appended after that is seen, none before.
+//! - **Ends.** Closing the feed (the scope finished) takes the claim away for good, so every
+//!   later append takes the lock and sees the feed closed; closing one reader (a derivation's
+//!   input) records, under the mutex and once no other thread owns the feed, the index where
+//!   the reader ends. A reader checks it after it has seen a slot ready, so an event appended
+//!   after the close (ordered after it by the mutex or the hand-over, and before the `ready` the
+//!   reader acquired) is never taken.
 
 use std::cell::UnsafeCell;
 use std::mem::MaybeUninit;
@@ -45,6 +60,7 @@ use std::task::{Context, Poll, Waker};
 use crossbeam_queue::ArrayQueue;
 
 use crate::Event;
+use owner::Owner;
 // Through the shim, so that the loom models check these (see src/sync.rs).
 use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, OnceLock};
 
@@ -67,7 +83,7 @@ struct Chunk {
     next: OnceLock<sync::Arc<Chunk>>,
 }
 
-// SAFETY: a slot's cells are written once, by the producer holding the feed's mutex, before
+// SAFETY: a slot's cells are written once, by the cursor's one user (module doc), before
 // its `ready` flag is released; readers touch them only after acquiring `ready`.
 unsafe impl Sync for Chunk {}
 // SAFETY: as for `Sync`: the cells hold `Event`s and `u64`s, both `Send`, and are handed
@@ -166,20 +182,31 @@ pub(crate) struct ReaderState {
     taken: AtomicU64,
 }
 
-/// The end of the feed, where producers append.
+/// What the feed's mutex guards.
 struct Tail {
-    chunk: sync::Arc<Chunk>,
-    pos: usize,
-    /// The index of the next event.
-    index: u64,
     closed: bool,
     /// Parked readers: (reader id, waker).
     waiters: Vec<(u64, Waker)>,
 }
 
+/// The end of the feed, where producers append: used by the feed's owner without the lock,
+/// or by the lock holder once no thread owns it (see [`owner`]).
+struct Cursor {
+    chunk: sync::Arc<Chunk>,
+    pos: usize,
+    /// The index of the next event.
+    index: u64,
+}
+
 /// A scope's append-only event log, read by every lossless subscriber; see the module doc.
 pub(crate) struct Feed {
     tail: Mutex<Tail>,
+    cursor: UnsafeCell<Cursor>,
+    /// Which thread, if any, appends without the lock.
+    owner: Owner,
+    /// Readers are parked (the waiter list is not empty): a lock-free append must take the
+    /// lock to wake them. Changed under the lock.
+    waiting: AtomicBool,
     /// The tail's index, readable without the lock (for `pending`).
     written: AtomicU64,
     /// Readers attached: with none, events are not written at all.
@@ -187,16 +214,27 @@ pub(crate) struct Feed {
     next_id: AtomicU64,
 }
 
+// SAFETY: the cursor is used only by the feed's owner thread, or by the holder of the feed's
+// lock once no other thread owns it (`Owner::claim_or_share`, `Owner::quiesce`,
+// `Owner::share` under the lock; see src/feed/owner.rs). Everything else is `Sync`.
+unsafe impl Sync for Feed {}
+// SAFETY: the cursor holds an `Arc<Chunk>`, which is `Send`.
+unsafe impl Send for Feed {}
+
 impl Feed {
     pub(crate) fn new() -> Self {
         Self {
             tail: Mutex::new(Tail {
-                chunk: Chunk::new(),
-                pos: 0,
-                index: 0,
                 closed: false,
                 waiters: Vec::new(),
             }),
+            cursor: UnsafeCell::new(Cursor {
+                chunk: Chunk::new(),
+                pos: 0,
+                index: 0,
+            }),
+            owner: Owner::new(),
+            waiting: AtomicBool::new(false),
             written: AtomicU64::new(0),
             readers: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
@@ -215,74 +253,111 @@ impl Feed {
     }
 
     /// Appends `event`, which the reader `skip` (if any) will not see. Never blocks for long:
-    /// the lock is held for a slot write (and, once per [`CHUNK`] events, an allocation).
+    /// the feed's owner appends with plain stores; anyone else holds the lock for a slot write
+    /// (and, once per [`CHUNK`] events, an allocation).
     #[inline]
     pub(crate) fn push(&self, event: Event, skip: u64) {
-        let tail = self.lock();
-        if tail.closed {
-            return;
+        let me = owner::thread_token();
+        if !self.owner.begin(me) {
+            return self.push_locked(event, skip, me);
         }
-        if tail.pos == CHUNK {
-            // Out of line: once per chunk, and it frees the full chunk after the lock.
-            return self.push_in_new_chunk(tail, event, skip);
+        // SAFETY: this thread owns the feed and has announced its append: nobody else uses
+        // the cursor until it ends (see src/feed/owner.rs).
+        let cursor = unsafe { &mut *self.cursor.get() };
+        let retired = self.write(cursor, event, skip);
+        self.owner.end();
+        // Between the slot's `ready` store (in `write`) and this load: a reader that
+        // registered before it is seen here, one after it sees the slot (module doc).
+        owner::light_fence();
+        if self.waiting.load(Ordering::Relaxed) {
+            self.wake_waiters();
         }
-        self.append(tail, event, skip);
-    }
-
-    /// [`push`](Self::push) when the tail chunk is full: a new chunk is linked and the full
-    /// one, if no reader holds it, freed after the lock is released (freeing drops events, and
-    /// an event's drop may run code that gives).
-    #[cold]
-    #[inline(never)]
-    fn push_in_new_chunk(&self, mut tail: MutexGuard<'_, Tail>, event: Event, skip: u64) {
-        let next = Chunk::new();
-        // Only producers set `next`, under the lock, once per chunk.
-        let _ = tail.chunk.next.set(next.clone());
-        let retired = std::mem::replace(&mut tail.chunk, next);
-        tail.pos = 0;
-        self.append(tail, event, skip);
         drop(retired);
     }
 
-    /// Writes the event at the tail's slot, publishes it, releases the lock and wakes the
-    /// parked readers, if any: the waiter list is empty while its readers are awake, so the
-    /// common case takes nothing from it.
+    /// [`push`](Self::push) by a thread that does not own the feed: under the lock, after
+    /// claiming the feed if nobody owns it or taking it from its owner for good.
+    #[inline(never)]
+    fn push_locked(&self, event: Event, skip: u64, me: u64) {
+        let mut tail = self.lock();
+        if tail.closed {
+            return;
+        }
+        self.owner.claim_or_share(me);
+        // SAFETY: the lock is held and no other thread owns the feed (just settled).
+        let cursor = unsafe { &mut *self.cursor.get() };
+        let retired = self.write(cursor, event, skip);
+        let waiters = self.take_waiters(&mut tail);
+        drop(tail);
+        wake(waiters);
+        // Freed after the lock: freeing drops events, and an event's drop may run code that
+        // gives.
+        drop(retired);
+    }
+
+    /// Writes the event at the cursor's slot and publishes it. Returns the chunk it left if
+    /// that one was full, for the caller to free once it holds nothing.
     #[inline(always)]
-    fn append(&self, mut tail: MutexGuard<'_, Tail>, event: Event, skip: u64) {
-        let slot = &tail.chunk.slots[tail.pos];
-        // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only
-        // producers holding the lock write; it is written once.
+    fn write(&self, cursor: &mut Cursor, event: Event, skip: u64) -> Option<sync::Arc<Chunk>> {
+        let retired = (cursor.pos == CHUNK).then(|| next_chunk(cursor));
+        let slot = &cursor.chunk.slots[cursor.pos];
+        // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only the
+        // cursor's user writes; it is written once.
         unsafe {
             *slot.skip.get() = skip;
             (*slot.event.get()).write(event);
         }
         slot.ready.store(true, Ordering::Release);
-        tail.pos += 1;
-        tail.index += 1;
-        self.written.store(tail.index, Ordering::Relaxed);
-        if tail.waiters.is_empty() {
-            return;
-        }
-        let waiters = std::mem::take(&mut tail.waiters);
-        drop(tail);
+        cursor.pos += 1;
+        cursor.index += 1;
+        self.written.store(cursor.index, Ordering::Relaxed);
+        retired
+    }
+
+    /// Wakes the parked readers after a lock-free append.
+    #[cold]
+    #[inline(never)]
+    fn wake_waiters(&self) {
+        let waiters = {
+            let mut tail = self.lock();
+            // Also when the list is empty (a reader removed itself since): the flag must not
+            // stay set, or every append would come here.
+            self.waiting.store(false, Ordering::Relaxed);
+            std::mem::take(&mut tail.waiters)
+        };
         wake(waiters);
+    }
+
+    /// The parked readers, taken from the list (under the lock): empty while they are awake,
+    /// so the common case takes nothing.
+    #[inline(always)]
+    fn take_waiters(&self, tail: &mut Tail) -> Vec<(u64, Waker)> {
+        if tail.waiters.is_empty() {
+            return Vec::new();
+        }
+        self.waiting.store(false, Ordering::Relaxed);
+        std::mem::take(&mut tail.waiters)
     }
 
     /// A reader that sees every event appended from now on.
     pub(crate) fn subscribe(self: &Arc<Self>) -> FeedReader {
         let tail = self.lock();
+        self.owner.quiesce(owner::thread_token());
+        // SAFETY: the lock is held and no other thread owns the feed (just quiesced).
+        let cursor = unsafe { &*self.cursor.get() };
+        let closed = tail.closed;
         let state = Arc::new(ReaderState {
             id: self.next_id.fetch_add(1, Ordering::Relaxed),
-            end: AtomicU64::new(if tail.closed { tail.index } else { u64::MAX }),
-            taken: AtomicU64::new(tail.index),
+            end: AtomicU64::new(if closed { cursor.index } else { u64::MAX }),
+            taken: AtomicU64::new(cursor.index),
         });
         let sole = self.readers.fetch_add(1, Ordering::SeqCst) == 0;
         FeedReader {
             sole,
             feed: self.clone(),
-            chunk: tail.chunk.clone(),
-            pos: tail.pos,
-            index: tail.index,
+            chunk: cursor.chunk.clone(),
+            pos: cursor.pos,
+            index: cursor.index,
             state,
         }
     }
@@ -291,8 +366,10 @@ impl Feed {
     pub(crate) fn close(&self) {
         let waiters = {
             let mut tail = self.lock();
+            // From now on every append takes the lock, and sees the feed closed.
+            self.owner.share(owner::thread_token());
             tail.closed = true;
-            std::mem::take(&mut tail.waiters)
+            self.take_waiters(&mut tail)
         };
         wake(waiters);
     }
@@ -301,9 +378,15 @@ impl Feed {
     pub(crate) fn close_reader(&self, state: &ReaderState) {
         let waker = {
             let mut tail = self.lock();
-            state.end.fetch_min(tail.index, Ordering::SeqCst);
+            self.owner.quiesce(owner::thread_token());
+            // SAFETY: the lock is held and no other thread owns the feed (just quiesced).
+            let index = unsafe { (*self.cursor.get()).index };
+            state.end.fetch_min(index, Ordering::SeqCst);
             let at = tail.waiters.iter().position(|(id, _)| *id == state.id);
-            at.map(|at| tail.waiters.swap_remove(at).1)
+            let waker = at.map(|at| tail.waiters.swap_remove(at).1);
+            self.waiting
+                .store(!tail.waiters.is_empty(), Ordering::Relaxed);
+            waker
         };
         if let Some(waker) = waker {
             waker.wake();
@@ -316,6 +399,18 @@ impl Feed {
         let end = state.end.load(Ordering::Relaxed).min(written);
         end.saturating_sub(state.taken.load(Ordering::Relaxed)) as usize
     }
+}
+
+/// Links a new chunk after the cursor's full one and moves the cursor to it; returns the full
+/// one. Out of line: once per [`CHUNK`] events.
+#[cold]
+#[inline(never)]
+fn next_chunk(cursor: &mut Cursor) -> sync::Arc<Chunk> {
+    let next = Chunk::new();
+    // Only the cursor's user sets `next`, once per chunk.
+    let _ = cursor.chunk.next.set(next.clone());
+    cursor.pos = 0;
+    std::mem::replace(&mut cursor.chunk, next)
 }
 
 /// Wakes the parked readers taken from the waiter list (after the lock is released).
@@ -483,6 +578,18 @@ impl FeedReader {
                 Some((_, waker)) => waker.clone_from(cx.waker()),
                 None => tail.waiters.push((id, cx.waker().clone())),
             }
+            feed.waiting.store(true, Ordering::Relaxed);
+            // The owner appends without the lock, so the re-check above may have missed its
+            // append: after the fence, either it sees `waiting` or this sees its slot (module
+            // doc). A waker left registered when it does only makes a spurious wake-up.
+            let claimed = feed.owner.is_claimed();
+            drop(tail);
+            if claimed {
+                owner::heavy_fence();
+                if self.has_next() {
+                    continue;
+                }
+            }
             return Poll::Pending;
         }
     }
@@ -496,13 +603,19 @@ impl Drop for FeedReader {
             let mut tail = self.feed.lock();
             let id = self.state.id;
             tail.waiters.retain(|(w, _)| *w != id);
+            self.feed
+                .waiting
+                .store(!tail.waiters.is_empty(), Ordering::Relaxed);
             // Readers subscribe under the lock, so none can appear while it is held: with
             // the last one gone, the events of the tail chunk are freed now, not when the loop
             // fills it.
             let last = self.feed.readers.fetch_sub(1, Ordering::SeqCst) == 1;
             last.then(|| {
-                tail.pos = 0;
-                std::mem::replace(&mut tail.chunk, Chunk::new())
+                self.feed.owner.quiesce(owner::thread_token());
+                // SAFETY: the lock is held and no other thread owns the feed (just quiesced).
+                let cursor = unsafe { &mut *self.feed.cursor.get() };
+                cursor.pos = 0;
+                std::mem::replace(&mut cursor.chunk, Chunk::new())
             })
         };
         drop(retired);
@@ -511,6 +624,7 @@ impl Drop for FeedReader {
 
 #[cfg(all(test, giving_loom))]
 mod loom_models;
+mod owner;
 
 // Under loom the feed's atomics are loom's, usable only inside `loom::model`.
 #[cfg(all(test, not(giving_loom)))]
@@ -571,6 +685,30 @@ mod tests {
             assert_eq!(next(&mut sink), Poll::Ready(Some(i)));
         }
         assert_eq!(next(&mut sink), Poll::Pending);
+    }
+
+    #[test]
+    fn the_giving_thread_claims_the_feed_and_a_second_giving_thread_shares_it_for_good() {
+        let feed = Arc::new(Feed::new());
+        let mut reader = feed.subscribe();
+        feed.push(event(0), NO_SKIP);
+        // Claimed where the asymmetric fence is available (Linux with membarrier, Miri).
+        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        // A subscriber on another thread takes the claim away; the next append claims again.
+        let other = std::thread::scope(|s| s.spawn(|| feed.subscribe()).join().unwrap());
+        assert!(!feed.owner.is_claimed());
+        feed.push(event(1), NO_SKIP);
+        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        // A second giving thread makes every append take the lock from then on.
+        std::thread::scope(|s| s.spawn(|| feed.push(event(2), NO_SKIP)).join().unwrap());
+        feed.push(event(3), NO_SKIP);
+        assert!(!feed.owner.is_claimed());
+        for i in 0..4 {
+            assert_eq!(next(&mut reader), Poll::Ready(Some(i)));
+        }
+        drop(other);
+        feed.close();
+        assert_eq!(next(&mut reader), Poll::Ready(None));
     }
 
     #[test]
