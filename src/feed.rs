@@ -20,18 +20,18 @@
 //! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
 //!   written before it is visible, and slots are never rewritten (append only, no reuse), so
 //!   the reader can clone the event without further synchronisation.
-//! - **No lost wake-up, no fence per event.** A reader parks under the mutex: it re-checks its
-//!   slot (and the end of the feed), registers its waker and sets `waiting`. An append under
-//!   the lock collects the registered wakers in the same critical section, so the two are
-//!   ordered by the mutex: either the append came first (the re-check sees the slot) or the
-//!   registration did (the append wakes it). The owner's lock-free append instead stores
-//!   `ready`, then loads `waiting` and takes the lock to wake if it is set. Its store and the
-//!   reader's `waiting` store, each followed by the other's load, need a full fence on both
-//!   sides; they get the asymmetric one of src/feed/owner.rs: a compiler fence on the owner's
-//!   side per event, and `membarrier` on the reader's after it registered, followed by a second
-//!   re-check of its slot. Either the owner sees `waiting` or the re-check sees the slot. A
-//!   reader that then takes the event leaves its waker registered: a spurious wake-up later,
-//!   never a lost one. Without `membarrier` nobody owns a feed and only the mutex protocol runs.
+//! - **No lost wake-up, no fence per event.** A reader parks only under the mutex and only
+//!   while nobody appends without it: it first takes the claim away (`Owner::release`, which
+//!   waits for an append in progress; even from its own thread, whose later lock-free appends
+//!   would not wake it), then re-checks its slot (and the end of the feed) and registers its
+//!   waker. Every later append takes the lock and collects the registered wakers in the same
+//!   critical section, so the two are ordered: either the append came first (the re-check
+//!   sees the slot) or the registration did (the append wakes it). The feed is claimed again
+//!   only by an append under the lock that finds no reader parked, after [`CLAIM_AFTER`] such
+//!   appends in a row: taking the claim away costs the parking reader a `membarrier`, and a
+//!   feed whose readers park often (a busy machine, ten readers on one task) keeps the lock
+//!   rather than pay it at each park. So the lock-free append never has anyone to wake and
+//!   checks nothing for it.
 //! - **Spinning before parking.** A sole reader that finds nothing first waits about 1.6 µs
 //!   without looking (64 spin-loop hints on this machine), then spins briefly, re-checking its
 //!   slot's `ready` flag (a load, no lock): a loop that gives in bursts hands over the next
@@ -187,7 +187,17 @@ struct Tail {
     closed: bool,
     /// Parked readers: (reader id, waker).
     waiters: Vec<(u64, Waker)>,
+    /// Appends under the lock in a row that found no reader parked: the feed is claimed again
+    /// only after [`CLAIM_AFTER`] of them (see "No lost wake-up" in the module doc).
+    calm: u32,
 }
+
+/// Appends under the lock that must find no reader parked before the giving thread claims
+/// the feed again: a reader that parks takes the claim away at the price of a `membarrier`,
+/// so a feed whose readers park often (a machine whose cores are busy, ten readers on one
+/// task, which do not spin) stays with the lock instead of paying it at every park. Under
+/// loom the claim comes at once, so that the models reach the lock-free append.
+const CLAIM_AFTER: u32 = if cfg!(all(test, giving_loom)) { 0 } else { 256 };
 
 /// The end of the feed, where producers append: used by the feed's owner without the lock,
 /// or by the lock holder once no thread owns it (see [`owner`]).
@@ -202,11 +212,8 @@ struct Cursor {
 pub(crate) struct Feed {
     tail: Mutex<Tail>,
     cursor: UnsafeCell<Cursor>,
-    /// Which thread, if any, appends without the lock.
+    /// Which thread, if any, appends without the lock: never while a reader is parked.
     owner: Owner,
-    /// Readers are parked (the waiter list is not empty): a lock-free append must take the
-    /// lock to wake them. Changed under the lock.
-    waiting: AtomicBool,
     /// The tail's index, readable without the lock (for `pending`).
     written: AtomicU64,
     /// Readers attached: with none, events are not written at all.
@@ -215,7 +222,7 @@ pub(crate) struct Feed {
 }
 
 // SAFETY: the cursor is used only by the feed's owner thread, or by the holder of the feed's
-// lock once no other thread owns it (`Owner::claim_or_share`, `Owner::quiesce`,
+// lock once no other thread owns it (`Owner::settle`, `Owner::quiesce`, `Owner::release`,
 // `Owner::share` under the lock; see src/feed/owner.rs). Everything else is `Sync`.
 unsafe impl Sync for Feed {}
 // SAFETY: the cursor holds an `Arc<Chunk>`, which is `Send`.
@@ -227,6 +234,7 @@ impl Feed {
             tail: Mutex::new(Tail {
                 closed: false,
                 waiters: Vec::new(),
+                calm: 0,
             }),
             cursor: UnsafeCell::new(Cursor {
                 chunk: Chunk::new(),
@@ -234,7 +242,6 @@ impl Feed {
                 index: 0,
             }),
             owner: Owner::new(),
-            waiting: AtomicBool::new(false),
             written: AtomicU64::new(0),
             readers: AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
@@ -266,28 +273,31 @@ impl Feed {
         let cursor = unsafe { &mut *self.cursor.get() };
         let retired = self.write(cursor, event, skip);
         self.owner.end();
-        // Between the slot's `ready` store (in `write`) and this load: a reader that
-        // registered before it is seen here, one after it sees the slot (module doc).
-        owner::light_fence();
-        if self.waiting.load(Ordering::Relaxed) {
-            self.wake_waiters();
-        }
+        // No reader is parked while the feed is claimed (a reader takes the claim away before
+        // it parks), so there is nobody to wake.
         drop(retired);
     }
 
     /// [`push`](Self::push) by a thread that does not own the feed: under the lock, after
-    /// claiming the feed if nobody owns it or taking it from its owner for good.
+    /// claiming the feed (when nobody owns it and no reader has parked for a while) or taking
+    /// it from its owner for good.
     #[inline(never)]
     fn push_locked(&self, event: Event, skip: u64, me: u64) {
         let mut tail = self.lock();
         if tail.closed {
             return;
         }
-        self.owner.claim_or_share(me);
+        let may_claim = tail.waiters.is_empty() && tail.calm >= CLAIM_AFTER;
+        self.owner.settle(me, may_claim);
         // SAFETY: the lock is held and no other thread owns the feed (just settled).
         let cursor = unsafe { &mut *self.cursor.get() };
         let retired = self.write(cursor, event, skip);
-        let waiters = self.take_waiters(&mut tail);
+        let waiters = std::mem::take(&mut tail.waiters);
+        tail.calm = if waiters.is_empty() {
+            tail.calm.saturating_add(1)
+        } else {
+            0
+        };
         drop(tail);
         wake(waiters);
         // Freed after the lock: freeing drops events, and an event's drop may run code that
@@ -312,31 +322,6 @@ impl Feed {
         cursor.index += 1;
         self.written.store(cursor.index, Ordering::Relaxed);
         retired
-    }
-
-    /// Wakes the parked readers after a lock-free append.
-    #[cold]
-    #[inline(never)]
-    fn wake_waiters(&self) {
-        let waiters = {
-            let mut tail = self.lock();
-            // Also when the list is empty (a reader removed itself since): the flag must not
-            // stay set, or every append would come here.
-            self.waiting.store(false, Ordering::Relaxed);
-            std::mem::take(&mut tail.waiters)
-        };
-        wake(waiters);
-    }
-
-    /// The parked readers, taken from the list (under the lock): empty while they are awake,
-    /// so the common case takes nothing.
-    #[inline(always)]
-    fn take_waiters(&self, tail: &mut Tail) -> Vec<(u64, Waker)> {
-        if tail.waiters.is_empty() {
-            return Vec::new();
-        }
-        self.waiting.store(false, Ordering::Relaxed);
-        std::mem::take(&mut tail.waiters)
     }
 
     /// A reader that sees every event appended from now on.
@@ -369,7 +354,7 @@ impl Feed {
             // From now on every append takes the lock, and sees the feed closed.
             self.owner.share(owner::thread_token());
             tail.closed = true;
-            self.take_waiters(&mut tail)
+            std::mem::take(&mut tail.waiters)
         };
         wake(waiters);
     }
@@ -383,10 +368,7 @@ impl Feed {
             let index = unsafe { (*self.cursor.get()).index };
             state.end.fetch_min(index, Ordering::SeqCst);
             let at = tail.waiters.iter().position(|(id, _)| *id == state.id);
-            let waker = at.map(|at| tail.waiters.swap_remove(at).1);
-            self.waiting
-                .store(!tail.waiters.is_empty(), Ordering::Relaxed);
-            waker
+            at.map(|at| tail.waiters.swap_remove(at).1)
         };
         if let Some(waker) = waker {
             waker.wake();
@@ -563,6 +545,10 @@ impl FeedReader {
             // only looks: taking (which may free a chunk, and events with it) happens unlocked.
             let feed = self.feed.clone();
             let mut tail = feed.lock();
+            // No lock-free append from here on: its owner, even this thread, would not wake
+            // this reader. Then the re-check and the registration are the mutex protocol's.
+            feed.owner.release(owner::thread_token());
+            tail.calm = 0;
             if self.has_next() {
                 continue;
             }
@@ -578,18 +564,6 @@ impl FeedReader {
                 Some((_, waker)) => waker.clone_from(cx.waker()),
                 None => tail.waiters.push((id, cx.waker().clone())),
             }
-            feed.waiting.store(true, Ordering::Relaxed);
-            // The owner appends without the lock, so the re-check above may have missed its
-            // append: after the fence, either it sees `waiting` or this sees its slot (module
-            // doc). A waker left registered when it does only makes a spurious wake-up.
-            let claimed = feed.owner.is_claimed();
-            drop(tail);
-            if claimed {
-                owner::heavy_fence();
-                if self.has_next() {
-                    continue;
-                }
-            }
             return Poll::Pending;
         }
     }
@@ -603,9 +577,6 @@ impl Drop for FeedReader {
             let mut tail = self.feed.lock();
             let id = self.state.id;
             tail.waiters.retain(|(w, _)| *w != id);
-            self.feed
-                .waiting
-                .store(!tail.waiters.is_empty(), Ordering::Relaxed);
             // Readers subscribe under the lock, so none can appear while it is held: with
             // the last one gone, the events of the tail chunk are freed now, not when the loop
             // fills it.
@@ -691,21 +662,53 @@ mod tests {
     fn the_giving_thread_claims_the_feed_and_a_second_giving_thread_shares_it_for_good() {
         let feed = Arc::new(Feed::new());
         let mut reader = feed.subscribe();
-        feed.push(event(0), NO_SKIP);
-        // Claimed where the asymmetric fence is available (Linux with membarrier, Miri).
+        let mut given = 0..;
+        let mut give = |feed: &Feed| feed.push(event(given.next().unwrap()), NO_SKIP);
+        // Claimed once `CLAIM_AFTER` appends in a row found no reader parked, where the
+        // asymmetric fence is available (Linux with membarrier, Miri).
+        for _ in 0..CLAIM_AFTER {
+            give(&feed);
+        }
+        assert!(!feed.owner.is_claimed());
+        give(&feed);
         assert_eq!(feed.owner.is_claimed(), owner::fences_available());
         // A subscriber on another thread takes the claim away; the next append claims again.
         let other = std::thread::scope(|s| s.spawn(|| feed.subscribe()).join().unwrap());
         assert!(!feed.owner.is_claimed());
-        feed.push(event(1), NO_SKIP);
+        give(&feed);
         assert_eq!(feed.owner.is_claimed(), owner::fences_available());
-        // A second giving thread makes every append take the lock from then on.
-        std::thread::scope(|s| s.spawn(|| feed.push(event(2), NO_SKIP)).join().unwrap());
-        feed.push(event(3), NO_SKIP);
-        assert!(!feed.owner.is_claimed());
-        for i in 0..4 {
-            assert_eq!(next(&mut reader), Poll::Ready(Some(i)));
+        // A reader about to park takes it away too, and the count starts again.
+        for _ in 0..=CLAIM_AFTER + 1 {
+            assert!(matches!(next(&mut reader), Poll::Ready(Some(_))));
         }
+        assert_eq!(next(&mut reader), Poll::Pending);
+        assert!(!feed.owner.is_claimed());
+        give(&feed);
+        assert!(!feed.owner.is_claimed());
+        // Claimed again after a calm run, then a second giving thread makes every append take
+        // the lock from then on.
+        for _ in 0..=CLAIM_AFTER {
+            give(&feed);
+        }
+        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        std::thread::scope(|s| s.spawn(|| feed.push(event(1000), NO_SKIP)).join().unwrap());
+        for _ in 0..=CLAIM_AFTER {
+            give(&feed);
+        }
+        assert!(!feed.owner.is_claimed());
+        let seen: Vec<u64> = std::iter::from_fn(|| match next(&mut reader) {
+            Poll::Ready(Some(i)) => Some(i),
+            _ => None,
+        })
+        .collect();
+        // Everything given after the reader parked, in order: the owner's, the second
+        // thread's, the owner's.
+        let first = CLAIM_AFTER as u64 + 2;
+        let expected: Vec<u64> = (first..=first + CLAIM_AFTER as u64 + 1)
+            .chain([1000])
+            .chain(first + CLAIM_AFTER as u64 + 2..=first + 2 * CLAIM_AFTER as u64 + 2)
+            .collect();
+        assert_eq!(seen, expected);
         drop(other);
         feed.close();
         assert_eq!(next(&mut reader), Poll::Ready(None));

@@ -162,7 +162,7 @@ fn a_second_giving_thread_takes_the_feed_from_its_owner_and_nothing_is_lost_or_r
 }
 
 #[test]
-fn the_owners_lock_free_append_alone_wakes_a_parked_reader() {
+fn a_reader_parking_takes_the_claim_away_so_that_the_next_append_wakes_it() {
     loom::model(|| {
         let feed = Arc::new(Feed::new());
         let mut reader = feed.subscribe();
@@ -171,11 +171,12 @@ fn the_owners_lock_free_append_alone_wakes_a_parked_reader() {
             let feed = feed.clone();
             let taken = taken.clone();
             move || {
-                // The first append claims the feed (under the lock); the second is lock-free.
+                // The first append claims the feed (under the lock); the second is lock-free,
+                // unless the reader parked in between and took the claim away.
                 feed.push(event(0), NO_SKIP);
                 feed.push(event(1), NO_SKIP);
-                // Nothing else wakes the reader until it has both: a wake-up the lock-free
-                // append lost would leave it parked and this loop spinning until loom gives up.
+                // Nothing else wakes the reader until it has both: a lock-free append while it
+                // is parked would leave it parked and this loop spinning until loom gives up.
                 while taken.load(Ordering::Acquire) < 2 {
                     thread::yield_now();
                 }

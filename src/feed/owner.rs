@@ -19,8 +19,9 @@
 //! that barrier falls in the owner's program, the pair is ordered as if both sides had fenced:
 //! before the owner's store, the owner's load sees the revoker's store; after its load, the
 //! revoker's load sees the owner's store; between them, both. liburcu and folly's
-//! `asymmetricThreadFence*` rest on the same argument. The feed's wake-up uses the same pair
-//! (see its module doc).
+//! `asymmetricThreadFence*` rest on the same argument. A reader about to park takes the claim
+//! away the same way, so no reader is ever parked while the feed is claimed (see the feed's
+//! module doc).
 //!
 //! Where `membarrier` is missing (not Linux, or a kernel or sandbox without the expedited
 //! command) nobody claims a feed and every append takes the lock, as before. Under loom and
@@ -76,15 +77,25 @@ impl Owner {
         self.appending.store(false, Ordering::Release);
     }
 
-    /// Under the feed's lock, on an append by `me`: makes `me` the owner if nobody is, or
-    /// takes the feed from another owner for good (several threads give into it). Afterwards
-    /// the lock holder may use the cursor.
-    pub(super) fn claim_or_share(&self, me: u64) {
+    /// Under the feed's lock, on an append by `me`: makes `me` the owner if nobody is and
+    /// `may_claim`, or takes the feed from another owner for good (several threads give into
+    /// it). Afterwards the lock holder may use the cursor.
+    pub(super) fn settle(&self, me: u64, may_claim: bool) {
         match self.token.load(Ordering::Relaxed) {
-            NOBODY if fences_available() => self.token.store(me, Ordering::Relaxed),
+            NOBODY if may_claim && fences_available() => self.token.store(me, Ordering::Relaxed),
             NOBODY | SHARED => {}
             owner if owner == me => {}
             _ => self.revoke(SHARED),
+        }
+    }
+
+    /// Under the feed's lock: nobody appends without the lock until the feed is claimed again,
+    /// not even `me` (a reader about to park, which a lock-free append would not wake).
+    pub(super) fn release(&self, me: u64) {
+        match self.token.load(Ordering::Relaxed) {
+            NOBODY | SHARED => {}
+            owner if owner == me => self.token.store(NOBODY, Ordering::Relaxed),
+            _ => self.revoke(NOBODY),
         }
     }
 
@@ -109,6 +120,7 @@ impl Owner {
 
     /// Whether a thread may be appending without the lock (read under the lock, where only
     /// the lock holder changes the owner).
+    #[cfg(test)]
     pub(super) fn is_claimed(&self) -> bool {
         !matches!(self.token.load(Ordering::Relaxed), NOBODY | SHARED)
     }
