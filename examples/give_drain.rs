@@ -1,7 +1,10 @@
 //! Profiling harness for the give path: `EVENTS` losses given on the main thread and drained
 //! on one other thread, by value or by reference, with `SUBSCRIBERS` lossless streams, or
-//! through the keyed pipeline of the peers bench (`pipe`: `key("loss").map.filter.min`).
-//! Run under `perf record` or callgrind: `cargo run --release --example give_drain -- ref 10`.
+//! through the keyed pipeline of the peers bench (`pipe`: `key("loss").map.filter.min`), or
+//! by reference with the reader held off until the loop has given everything (`late`: the
+//! giving thread's own cost, with no reader on the lines it writes; it prints the loop's time
+//! too). Run under `perf record` or callgrind: `cargo run --release --example give_drain --
+//! ref 10`.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -12,14 +15,19 @@ const EVENTS: u64 = 2_000_000;
 fn main() {
     let mut args = std::env::args().skip(1);
     let mode = args.next();
-    let by_ref = mode.as_deref() == Some("ref");
+    let late = mode.as_deref() == Some("late");
+    let by_ref = late || mode.as_deref() == Some("ref");
     let pipe = mode.as_deref() == Some("pipe");
     let subscribers: usize = args.next().map_or(1, |n| n.parse().expect("a count"));
     let events: u64 = args.next().map_or(EVENTS, |n| n.parse().expect("a count"));
     for _round in 0..5 {
         let gv = given();
         let streams: Vec<_> = (0..subscribers).map(|_| gv.stream()).collect();
+        let (given_all, wait_for_all) = std::sync::mpsc::channel::<()>();
         let consumer = std::thread::spawn(move || {
+            if late {
+                let _ = wait_for_all.recv();
+            }
             let drains = streams.into_iter().map(|mut stream| async move {
                 let mut n = 0u64;
                 if pipe {
@@ -51,10 +59,16 @@ fn main() {
             let loss = (i % 1000) as f64 * 0.001;
             give!(loss);
         }
+        let loop_ns = start.elapsed().as_nanos() as f64 / events as f64;
+        drop(given_all);
         gv.finish().unwrap();
         let got = consumer.join().unwrap();
         let ns = start.elapsed().as_nanos() as f64 / events as f64;
         assert!(got.iter().all(|&n| n == events));
-        println!("{ns:.1} ns/event");
+        if late {
+            println!("{ns:.1} ns/event, the loop alone {loop_ns:.1}");
+        } else {
+            println!("{ns:.1} ns/event");
+        }
     }
 }

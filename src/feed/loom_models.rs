@@ -14,8 +14,8 @@
 //! slots' `UnsafeCell`s are std's, so loom checks the orderings that guard them, not each
 //! cell access; the `Feed` and `ReaderState` handles are std `Arc`s (`subscribe` takes
 //! `self: &Arc<Self>`, which loom's `Arc` cannot be); the events come from the arena, whose
-//! atomics are std's (the arena's unit tests run under Miri instead); and only a sole reader
-//! spins, one round.
+//! atomics are std's (the arena's unit tests run under Miri instead); and no reader spins
+//! before it parks (the spin only looks, and each look multiplies the interleavings).
 
 use std::future::poll_fn;
 use std::sync::Arc;
