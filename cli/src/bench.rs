@@ -147,6 +147,9 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         config.batch_size,
         args.repeats
     );
+    if let Some(heap) = crate::HEAP.get() {
+        say!("heap: {heap}");
+    }
     let observed = || {
         if args.instrumented {
             Observer::Instruments(&args.instruments)

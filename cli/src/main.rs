@@ -83,7 +83,15 @@ enum Command {
     Tune(TuneArgs),
 }
 
+/// What `main` did to malloc's settings, for the benchmarks to say what they ran under.
+pub(crate) static HEAP: std::sync::OnceLock<giving_burn::heap::HeapTuning> =
+    std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
+    // Before anything allocates: burn's CPU backends free and allocate megabytes per step,
+    // and glibc would otherwise give them back and fault them in again at every step in some
+    // runs and not others (docs/architecture.md, "Training under an observer").
+    let _ = HEAP.set(giving_burn::heap::keep_freed_memory());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Usage errors end with code 2 (clap's convention), `--help` and `--version` with 0,
