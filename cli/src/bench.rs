@@ -109,6 +109,28 @@ fn bench_run(
     Ok(report)
 }
 
+/// A run's throughput after its first sync window (what a long run settles at), or over the
+/// whole run where that window was not timed apart.
+fn steady_rate(report: &TrainReport) -> f64 {
+    report
+        .steady_items_per_second()
+        .unwrap_or_else(|| report.items_per_second())
+}
+
+/// The first window's throughput of a bare and an observed run, for a run's line.
+fn first_window(bare: &TrainReport, observed: &TrainReport) -> String {
+    let rate = |f: &giving_models::FirstSteps| f.items as f64 / f.time.as_secs_f64();
+    match (&bare.first, &observed.first) {
+        (Some(b), Some(s)) => format!(
+            "; first {} steps {:.0} and {:.0}",
+            b.steps,
+            rate(b),
+            rate(s)
+        ),
+        _ => String::new(),
+    }
+}
+
 pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     if let Some(BenchAction::Fanin(fanin)) = args.action {
         return bench_fanin(fanin);
@@ -150,6 +172,10 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     if let Some(heap) = crate::HEAP.get() {
         say!("heap: {heap}");
     }
+    match crate::DENORMALS.get() {
+        Some(flush) => say!("floats: {flush}"),
+        None => say!("floats: denormals kept (GIVING_KEEP_DENORMALS is set)"),
+    }
     let observed = || {
         if args.instrumented {
             Observer::Instruments(&args.instruments)
@@ -169,29 +195,58 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         model.item_name()
     );
     let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bare_first, mut observed_first) = (Vec::new(), Vec::new());
     for repeat in 0..args.repeats {
-        let b = bench_run(model, &config, &common.device, Observer::Bare)?.items_per_second();
-        let s = bench_run(model, &config, &common.device, observed())?.items_per_second();
+        let b = bench_run(model, &config, &common.device, Observer::Bare)?;
+        let s = bench_run(model, &config, &common.device, observed())?;
+        let (b_rate, s_rate) = (steady_rate(&b), steady_rate(&s));
         say!(
-            "run {}: bare {b:.0} {items}/s, {observed_name} {s:.0} {items}/s (ratio {:.3})",
+            "run {}: bare {b_rate:.0} {items}/s, {observed_name} {s_rate:.0} {items}/s (ratio {:.3}){}",
             repeat + 1,
-            s / b,
+            s_rate / b_rate,
+            first_window(&b, &s),
             items = model.item_name(),
         );
-        bare.push(b);
-        subscribed.push(s);
-        ratios.push(s / b);
+        bare.push(b_rate);
+        subscribed.push(s_rate);
+        ratios.push(s_rate / b_rate);
+        if let (Some(b), Some(s)) = (b.first, s.first) {
+            bare_first.push(b.items as f64 / b.time.as_secs_f64());
+            observed_first.push(s.items as f64 / s.time.as_secs_f64());
+        }
     }
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
+    let spread = |v: &[f64]| {
+        let (lo, hi) = v
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
+                (lo.min(x), hi.max(x))
+            });
+        format!("{lo:.3}–{hi:.3}")
+    };
+    let ratio_spread = spread(&ratios);
     say!(
-        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3}",
+        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3} (pairs {ratio_spread}){steady}",
         median(bare),
         median(subscribed),
         median(ratios),
         items = model.item_name(),
+        steady = if bare_first.is_empty() {
+            ""
+        } else {
+            ", after the first sync window"
+        },
     );
+    if !bare_first.is_empty() {
+        say!(
+            "[{model}] the first sync window apart: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s (medians)",
+            median(bare_first),
+            median(observed_first),
+            items = model.item_name(),
+        );
+    }
     Ok(())
 }

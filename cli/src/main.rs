@@ -87,11 +87,21 @@ enum Command {
 pub(crate) static HEAP: std::sync::OnceLock<giving_burn::heap::HeapTuning> =
     std::sync::OnceLock::new();
 
+/// What `main` did to the CPU threads' floating-point mode (unset: `GIVING_KEEP_DENORMALS`).
+pub(crate) static DENORMALS: std::sync::OnceLock<giving_burn::denormals::DenormalFlush> =
+    std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
     // Before anything allocates: burn's CPU backends free and allocate megabytes per step,
     // and glibc would otherwise give them back and fault them in again at every step in some
     // runs and not others (docs/architecture.md, "Training under an observer").
     let _ = HEAP.set(giving_burn::heap::keep_freed_memory());
+    // Before burn runs anything (rayon's pool is built once): a converging model's tiny
+    // gradients would otherwise run through the CPU's slow subnormal path, halving
+    // throughput as training goes on (docs/architecture.md, "Training under an observer").
+    if std::env::var_os("GIVING_KEEP_DENORMALS").is_none() {
+        let _ = DENORMALS.set(giving_burn::denormals::flush_denormals());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Usage errors end with code 2 (clap's convention), `--help` and `--version` with 0,

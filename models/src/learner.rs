@@ -330,5 +330,6 @@ fn train_mlp_learner_observed<B: AutodiffBackend>(
         val_loss,
         accuracy,
         stopped: interrupter.should_stop(),
+        first: None,
     })
 }

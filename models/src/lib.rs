@@ -49,7 +49,9 @@ use burn::tensor::backend::AutodiffBackend;
 pub use device::{BackendTask, DeviceSpec};
 pub use error::Error;
 pub use model::{CharLm, CharLmConfig, Classifier, Cnn, CnnConfig, Mlp, MlpConfig, Vgg, VggConfig};
-pub use train::{TrainConfig, TrainReport, fit, train_charlm, train_cnn, train_mlp, train_vgg};
+pub use train::{
+    FirstSteps, TrainConfig, TrainReport, fit, train_charlm, train_cnn, train_mlp, train_vgg,
+};
 
 /// The bundled models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -61,6 +61,22 @@ pub struct TrainReport {
     pub accuracy: Option<f64>,
     /// Whether the run was stopped early through a stop token.
     pub stopped: bool,
+    /// The first sync window (its `window` steps and their sync), timed apart: it carries
+    /// one-time costs (first allocations, cold caches, the backend's first kernels), so that
+    /// the steady state can be read without it. `None` where the loop did not time it (burn-train's
+    /// Learner) or the run ended within its first window.
+    pub first: Option<FirstSteps>,
+}
+
+/// The first steps of a run, timed apart from the rest (see [`TrainReport::first`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstSteps {
+    /// Steps in the first sync window.
+    pub steps: usize,
+    /// Items they processed.
+    pub items: u64,
+    /// Their wall time, the window's device sync included.
+    pub time: Duration,
 }
 
 impl TrainReport {
@@ -72,6 +88,15 @@ impl TrainReport {
         } else {
             0.0
         }
+    }
+
+    /// Throughput after the first sync window, in items per second: what a long run
+    /// settles at. `None` when the first window was not timed or nothing followed it.
+    pub fn steady_items_per_second(&self) -> Option<f64> {
+        let first = self.first?;
+        let items = self.items.checked_sub(first.items).filter(|&n| n > 0)?;
+        let secs = self.train_time.checked_sub(first.time)?.as_secs_f64();
+        (secs > 0.0).then(|| items as f64 / secs)
     }
 }
 
@@ -134,6 +159,7 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
     let mut epochs = 0;
     let mut stopped = false;
     let mut sync_error = None;
+    let mut first = None;
 
     // What the run plans, for whole-run progress: planning an epoch's batches costs a shuffle
     // of indices, nothing is loaded.
@@ -166,6 +192,15 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
                 }
             })
         {
+            // The first window has ended, its sync included (`iterate` syncs before it hands
+            // out the next batch).
+            if step == config.window && first.is_none() {
+                first = Some(FirstSteps {
+                    steps: step,
+                    items,
+                    time: train_time + start.elapsed(),
+                });
+            }
             items += W::batch_len(&batch) as u64;
             let loss = workload.loss(&model, batch);
             give!(
@@ -220,6 +255,7 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
         val_loss,
         accuracy,
         stopped,
+        first,
     };
     Ok((model, report))
 }
