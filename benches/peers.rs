@@ -26,15 +26,21 @@
 //! with the hog: four runnable threads on a 2-core machine, so every row slows; what matters
 //! is how much each slows against its own quiet figure.
 //!
+//! At the end, a summary table puts each row's busy figure beside its quiet one (median ns per
+//! event over every run of the row, warm-up runs included), with busy / quiet and giving's
+//! rows against tokio's and crossbeam's tuple in the same mode. "giving, membarrier refused"
+//! is the path taken where the feed cannot be claimed (every append under its lock).
+//!
 //! Run: `cargo bench -p giving --bench peers`; short: add `-- --warm-up-time 1
 //! --measurement-time 3`; one mode: add `quiet` or `busy` (a criterion filter).
 
 // criterion_group! generates a `pub fn benches` with no doc comment (and takes no attribute).
 #![expect(missing_docs)]
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, criterion_group, criterion_main};
@@ -97,8 +103,8 @@ impl Drop for Hog {
 /// The machine a group runs on: as it is, or with a [`Hog`].
 #[derive(Clone, Copy)]
 enum Machine {
-    Quiet,
-    Busy,
+    Quiet = 0,
+    Busy = 1,
 }
 
 impl Machine {
@@ -115,15 +121,110 @@ impl Machine {
     }
 }
 
-/// Runs `bench` as a criterion benchmark timed by the durations it returns.
+/// ns per event of every run of each (workload, row), quiet and busy: the summary table that
+/// `all` prints at the end puts each row's busy figure beside its quiet one.
+type Samples = BTreeMap<(String, String), [Vec<f64>; 2]>;
+
+static SAMPLES: Mutex<Samples> = Mutex::new(BTreeMap::new());
+
+/// The workload and machine of the group being measured, for [`timed`] to file its samples.
+static CURRENT: Mutex<Option<(String, Machine)>> = Mutex::new(None);
+
+/// A benchmark group `peers/{workload}, {quiet|busy}` whose rows [`timed`] files under
+/// `workload` for the summary.
+fn group<'c>(
+    c: &'c mut Criterion,
+    workload: &str,
+    machine: Machine,
+) -> BenchmarkGroup<'c, criterion::measurement::WallTime> {
+    *CURRENT.lock().unwrap() = Some((workload.to_owned(), machine));
+    let mut group = c.benchmark_group(format!("peers/{workload}, {}", machine.suffix()));
+    group.throughput(Throughput::Elements(EVENTS));
+    group.sample_size(10);
+    group
+}
+
+/// Runs `bench` as a criterion benchmark timed by the durations it returns, and files each
+/// run's ns per event for the summary.
 fn timed(
     group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
     name: &str,
     bench: impl Fn() -> Duration,
 ) {
+    let current = CURRENT.lock().unwrap().clone();
     group.bench_function(name, |b| {
-        b.iter_custom(|iters| (0..iters).map(|_| bench()).sum())
+        b.iter_custom(|iters| {
+            (0..iters)
+                .map(|_| {
+                    let elapsed = bench();
+                    if let Some((workload, machine)) = &current {
+                        let ns = elapsed.as_nanos() as f64 / EVENTS as f64;
+                        SAMPLES
+                            .lock()
+                            .unwrap()
+                            .entry((workload.clone(), name.to_owned()))
+                            .or_default()[*machine as usize]
+                            .push(ns);
+                    }
+                    elapsed
+                })
+                .sum()
+        })
     });
+}
+
+fn median(samples: &[f64]) -> Option<f64> {
+    let mut sorted = samples.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.get(sorted.len() / 2).copied()
+}
+
+/// Prints, per workload, each row's median ns per event quiet and busy, busy / quiet, and
+/// giving's rows against tokio's and crossbeam's tuple in the same mode: the targets of
+/// issue 41 read off one run.
+fn print_summary() {
+    let samples = SAMPLES.lock().unwrap();
+    if samples.is_empty() {
+        return;
+    }
+    let medians = |key: &(String, String)| -> [Option<f64>; 2] {
+        samples
+            .get(key)
+            .map_or([None, None], |[q, b]| [median(q), median(b)])
+    };
+    let show = |x: Option<f64>| x.map_or("–".to_owned(), |x| format!("{x:.1}"));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => "–".to_owned(),
+    };
+    println!("\nSummary: median ns per event of every run, quiet and busy (a busy thread per core)\n");
+    println!(
+        "| workload | row | quiet | busy | busy / quiet | vs tokio tuple, quiet / busy | vs crossbeam tuple, quiet / busy |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for (workload, row) in samples.keys() {
+        let [quiet, busy] = medians(&(workload.clone(), row.clone()));
+        let peer = |name: &str| medians(&(workload.clone(), name.to_owned()));
+        let (tokio, crossbeam) = (
+            peer("tokio mpsc, tuple by value"),
+            peer("crossbeam-channel, tuple by value"),
+        );
+        let against = |p: [Option<f64>; 2]| {
+            if row.starts_with("giving") && p.iter().any(Option::is_some) {
+                format!("{} / {}", ratio(quiet, p[0]), ratio(busy, p[1]))
+            } else {
+                String::new()
+            }
+        };
+        println!(
+            "| {workload} | {row} | {} | {} | {} | {} | {} |",
+            show(quiet),
+            show(busy),
+            ratio(busy, quiet),
+            against(tokio),
+            against(crossbeam),
+        );
+    }
 }
 
 /// How a giving subscriber takes its events.
@@ -362,15 +463,24 @@ fn report_losses(lost: &AtomicU64, runs: &AtomicU64, receivers: usize) {
 fn fan_out(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
     for subscribers in [1, 10] {
-        let mut group = c.benchmark_group(format!(
-            "peers/{subscribers} lossless subscriber(s), {}",
-            machine.suffix()
-        ));
-        group.throughput(Throughput::Elements(EVENTS));
-        group.sample_size(10);
+        let mut group = group(
+            c,
+            &format!("{subscribers} lossless subscriber(s)"),
+            machine,
+        );
         timed(&mut group, "giving", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue)
         });
+        if subscribers == 1 {
+            // Where `membarrier` is refused (not Linux, a sandbox), every append takes the
+            // feed's lock: that path's cost, on the same workload.
+            timed(&mut group, "giving, membarrier refused", || {
+                giving::__private::refuse_membarrier(true);
+                let elapsed = giving_fan_out(1, Delivery::Lossless, Take::ByValue);
+                giving::__private::refuse_membarrier(false);
+                elapsed
+            });
+        }
         timed(&mut group, "giving by reference (next_ref)", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference)
         });
@@ -478,9 +588,7 @@ fn rxrust_pipeline() -> Duration {
 
 fn pipelines(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
-    let mut group = c.benchmark_group(format!("peers/key.map.filter.min, {}", machine.suffix()));
-    group.throughput(Throughput::Elements(EVENTS));
-    group.sample_size(10);
+    let mut group = group(c, "key.map.filter.min", machine);
     timed(&mut group, "giving", giving_pipeline);
     timed(&mut group, "tokio mpsc + StreamExt, tuple by value", || {
         tokio_pipeline(plain, |m| m.1)
@@ -498,12 +606,7 @@ fn pipelines(c: &mut Criterion, machine: Machine) {
 
 fn bounded(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
-    let mut group = c.benchmark_group(format!(
-        "peers/one Bounded(1024) subscriber, {}",
-        machine.suffix()
-    ));
-    group.throughput(Throughput::Elements(EVENTS));
-    group.sample_size(10);
+    let mut group = group(c, "one Bounded(1024) subscriber", machine);
     timed(&mut group, "giving Bounded(1024)", || {
         giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue)
     });
@@ -533,6 +636,7 @@ fn all(c: &mut Criterion) {
         bounded(c, machine);
     }
     no_listener(c);
+    print_summary();
 }
 
 criterion_group! {

@@ -91,6 +91,12 @@ impl Event {
         }
     }
 
+    /// Brings this event's slot into the calling core's cache ahead of use (a hint).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self) {
+        self.inner.prefetch();
+    }
+
     #[inline]
     pub(crate) fn fields(&self) -> &[Field] {
         self.inner.fields()

@@ -338,6 +338,7 @@ impl Feed {
         });
         let sole = self.readers.fetch_add(1, Ordering::SeqCst) == 0;
         FeedReader {
+            run: 0,
             sole,
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
@@ -402,8 +403,17 @@ fn wake(waiters: Vec<(u64, Waker)>) {
     }
 }
 
+/// Events taken in a row without finding the cursor's slot empty, after which a reader counts
+/// as behind and prefetches (see [`FeedReader::prefetch_ahead`]).
+const BEHIND_AFTER: u32 = 16;
+
+/// How many slots ahead of its cursor a reader that is behind prefetches.
+const PREFETCH_AHEAD: usize = 4;
+
 /// One lossless subscriber's cursor into a [`Feed`].
 pub(crate) struct FeedReader {
+    /// Events taken in a row without waiting, up to [`BEHIND_AFTER`].
+    run: u32,
     /// Whether this reader spins before parking: it was the feed's only reader when it
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
@@ -461,6 +471,36 @@ impl FeedReader {
         sync::spin_until(|| self.has_next())
     }
 
+    /// A reader that is behind (it took [`BEHIND_AFTER`] events in a row without waiting)
+    /// asks for the event [`PREFETCH_AHEAD`] slots on to be brought into its cache: the slots
+    /// were written on the giving thread's core, and each is a cache miss (its count's line,
+    /// which the clone or the drop writes); asked ahead, several misses overlap instead of
+    /// following one another. A reader that keeps up does not look ahead: the slot there is
+    /// the one the loop writes next.
+    #[inline(always)]
+    fn prefetch_ahead(&mut self) {
+        // The models would look ahead too, one more load for loom to interleave: a hint has
+        // nothing to check.
+        if cfg!(all(test, giving_loom)) {
+            return;
+        }
+        if self.run < BEHIND_AFTER {
+            self.run += 1;
+            return;
+        }
+        let ahead = self.pos + PREFETCH_AHEAD;
+        if ahead >= CHUNK {
+            return;
+        }
+        // SAFETY: `ahead < CHUNK`, the length of every chunk's slots.
+        let slot = unsafe { self.chunk.slots.get_unchecked(ahead) };
+        if slot.ready.load(Ordering::Acquire) {
+            // SAFETY: the slot is ready (acquired above): its event was written before and
+            // is never written again, and the chunk outlives this borrow.
+            unsafe { (*slot.event.get()).assume_init_ref() }.prefetch();
+        }
+    }
+
     /// Takes the event at the cursor if it is there (no lock).
     #[inline]
     fn take(&mut self) -> Found {
@@ -478,6 +518,7 @@ impl FeedReader {
         // chunk above if it was at the end.
         let slot = unsafe { self.chunk.slots.get_unchecked(self.pos) };
         if !slot.ready.load(Ordering::Acquire) {
+            self.run = 0;
             return Found::Nothing;
         }
         // After the acquire: a close ordered before this event's append is visible.
@@ -489,7 +530,9 @@ impl FeedReader {
         self.state.taken.store(self.index, Ordering::Relaxed);
         // SAFETY: the slot is ready (acquired above): its cells were written before and are
         // never written again.
-        if unsafe { *slot.skip.get() } == self.state.id {
+        let skipped = unsafe { *slot.skip.get() } == self.state.id;
+        self.prefetch_ahead();
+        if skipped {
             return Found::Skipped;
         }
         Found::Event
@@ -597,6 +640,8 @@ impl Drop for FeedReader {
 mod loom_models;
 mod owner;
 
+pub(crate) use owner::refuse_claims;
+
 // Under loom the feed's atomics are loom's, usable only inside `loom::model`.
 #[cfg(all(test, not(giving_loom)))]
 mod tests {
@@ -671,12 +716,12 @@ mod tests {
         }
         assert!(!feed.owner.is_claimed());
         give(&feed);
-        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        assert_eq!(feed.owner.is_claimed(), owner::claims_allowed());
         // A subscriber on another thread takes the claim away; the next append claims again.
         let other = std::thread::scope(|s| s.spawn(|| feed.subscribe()).join().unwrap());
         assert!(!feed.owner.is_claimed());
         give(&feed);
-        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        assert_eq!(feed.owner.is_claimed(), owner::claims_allowed());
         // A reader about to park takes it away too, and the count starts again.
         for _ in 0..=CLAIM_AFTER + 1 {
             assert!(matches!(next(&mut reader), Poll::Ready(Some(_))));
@@ -690,7 +735,7 @@ mod tests {
         for _ in 0..=CLAIM_AFTER {
             give(&feed);
         }
-        assert_eq!(feed.owner.is_claimed(), owner::fences_available());
+        assert_eq!(feed.owner.is_claimed(), owner::claims_allowed());
         std::thread::scope(|s| s.spawn(|| feed.push(event(1000), NO_SKIP)).join().unwrap());
         for _ in 0..=CLAIM_AFTER {
             give(&feed);

@@ -10,3 +10,11 @@ pub use crate::give::{
 
 /// What `#[probe]` expands to.
 pub use crate::probe::__expand as probe;
+
+/// Makes every feed claimed from now on behave as where `membarrier` is refused (each append
+/// under the feed's lock), or not: for the peers bench's row of that path. The environment
+/// variable `GIVING_REFUSE_MEMBARRIER` does the same for a whole process (`.ci/run` runs the
+/// fan-out tests under it).
+pub fn refuse_membarrier(refuse: bool) {
+    crate::feed::refuse_claims(refuse);
+}

@@ -82,7 +82,7 @@ impl Owner {
     /// it). Afterwards the lock holder may use the cursor.
     pub(super) fn settle(&self, me: u64, may_claim: bool) {
         match self.token.load(Ordering::Relaxed) {
-            NOBODY if may_claim && fences_available() => self.token.store(me, Ordering::Relaxed),
+            NOBODY if may_claim && claims_allowed() => self.token.store(me, Ordering::Relaxed),
             NOBODY | SHARED => {}
             owner if owner == me => {}
             _ => self.revoke(SHARED),
@@ -228,6 +228,31 @@ pub(super) fn fences_available() -> bool {
     {
         false
     }
+}
+
+/// Set to behave as where `membarrier` is refused (no claims: every append takes the lock),
+/// for the tests and the peers bench of that path; see [`claims_allowed`].
+static REFUSED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// The environment variable that, set to anything, makes the process behave as where
+/// `membarrier` is refused: `.ci/run` runs the fan-out tests again under it.
+const REFUSE_ENV: &str = "GIVING_REFUSE_MEMBARRIER";
+
+/// Makes feeds claimed from now on (or not) behave as where `membarrier` is refused. A feed
+/// already claimed keeps its owner until someone revokes it, which works either way (the
+/// fence was registered when it was claimed).
+pub(crate) fn refuse_claims(refuse: bool) {
+    REFUSED.store(refuse, Ordering::Relaxed);
+}
+
+/// Whether an append under the lock may claim a feed: the asymmetric fence works here and
+/// neither [`refuse_claims`] nor [`REFUSE_ENV`] said otherwise. Asked under the feed's lock
+/// only.
+pub(super) fn claims_allowed() -> bool {
+    static REFUSED_BY_ENV: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    !REFUSED.load(Ordering::Relaxed)
+        && !*REFUSED_BY_ENV.get_or_init(|| std::env::var_os(REFUSE_ENV).is_some())
+        && fences_available()
 }
 
 /// A number for the calling thread, never [`NOBODY`] or [`SHARED`] and never reused.
