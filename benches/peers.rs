@@ -197,7 +197,9 @@ fn print_summary() {
         (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
         _ => "–".to_owned(),
     };
-    println!("\nSummary: median ns per event of every run, quiet and busy (a busy thread per core)\n");
+    println!(
+        "\nSummary: median ns per event of every run, quiet and busy (a busy thread per core)\n"
+    );
     println!(
         "| workload | row | quiet | busy | busy / quiet | vs tokio tuple, quiet / busy | vs crossbeam tuple, quiet / busy |"
     );
@@ -463,11 +465,7 @@ fn report_losses(lost: &AtomicU64, runs: &AtomicU64, receivers: usize) {
 fn fan_out(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
     for subscribers in [1, 10] {
-        let mut group = group(
-            c,
-            &format!("{subscribers} lossless subscriber(s)"),
-            machine,
-        );
+        let mut group = group(c, &format!("{subscribers} lossless subscriber(s)"), machine);
         timed(&mut group, "giving", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue)
         });

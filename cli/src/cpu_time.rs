@@ -1,10 +1,10 @@
 //! `giving bench --cpu-time`: what each instrument set costs, as CPU time per training step.
 //!
-//! Wall-clock throughput on a small machine swings far more than an instrument costs (the
-//! bundled MLP's bare runs range over ±50% on 2 cores), so it cannot show a 1% overhead. CPU
-//! time can: the training thread's own CPU time per step (what the loop pays to give), and the
-//! whole process's CPU time per step (what the instruments' threads add), measured for bare
-//! and for each instrument set, interleaved in one process so that drift affects them alike.
+//! Wall-clock throughput on a small machine spreads about ±10% from run to run, more than an
+//! instrument costs, so the table adds what repeats better: the training thread's own CPU time
+//! per step (what the loop pays to give) and the whole process's (what the instruments'
+//! threads add), beside the steps' wall time per step, measured for bare and for each
+//! instrument set, interleaved in one process so that drift affects them alike.
 
 use std::time::Duration;
 
@@ -145,13 +145,13 @@ fn publisher(url: &str) -> Result<NatsPublisher> {
         .finish_within(Duration::from_millis(200)))
 }
 
-/// CPU time per step of one run: (training thread, whole process), in microseconds.
+/// The cost per step of one run: CPU time (training thread, whole process) and wall time.
 fn measure(
     model: ModelKind,
     config: &TrainConfig,
     device: &DeviceSpec,
     instruments: Vec<Box<dyn Instrument>>,
-) -> Result<(f64, f64)> {
+) -> Result<Measured> {
     measure_with(instruments, || giving_models::train(model, config, device))
 }
 
@@ -159,7 +159,7 @@ fn measure(
 fn measure_with(
     instruments: Vec<Box<dyn Instrument>>,
     train: impl FnOnce() -> Result<giving_models::TrainReport, giving_models::Error>,
-) -> Result<(f64, f64)> {
+) -> Result<Measured> {
     let process = ProcessTime::now();
     let run = Overseer::new()
         .with_all(instruments)
@@ -175,9 +175,25 @@ fn measure_with(
         bail!("instrument problem: {problem}");
     }
     let (report, thread) = run.output.map_err(|p| anyhow!("training panicked: {p}"))?;
-    let steps = report?.steps.max(1) as f64;
+    let report = report?;
+    let steps = report.steps.max(1) as f64;
     let per_step = |d: Duration| d.as_secs_f64() * 1e6 / steps;
-    Ok((per_step(thread), per_step(process)))
+    Ok(Measured {
+        thread: per_step(thread),
+        process: per_step(process),
+        wall: per_step(report.train_time),
+    })
+}
+
+/// One run's cost per training step, in µs.
+struct Measured {
+    /// The training thread's CPU time.
+    thread: f64,
+    /// The whole process's CPU time.
+    process: f64,
+    /// The steps' wall time (the report's training time: data generation and validation
+    /// apart).
+    wall: f64,
 }
 
 /// Median, min and max.
@@ -214,46 +230,61 @@ pub(crate) fn table(
 fn interleaved_rounds(
     sets: usize,
     repeats: usize,
-    mut measure_set: impl FnMut(usize) -> Result<(f64, f64)>,
+    mut measure_set: impl FnMut(usize) -> Result<Measured>,
 ) -> Result<Rounds> {
     let mut thread = vec![Vec::new(); sets];
     let mut process = vec![Vec::new(); sets];
+    let mut wall = vec![Vec::new(); sets];
     for round in 0..repeats.max(1) {
         for index in 0..sets {
-            let (t, p) = measure_set(index)?;
-            thread[index].push(t);
-            process[index].push(p);
+            let measured = measure_set(index)?;
+            thread[index].push(measured.thread);
+            process[index].push(measured.process);
+            wall[index].push(measured.wall);
         }
         say!("round {}/{} done", round + 1, repeats.max(1));
     }
-    Ok(Rounds { thread, process })
+    Ok(Rounds {
+        thread,
+        process,
+        wall,
+    })
 }
 
-/// What [`interleaved_rounds`] measured: per set, one CPU time per step per round.
+/// What [`interleaved_rounds`] measured: per set, one figure per step per round.
 struct Rounds {
-    /// The training thread's.
+    /// The training thread's CPU time.
     thread: Vec<Vec<f64>>,
-    /// The whole process's.
+    /// The whole process's CPU time.
     process: Vec<Vec<f64>>,
+    /// The steps' wall time.
+    wall: Vec<Vec<f64>>,
 }
 
 /// Prints the rounds as a markdown table: per set, the median (min–max) CPU µs per step of the
-/// training thread and of the process, each against the first set's median.
+/// training thread and of the process, and the steps' wall µs per step, each against the
+/// first set's median.
 fn print_table(first_column: &str, against: &str, names: &[&str], rounds: &Rounds) {
-    let Rounds { thread, process } = rounds;
+    let Rounds {
+        thread,
+        process,
+        wall,
+    } = rounds;
     say!(
-        "\n| {first_column} | training thread CPU µs/step: median (min–max) | {against} | process CPU µs/step: median (min–max) | {against} |"
+        "\n| {first_column} | training thread CPU µs/step: median (min–max) | {against} | process CPU µs/step: median (min–max) | {against} | wall µs/step: median (min–max) | {against} |"
     );
-    say!("|---|---|---|---|---|");
-    let (base_thread, _, _) = summary(thread[0].clone());
-    let (base_process, _, _) = summary(process[0].clone());
+    say!("|---|---|---|---|---|---|---|");
+    let base = |figures: &[Vec<f64>]| summary(figures[0].clone()).0;
+    let (base_thread, base_process, base_wall) = (base(thread), base(process), base(wall));
     for (index, name) in names.iter().enumerate() {
         let (t, t_min, t_max) = summary(thread[index].clone());
         let (p, p_min, p_max) = summary(process[index].clone());
+        let (w, w_min, w_max) = summary(wall[index].clone());
         say!(
-            "| {name} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% |",
+            "| {name} | {t:.1} ({t_min:.1}–{t_max:.1}) | {:+.1}% | {p:.1} ({p_min:.1}–{p_max:.1}) | {:+.1}% | {w:.1} ({w_min:.1}–{w_max:.1}) | {:+.1}% |",
             100.0 * (t / base_thread - 1.0),
             100.0 * (p / base_process - 1.0),
+            100.0 * (w / base_wall - 1.0),
         );
     }
 }
