@@ -354,10 +354,6 @@ fn background() -> &'static Runtime {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("giving-pipelines")
-            // Pipelines observe: their thread never preempts the training when it wakes.
-            .on_thread_start(|| {
-                crate::yield_to_training();
-            })
             .enable_all()
             .build()
             .expect("giving could not start its background runtime (could not spawn a thread)")

@@ -119,8 +119,6 @@ impl<R: Send + 'static> SinkThread<R> {
         let thread = std::thread::Builder::new()
             .name(name.to_owned())
             .spawn(move || {
-                // A sink observes: it never preempts the training when it wakes.
-                giving::yield_to_training();
                 /// Marks every flush served when the body ends, even by a panic.
                 struct Exit(Arc<SinkControl>);
                 impl Drop for Exit {
@@ -201,19 +199,5 @@ impl<R> std::fmt::Debug for SinkThread<R> {
             .field("name", &self.name)
             .field("running", &self.thread.is_some())
             .finish_non_exhaustive()
-    }
-}
-
-#[cfg(all(test, target_os = "linux"))]
-mod tests {
-    use super::SinkThread;
-
-    #[test]
-    fn a_sink_thread_yields_to_training() {
-        if std::env::var(giving::OBSERVER_SCHED_ENV).as_deref() == Ok("normal") {
-            return;
-        }
-        let sink = SinkThread::spawn("batch-check", |_| Ok(giving::is_batch_thread())).unwrap();
-        assert!(sink.join().unwrap(), "a sink thread is not SCHED_BATCH");
     }
 }

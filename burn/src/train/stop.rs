@@ -57,7 +57,6 @@ impl StopBridge {
         let watcher = std::thread::Builder::new()
             .name("giving-stop-bridge".into())
             .spawn(move || {
-                giving::yield_to_training();
                 while !watching.load(Ordering::Acquire) {
                     if tokens.iter().any(StopToken::is_stopped) {
                         interrupter.stop(Some("stopped through giving"));

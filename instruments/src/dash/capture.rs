@@ -83,7 +83,6 @@ impl StderrCapture {
         let spawned = std::thread::Builder::new()
             .name("giving-stderr".into())
             .spawn(move || {
-                giving::yield_to_training();
                 read_lines(read_end, |line| {
                     on_line(line.clone());
                     let mut kept = keep.lock().unwrap_or_else(PoisonError::into_inner);

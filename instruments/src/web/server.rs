@@ -39,7 +39,6 @@ impl Server {
         let thread = std::thread::Builder::new()
             .name("giving-web".to_owned())
             .spawn(move || {
-                giving::yield_to_training();
                 runtime.block_on(async move {
                     let listener = match tokio::net::TcpListener::from_std(listener) {
                         Ok(listener) => listener,
