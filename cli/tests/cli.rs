@@ -416,9 +416,9 @@ fn bench_cpu_time_prints_a_row_per_instrument_set() {
             .lines()
             .find(|l| l.starts_with(set))
             .unwrap_or_else(|| panic!("no row {set}:\n{out}"));
-        // Five cells: name, thread CPU, vs bare, process CPU, vs bare.
-        assert_eq!(row.matches('|').count(), 6, "{row}");
-        assert!(row.contains('%'), "{row}");
+        // Seven cells: name, thread CPU, vs bare, process CPU, vs bare, wall, vs bare.
+        assert_eq!(row.matches('|').count(), 8, "{row}");
+        assert_eq!(row.matches('%').count(), 3, "{row}");
     }
 }
 

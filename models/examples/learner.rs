@@ -13,6 +13,9 @@ use giving_models::learner::train_learner;
 use giving_models::{DeviceSpec, ModelKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // The CPU backend's two process-wide settings, before burn runs anything (docs/burn.md).
+    giving_burn::heap::keep_freed_memory();
+    giving_burn::denormals::flush_denormals();
     let dir = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "runs".to_string());
