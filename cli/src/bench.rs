@@ -169,12 +169,8 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         config.batch_size,
         args.repeats
     );
-    if let Some(heap) = crate::HEAP.get() {
-        say!("heap: {heap}");
-    }
-    match crate::DENORMALS.get() {
-        Some(flush) => say!("floats: {flush}"),
-        None => say!("floats: denormals kept (GIVING_KEEP_DENORMALS is set)"),
+    for setting in crate::cpu_backend::describe() {
+        say!("{setting}");
     }
     let observed = || {
         if args.instrumented {

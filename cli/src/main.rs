@@ -25,6 +25,7 @@
 mod bench;
 mod bench_fanin;
 mod common;
+mod cpu_backend;
 mod cpu_time;
 mod exit;
 mod log_serve;
@@ -83,25 +84,9 @@ enum Command {
     Tune(TuneArgs),
 }
 
-/// What `main` did to malloc's settings, for the benchmarks to say what they ran under.
-pub(crate) static HEAP: std::sync::OnceLock<giving_burn::heap::HeapTuning> =
-    std::sync::OnceLock::new();
-
-/// What `main` did to the CPU threads' floating-point mode (unset: `GIVING_KEEP_DENORMALS`).
-pub(crate) static DENORMALS: std::sync::OnceLock<giving_burn::denormals::DenormalFlush> =
-    std::sync::OnceLock::new();
-
 fn main() -> ExitCode {
-    // Before anything allocates: burn's CPU backends free and allocate megabytes per step,
-    // and glibc would otherwise give them back and fault them in again at every step in some
-    // runs and not others (docs/architecture.md, "Training under an observer").
-    let _ = HEAP.set(giving_burn::heap::keep_freed_memory());
-    // Before burn runs anything (rayon's pool is built once): a converging model's tiny
-    // gradients would otherwise run through the CPU's slow subnormal path, halving
-    // throughput as training goes on (docs/architecture.md, "Training under an observer").
-    if std::env::var_os("GIVING_KEEP_DENORMALS").is_none() {
-        let _ = DENORMALS.set(giving_burn::denormals::flush_denormals());
-    }
+    // Before anything allocates or runs burn.
+    cpu_backend::configure();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         // Usage errors end with code 2 (clap's convention), `--help` and `--version` with 0,
