@@ -9,7 +9,7 @@
 //! when a mapped block is freed. Whether a run's steps land on memory that glibc keeps or on
 //! memory it gives back and faults in again (zeroed by the kernel, one fault per 4 KiB page)
 //! depends on where the long-lived allocations happen to sit, so the same loop runs in one of
-//! two modes: measured on the 2-core development VM, ~550 page faults per MLP step and 12–20k
+//! two modes: measured on the 2-core development VM, 220–550 page faults per MLP step and 12–20k
 //! images/s, or ~3 per step and 25–36k. Bare runs hit the slow mode too; an observer, whose
 //! buffers are allocations like any other, moves the heap's layout and so the odds.
 //!
