@@ -127,50 +127,48 @@ type Samples = BTreeMap<(String, String), [Vec<f64>; 2]>;
 
 static SAMPLES: Mutex<Samples> = Mutex::new(BTreeMap::new());
 
-/// The workload and machine of the group being measured, for [`timed`] to file its samples.
-static CURRENT: Mutex<Option<(String, Machine)>> = Mutex::new(None);
-
-/// A benchmark group `peers/{workload}, {quiet|busy}` whose rows [`timed`] files under
-/// `workload` for the summary.
-fn group<'c>(
-    c: &'c mut Criterion,
-    workload: &str,
+/// A benchmark group `peers/{workload}, {quiet|busy}`: its rows are timed by criterion and
+/// filed under `workload` for the summary.
+struct Rows<'c> {
+    group: BenchmarkGroup<'c, criterion::measurement::WallTime>,
+    workload: String,
     machine: Machine,
-) -> BenchmarkGroup<'c, criterion::measurement::WallTime> {
-    *CURRENT.lock().unwrap() = Some((workload.to_owned(), machine));
-    let mut group = c.benchmark_group(format!("peers/{workload}, {}", machine.suffix()));
-    group.throughput(Throughput::Elements(EVENTS));
-    group.sample_size(10);
-    group
 }
 
-/// Runs `bench` as a criterion benchmark timed by the durations it returns, and files each
-/// run's ns per event for the summary.
-fn timed(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    bench: impl Fn() -> Duration,
-) {
-    let current = CURRENT.lock().unwrap().clone();
-    group.bench_function(name, |b| {
-        b.iter_custom(|iters| {
-            (0..iters)
-                .map(|_| {
-                    let elapsed = bench();
-                    if let Some((workload, machine)) = &current {
+impl<'c> Rows<'c> {
+    fn new(c: &'c mut Criterion, workload: &str, machine: Machine) -> Self {
+        let mut group = c.benchmark_group(format!("peers/{workload}, {}", machine.suffix()));
+        group.throughput(Throughput::Elements(EVENTS));
+        group.sample_size(10);
+        Self {
+            group,
+            workload: workload.to_owned(),
+            machine,
+        }
+    }
+
+    /// Runs `bench` as a criterion benchmark timed by the durations it returns, and files each
+    /// run's ns per event for the summary.
+    fn timed(&mut self, name: &str, bench: impl Fn() -> Duration) {
+        let key = (self.workload.clone(), name.to_owned());
+        let machine = self.machine as usize;
+        self.group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                (0..iters)
+                    .map(|_| {
+                        let elapsed = bench();
                         let ns = elapsed.as_nanos() as f64 / EVENTS as f64;
-                        SAMPLES
-                            .lock()
-                            .unwrap()
-                            .entry((workload.clone(), name.to_owned()))
-                            .or_default()[*machine as usize]
-                            .push(ns);
-                    }
-                    elapsed
-                })
-                .sum()
-        })
-    });
+                        SAMPLES.lock().unwrap().entry(key.clone()).or_default()[machine].push(ns);
+                        elapsed
+                    })
+                    .sum()
+            })
+        });
+    }
+
+    fn finish(self) {
+        self.group.finish();
+    }
 }
 
 fn median(samples: &[f64]) -> Option<f64> {
@@ -433,14 +431,10 @@ fn broadcast(subscribers: usize, capacity: usize) -> (Duration, u64) {
 }
 
 /// `broadcast` as a timed row, its losses summed for [`report_losses`].
-fn broadcast_row(
-    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
-    name: &str,
-    receivers: usize,
-) {
+fn broadcast_row(rows: &mut Rows<'_>, name: &str, receivers: usize) {
     let lost = AtomicU64::new(0);
     let runs = AtomicU64::new(0);
-    timed(group, name, || {
+    rows.timed(name, || {
         let (elapsed, n) = broadcast(receivers, 1024);
         lost.fetch_add(n, Ordering::Relaxed);
         runs.fetch_add(1, Ordering::Relaxed);
@@ -465,41 +459,35 @@ fn report_losses(lost: &AtomicU64, runs: &AtomicU64, receivers: usize) {
 fn fan_out(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
     for subscribers in [1, 10] {
-        let mut group = group(c, &format!("{subscribers} lossless subscriber(s)"), machine);
-        timed(&mut group, "giving", || {
+        let mut group = Rows::new(c, &format!("{subscribers} lossless subscriber(s)"), machine);
+        group.timed("giving", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue)
         });
         if subscribers == 1 {
             // Where `membarrier` is refused (not Linux, a sandbox), every append takes the
             // feed's lock: that path's cost, on the same workload.
-            timed(&mut group, "giving, membarrier refused", || {
+            group.timed("giving, membarrier refused", || {
                 giving::__private::refuse_membarrier(true);
                 let elapsed = giving_fan_out(1, Delivery::Lossless, Take::ByValue);
                 giving::__private::refuse_membarrier(false);
                 elapsed
             });
         }
-        timed(&mut group, "giving by reference (next_ref)", || {
+        group.timed("giving by reference (next_ref)", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference)
         });
-        timed(&mut group, "tokio mpsc, tuple by value", || {
+        group.timed("tokio mpsc, tuple by value", || {
             tokio_mpsc(subscribers, plain)
         });
-        timed(&mut group, "crossbeam-channel, tuple by value", || {
+        group.timed("crossbeam-channel, tuple by value", || {
             crossbeam(subscribers, plain)
         });
-        timed(&mut group, "flume, tuple by value", || {
-            flume(subscribers, plain)
-        });
+        group.timed("flume, tuple by value", || flume(subscribers, plain));
         if subscribers == 1 {
-            timed(&mut group, "rtrb SPSC ring, both spinning", spsc_ring);
+            group.timed("rtrb SPSC ring, both spinning", spsc_ring);
         }
-        timed(&mut group, "tokio mpsc, Arc", || {
-            tokio_mpsc(subscribers, shared)
-        });
-        timed(&mut group, "crossbeam-channel, Arc", || {
-            crossbeam(subscribers, shared)
-        });
+        group.timed("tokio mpsc, Arc", || tokio_mpsc(subscribers, shared));
+        group.timed("crossbeam-channel, Arc", || crossbeam(subscribers, shared));
         broadcast_row(&mut group, "tokio broadcast(1024), lossy", subscribers);
         group.finish();
     }
@@ -586,26 +574,22 @@ fn rxrust_pipeline() -> Duration {
 
 fn pipelines(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
-    let mut group = group(c, "key.map.filter.min", machine);
-    timed(&mut group, "giving", giving_pipeline);
-    timed(&mut group, "tokio mpsc + StreamExt, tuple by value", || {
+    let mut group = Rows::new(c, "key.map.filter.min", machine);
+    group.timed("giving", giving_pipeline);
+    group.timed("tokio mpsc + StreamExt, tuple by value", || {
         tokio_pipeline(plain, |m| m.1)
     });
-    timed(&mut group, "tokio mpsc + StreamExt, Arc", || {
+    group.timed("tokio mpsc + StreamExt, Arc", || {
         tokio_pipeline(shared, |m| m.1)
     });
-    timed(
-        &mut group,
-        "rxrust LocalSubject (same thread)",
-        rxrust_pipeline,
-    );
+    group.timed("rxrust LocalSubject (same thread)", rxrust_pipeline);
     group.finish();
 }
 
 fn bounded(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
-    let mut group = group(c, "one Bounded(1024) subscriber", machine);
-    timed(&mut group, "giving Bounded(1024)", || {
+    let mut group = Rows::new(c, "one Bounded(1024) subscriber", machine);
+    group.timed("giving Bounded(1024)", || {
         giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue)
     });
     broadcast_row(&mut group, "tokio broadcast(1024)", 1);

@@ -329,9 +329,7 @@ impl EventRef {
     pub(crate) fn ptr_eq(&self, other: &EventRef) -> bool {
         self.slot == other.slot
     }
-}
 
-impl EventRef {
     /// Asks the processor to bring this event's slot into this core's cache ahead of use: its
     /// count's line for writing (the next clone or drop is an atomic on it) and its first
     /// line for reading. A hint: no effect on what any access returns.

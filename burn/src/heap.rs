@@ -42,10 +42,12 @@ pub enum HeapTuning {
         /// The new `M_TRIM_THRESHOLD`, in bytes.
         trim_threshold: usize,
     },
-    /// Nothing was changed, for the reason given: not glibc, or the user chose malloc's
-    /// settings through the environment (`GLIBC_TUNABLES`, `MALLOC_TRIM_THRESHOLD_`,
-    /// `MALLOC_MMAP_THRESHOLD_`), which is left to win.
-    Unchanged(&'static str),
+    /// Nothing was changed: the user chose malloc's settings through this environment
+    /// variable (`GLIBC_TUNABLES`, `MALLOC_TRIM_THRESHOLD_` or `MALLOC_MMAP_THRESHOLD_`),
+    /// which is left to win.
+    SetByUser(&'static str),
+    /// Nothing was changed: malloc is not glibc's.
+    NotGlibc,
     /// glibc refused a setting (`mallopt` returned 0): the one named.
     Refused(&'static str),
 }
@@ -62,7 +64,10 @@ impl fmt::Display for HeapTuning {
                 trim_threshold >> 20,
                 mmap_threshold >> 20
             ),
-            HeapTuning::Unchanged(why) => write!(f, "malloc left as it is: {why}"),
+            HeapTuning::SetByUser(variable) => {
+                write!(f, "malloc left as it is: {variable} is set")
+            }
+            HeapTuning::NotGlibc => write!(f, "malloc left as it is: malloc is not glibc's"),
             HeapTuning::Refused(what) => write!(f, "glibc refused the setting {what}"),
         }
     }
@@ -82,17 +87,13 @@ const USER_SETTINGS: [&str; 3] = [
 /// calls it at start. Does nothing where malloc is not glibc's, or where the user already set
 /// malloc's thresholds in the environment.
 pub fn keep_freed_memory() -> HeapTuning {
-    if let Some(name) = USER_SETTINGS
-        .iter()
+    match USER_SETTINGS
+        .into_iter()
         .find(|name| std::env::var_os(name).is_some())
     {
-        return HeapTuning::Unchanged(match *name {
-            "GLIBC_TUNABLES" => "GLIBC_TUNABLES is set",
-            "MALLOC_TRIM_THRESHOLD_" => "MALLOC_TRIM_THRESHOLD_ is set",
-            _ => "MALLOC_MMAP_THRESHOLD_ is set",
-        });
+        Some(variable) => HeapTuning::SetByUser(variable),
+        None => set_thresholds(),
     }
-    set_thresholds()
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -119,5 +120,5 @@ fn set_thresholds() -> HeapTuning {
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 fn set_thresholds() -> HeapTuning {
-    HeapTuning::Unchanged("malloc is not glibc's")
+    HeapTuning::NotGlibc
 }

@@ -8,6 +8,7 @@ use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
 
 use crate::bench_fanin::{FanInArgs, bench_fanin};
 use crate::common::{Common, check_device};
+use crate::cpu_time::summary;
 use crate::out::say;
 
 #[derive(Debug, Args)]
@@ -119,13 +120,12 @@ fn steady_rate(report: &TrainReport) -> f64 {
 
 /// The first window's throughput of a bare and an observed run, for a run's line.
 fn first_window(bare: &TrainReport, observed: &TrainReport) -> String {
-    let rate = |f: &giving_models::FirstSteps| f.items as f64 / f.time.as_secs_f64();
     match (&bare.first, &observed.first) {
         (Some(b), Some(s)) => format!(
             "; first {} steps {:.0} and {:.0}",
             b.steps,
-            rate(b),
-            rate(s)
+            b.items_per_second(),
+            s.items_per_second()
         ),
         _ => String::new(),
     }
@@ -207,28 +207,16 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         subscribed.push(s_rate);
         ratios.push(s_rate / b_rate);
         if let (Some(b), Some(s)) = (b.first, s.first) {
-            bare_first.push(b.items as f64 / b.time.as_secs_f64());
-            observed_first.push(s.items as f64 / s.time.as_secs_f64());
+            bare_first.push(b.items_per_second());
+            observed_first.push(s.items_per_second());
         }
     }
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let spread = |v: &[f64]| {
-        let (lo, hi) = v
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &x| {
-                (lo.min(x), hi.max(x))
-            });
-        format!("{lo:.3}–{hi:.3}")
-    };
-    let ratio_spread = spread(&ratios);
+    let median = |v: Vec<f64>| summary(v).0;
+    let (ratio, lowest, highest) = summary(ratios);
     say!(
-        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {:.3} (pairs {ratio_spread}){steady}",
+        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {ratio:.3} (pairs {lowest:.3}–{highest:.3}){steady}",
         median(bare),
         median(subscribed),
-        median(ratios),
         items = model.item_name(),
         steady = if bare_first.is_empty() {
             ""

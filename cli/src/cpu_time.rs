@@ -196,8 +196,8 @@ struct Measured {
     wall: f64,
 }
 
-/// Median, min and max.
-fn summary(mut values: Vec<f64>) -> (f64, f64, f64) {
+/// Median, min and max (of at least one value).
+pub(crate) fn summary(mut values: Vec<f64>) -> (f64, f64, f64) {
     values.sort_by(f64::total_cmp);
     (
         values[values.len() / 2],

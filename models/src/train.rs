@@ -79,6 +79,18 @@ pub struct FirstSteps {
     pub time: Duration,
 }
 
+impl FirstSteps {
+    /// The first window's throughput in items per second (0 for a window of no time).
+    pub fn items_per_second(&self) -> f64 {
+        let secs = self.time.as_secs_f64();
+        if secs > 0.0 {
+            self.items as f64 / secs
+        } else {
+            0.0
+        }
+    }
+}
+
 impl TrainReport {
     /// Training throughput in items per second.
     pub fn items_per_second(&self) -> f64 {
