@@ -14,8 +14,9 @@
 //! buffers are allocations like any other, moves the heap's layout and so the odds.
 //!
 //! [`keep_freed_memory`] raises both thresholds once, at the start of `main`, so that memory
-//! freed by one step is reused by the next: what jemalloc and mimalloc do by default (they
-//! return memory on a timer, not on every free). The price is a resident size that stays at
+//! freed by one step is reused by the next, as jemalloc does by default (it returns freed
+//! pages after a 10-second decay, its `DIRTY_DECAY_MS_DEFAULT`, not on every free). Setting
+//! one threshold turns glibc's adaptation of both off (`man mallopt`), so both are set. The price is a resident size that stays at
 //! the run's peak, which is what a training process reaches anyway at every step.
 //!
 //! ```
