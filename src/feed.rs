@@ -41,6 +41,13 @@
 //!   none spins: readers polled by one task would each follow the loop live while the others
 //!   fall behind. The spin only looks; the park protocol above is unchanged, so it cannot lose
 //!   a wake-up.
+//! - **Paced readers.** A reader made paced ([`FeedReader::pace`]) never parks as above:
+//!   finding nothing, it registers as a *sleeper* under the lock and asks the pacer
+//!   (src/pace.rs) to wake it at its period's next tick, leaving the claim where it is. So
+//!   the giving thread keeps appending without the lock and never wakes it; the reader takes
+//!   what came meanwhile in one batch. Nothing is lost: appends are visible to its next take
+//!   whenever it runs, and an end wakes sleepers too (closing the feed or the reader takes the
+//!   lock, under which the sleeper checked for the end before it registered).
 //! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex
 //!   once no other thread owns the feed: every event appended after that is seen, none before.
 //! - **Ends.** Closing the feed (the scope finished) takes the claim away for good, so every
@@ -55,11 +62,13 @@ use std::mem::MaybeUninit;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 #[cfg(not(all(test, giving_loom)))]
 use crossbeam_queue::ArrayQueue;
 
 use crate::Event;
+use crate::pace;
 use owner::Owner;
 // Through the shim, so that the loom models check these (see src/sync.rs).
 use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, OnceLock};
@@ -187,6 +196,10 @@ struct Tail {
     closed: bool,
     /// Parked readers: (reader id, waker).
     waiters: Vec<(u64, Waker)>,
+    /// Paced readers waiting for their tick (see "Paced readers" in the module doc): woken
+    /// by the pacer, and here only so that an end (the feed's or the reader's) wakes them at
+    /// once. Appends never look at them.
+    sleepers: Vec<(u64, Waker)>,
     /// Appends under the lock in a row that found no reader parked: the feed is claimed again
     /// only after [`CLAIM_AFTER`] of them (see "No lost wake-up" in the module doc).
     calm: u32,
@@ -234,6 +247,7 @@ impl Feed {
             tail: Mutex::new(Tail {
                 closed: false,
                 waiters: Vec::new(),
+                sleepers: Vec::new(),
                 calm: 0,
             }),
             cursor: UnsafeCell::new(Cursor {
@@ -340,6 +354,7 @@ impl Feed {
         FeedReader {
             run: 0,
             sole,
+            pace: None,
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
             pos: cursor.pos,
@@ -355,7 +370,9 @@ impl Feed {
             // From now on every append takes the lock, and sees the feed closed.
             self.owner.share(owner::thread_token());
             tail.closed = true;
-            std::mem::take(&mut tail.waiters)
+            let mut waiters = std::mem::take(&mut tail.waiters);
+            waiters.append(&mut tail.sleepers);
+            waiters
         };
         wake(waiters);
     }
@@ -368,12 +385,11 @@ impl Feed {
             // SAFETY: the lock is held and no other thread owns the feed (just quiesced).
             let index = unsafe { (*self.cursor.get()).index };
             state.end.fetch_min(index, Ordering::SeqCst);
-            let at = tail.waiters.iter().position(|(id, _)| *id == state.id);
-            at.map(|at| tail.waiters.swap_remove(at).1)
+            let parked = take_waker(&mut tail.waiters, state.id);
+            let sleeping = take_waker(&mut tail.sleepers, state.id);
+            parked.into_iter().chain(sleeping)
         };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
+        waker.for_each(Waker::wake);
     }
 
     /// Events appended and not yet taken by the reader `state`.
@@ -394,6 +410,20 @@ fn next_chunk(cursor: &mut Cursor) -> sync::Arc<Chunk> {
     let _ = cursor.chunk.next.set(next.clone());
     cursor.pos = 0;
     std::mem::replace(&mut cursor.chunk, next)
+}
+
+/// Takes the reader `id`'s waker out of `list` (parked or sleeping readers), if it is there.
+fn take_waker(list: &mut Vec<(u64, Waker)>, id: u64) -> Option<Waker> {
+    let at = list.iter().position(|(w, _)| *w == id)?;
+    Some(list.swap_remove(at).1)
+}
+
+/// Registers `waker` for the reader `id` in `list`, replacing the one it left before.
+fn register(list: &mut Vec<(u64, Waker)>, id: u64, waker: &Waker) {
+    match list.iter_mut().find(|(w, _)| *w == id) {
+        Some((_, registered)) => registered.clone_from(waker),
+        None => list.push((id, waker.clone())),
+    }
 }
 
 /// Wakes the parked readers taken from the waiter list (after the lock is released).
@@ -417,6 +447,8 @@ pub(crate) struct FeedReader {
     /// Whether this reader spins before parking: it was the feed's only reader when it
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
+    /// The pacer's period for a paced reader, which appends never wake.
+    pace: Option<Duration>,
     feed: Arc<Feed>,
     chunk: sync::Arc<Chunk>,
     pos: usize,
@@ -561,8 +593,17 @@ impl FeedReader {
         match self.take() {
             Found::Event => Poll::Ready(true),
             Found::End => Poll::Ready(false),
-            Found::Skipped | Found::Nothing => self.poll_slow(cx),
+            Found::Skipped | Found::Nothing => match self.pace {
+                Some(period) => self.sleep_until_tick(period, cx),
+                None => self.poll_slow(cx),
+            },
         }
+    }
+
+    /// Makes this reader paced: it waits for the pacer's tick of `period` instead of being
+    /// woken by the next append (see "Paced readers" in the module doc).
+    pub(crate) fn pace(&mut self, period: Option<Duration>) {
+        self.pace = period;
     }
 
     /// [`poll_advance`](Self::poll_advance) past the fast path: the next slot, a spin, then a
@@ -602,11 +643,37 @@ impl FeedReader {
             // Read here, where the lock is held anyway, rather than before every spin: the
             // count shares its cache line with what the giving thread writes per event.
             self.sole = self.feed.readers.load(Ordering::Relaxed) == 1;
-            let id = self.state.id;
-            match tail.waiters.iter_mut().find(|(w, _)| *w == id) {
-                Some((_, waker)) => waker.clone_from(cx.waker()),
-                None => tail.waiters.push((id, cx.waker().clone())),
+            register(&mut tail.waiters, self.state.id, cx.waker());
+            return Poll::Pending;
+        }
+    }
+
+    /// [`poll_slow`](Self::poll_slow)'s wait for a paced reader: no spin, and no claim taken
+    /// away (an append never wakes it, so the giving thread may go on without the lock); it
+    /// sleeps until the pacer's next tick, or until the feed or the reader ends.
+    #[inline(never)]
+    fn sleep_until_tick(&mut self, period: Duration, cx: &mut Context<'_>) -> Poll<bool> {
+        loop {
+            match self.take() {
+                Found::Event => return Poll::Ready(true),
+                Found::Skipped => continue,
+                Found::End => return Poll::Ready(false),
+                Found::Nothing => {}
             }
+            let feed = self.feed.clone();
+            let mut tail = feed.lock();
+            // Under the lock, an end is final: a close waited for the append in progress
+            // (`Owner::share`) and the reader's end is set under this lock, so every event
+            // before it is ready and seen by this re-check.
+            if self.has_next() {
+                continue;
+            }
+            if tail.closed || self.index >= self.state.end.load(Ordering::Relaxed) {
+                return Poll::Ready(false);
+            }
+            register(&mut tail.sleepers, self.state.id, cx.waker());
+            drop(tail);
+            pace::wake_at_next_tick(period, cx.waker());
             return Poll::Pending;
         }
     }
@@ -620,6 +687,7 @@ impl Drop for FeedReader {
             let mut tail = self.feed.lock();
             let id = self.state.id;
             tail.waiters.retain(|(w, _)| *w != id);
+            tail.sleepers.retain(|(w, _)| *w != id);
             // Readers subscribe under the lock, so none can appear while it is held: with
             // the last one gone, the events of the tail chunk are freed now, not when the loop
             // fills it.

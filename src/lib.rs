@@ -48,6 +48,7 @@ mod give;
 mod given;
 mod iterate;
 pub mod keyed;
+mod pace;
 mod pipeline;
 pub mod probe;
 mod queue;

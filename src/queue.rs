@@ -10,11 +10,13 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use crossbeam_queue::{ArrayQueue, SegQueue};
 use futures::task::AtomicWaker;
 
 use crate::Event;
+use crate::pace;
 
 /// How a subscriber receives events when it falls behind the loop that gives them.
 ///
@@ -124,7 +126,14 @@ impl Subscriber {
         self.waker.wake();
     }
 
-    pub(crate) fn poll_next(&self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+    /// The next event, or `None` once closed and drained. A consumer `pace`d by a period is
+    /// never woken by a push: it sleeps until the pacer's next tick (src/pace.rs), or until
+    /// the queue closes.
+    pub(crate) fn poll_next(
+        &self,
+        cx: &mut Context<'_>,
+        pace: Option<Duration>,
+    ) -> Poll<Option<Event>> {
         loop {
             if let Some(event) = self.pop() {
                 return Poll::Ready(Some(event));
@@ -134,6 +143,15 @@ impl Subscriber {
                 return Poll::Ready(self.pop());
             }
             self.waker.register(cx.waker());
+            if let Some(period) = pace {
+                // Registered (not `parked`): pushes do not wake it, a close does. A close
+                // after the registration wakes it; one before is seen here.
+                if self.closed.load(Ordering::SeqCst) {
+                    continue;
+                }
+                pace::wake_at_next_tick(period, cx.waker());
+                return Poll::Pending;
+            }
             self.parked.store(true, Ordering::Relaxed);
             fence(Ordering::SeqCst);
             if let Some(event) = self.pop() {

@@ -49,6 +49,7 @@ pub(crate) fn print_probed(overseer: Overseer, model: ModelKind) -> Overseer {
         let lines = start
             .given()
             .stream()
+            .paced(giving_instruments::SINK_PACE)
             .where_([keys::PROBE])
             .for_each(move |event| say!("[{model}] {}", probe_line(&event)));
         start.spawn(lines);

@@ -143,6 +143,7 @@ pub(crate) fn train(mut args: TrainArgs) -> Result<ExitCode> {
             let lines = start
                 .given()
                 .stream()
+                .paced(giving_instruments::SINK_PACE)
                 .where_any([keys::LOSS, keys::ACCURACY, keys::RATE])
                 .filter_map(move |event| progress.line(&event))
                 .for_each(|line| say!("{line}"));

@@ -171,6 +171,7 @@ pub(crate) fn tune(args: TuneArgs) -> Result<ExitCode> {
             let lines = start
                 .given()
                 .stream()
+                .paced(giving_instruments::SINK_PACE)
                 .where_any([keys::ITERATION, keys::ACCURACY])
                 .filter_map(move |event| progress_line(every, &event))
                 .for_each(|line| say!("{line}"));

@@ -115,6 +115,7 @@ pub(crate) fn watch(args: WatchArgs) -> Result<ExitCode> {
             let lines = start
                 .given()
                 .stream()
+                .paced(giving_instruments::SINK_PACE)
                 .where_any([keys::RATE, RANK_END, NATS_DROPPED, NATS_REJECTED, NATS_LOST])
                 .filter_map(|event| line(&event))
                 .for_each(|line| say!("{line}"));

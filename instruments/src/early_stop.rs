@@ -75,16 +75,19 @@ impl Instrument for EarlyStop {
         let key = self.key.clone();
         let mut count = 0u64;
         start.derive(move |events, giver| {
-            events.where_([key.as_str()]).for_each(move |_| {
-                if count >= n {
-                    return;
-                }
-                count += 1;
-                giver.give(ProgressEvent::event(keys::EARLY_STOP_TASK, count, n));
-                if count == n {
-                    stop.stop();
-                }
-            })
+            events
+                .paced(crate::SINK_PACE)
+                .where_([key.as_str()])
+                .for_each(move |_| {
+                    if count >= n {
+                        return;
+                    }
+                    count += 1;
+                    giver.give(ProgressEvent::event(keys::EARLY_STOP_TASK, count, n));
+                    if count == n {
+                        stop.stop();
+                    }
+                })
         });
         Ok(())
     }

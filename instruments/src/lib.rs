@@ -35,6 +35,8 @@
 //!
 //! See `docs/instruments.md`.
 
+use std::time::Duration;
+
 #[cfg(feature = "cli")]
 mod args;
 pub mod child;
@@ -92,3 +94,11 @@ pub use timeline::Trace;
 #[cfg(feature = "web")]
 pub use web::{Web, WebError};
 pub use window::LazyWindow;
+
+/// How often the instruments read the run's events: every sink and derivation here (rate,
+/// early stop, log, trace, dashboards, TensorBoard, MLflow, NATS) reads a
+/// [paced](giving::EventStream::paced) stream, woken at this period's ticks rather than by the
+/// training thread at each step. Twice the terminal dashboard's redraw rate and five times the
+/// web page's; the early stop's count, and so the stop, may come up to this much later than the
+/// event that completes it.
+pub const SINK_PACE: Duration = Duration::from_millis(50);

@@ -248,7 +248,10 @@ impl Instrument for Rate {
         let mut meter =
             RateMeter::new(self.windows_to_skip()?).unsynced_window(self.unsynced_window);
         start.derive(|events, giver| {
+            // Computed from the events' own timestamps: reading them a tick late changes
+            // nothing but when the rate is given.
             events
+                .paced(crate::SINK_PACE)
                 .where_any([keys::STEP, keys::PROGRESS])
                 .for_each(move |event| {
                     if let Some(rate) = meter.observe(&event) {

@@ -160,7 +160,10 @@ impl Instrument for NatsPublisher {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
-        let stream = start.given().stream_with(Delivery::Bounded(self.capacity));
+        let stream = start
+            .given()
+            .stream_with(Delivery::Bounded(self.capacity))
+            .paced(giving_instruments::SINK_PACE);
         let lag = stream.lag();
         let shown = redact_url(&self.url);
         // Bad settings (an address that is not one, a credentials file that cannot be read)

@@ -1,5 +1,6 @@
 //! The core's layering that a cycle check alone does not keep: the subscriber queue is a leaf
-//! that knows events only, and scope state neither routes nor builds streams.
+//! that knows events (and the pacer, itself a leaf) only, and scope state neither routes nor
+//! builds streams.
 
 use std::collections::BTreeSet;
 
@@ -18,11 +19,16 @@ fn top_level_uses(module: &str) -> BTreeSet<String> {
 }
 
 #[test]
-fn the_queue_is_a_leaf_and_scope_state_neither_routes_nor_streams() {
+fn the_queue_and_the_pacer_are_leaves_and_scope_state_neither_routes_nor_streams() {
     let queue = top_level_uses("queue");
     assert!(
-        queue.iter().all(|m| m == "event"),
-        "the subscriber queue must know events only, it uses {queue:?}"
+        queue.iter().all(|m| m == "event" || m == "pace"),
+        "the subscriber queue must know events (and the pacer) only, it uses {queue:?}"
+    );
+    let pace = top_level_uses("pace");
+    assert!(
+        pace.is_empty(),
+        "the pacer wakes wakers and must know nothing of the crate, it uses {pace:?}"
     );
     let scope = top_level_uses("scope");
     assert!(!scope.is_empty(), "scope's uses were not found");

@@ -193,7 +193,10 @@ impl Instrument for Dash {
     }
 
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
-        let mut events = start.given().stream_with(Delivery::Bounded(self.capacity));
+        let mut events = start
+            .given()
+            .stream_with(Delivery::Bounded(self.capacity))
+            .paced(crate::SINK_PACE);
         let shared = Arc::new(Shared {
             state: Mutex::new(
                 DashState::new(self.plots.iter().cloned()).read_lazy_every(self.read_every),

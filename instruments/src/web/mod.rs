@@ -290,7 +290,10 @@ impl Instrument for Web {
         let flag = interrupted.clone();
         start.on_interrupt(move || flag.store(true, Ordering::SeqCst));
 
-        let events = start.given().stream_with(Delivery::Bounded(self.capacity));
+        let events = start
+            .given()
+            .stream_with(Delivery::Bounded(self.capacity))
+            .paced(crate::SINK_PACE);
         let lag = events.lag();
         let folding = shared.clone();
         // A chunk of what is ready at once takes the lock once: a browser reading the state

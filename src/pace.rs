@@ -1,0 +1,204 @@
+//! The pacer: one background thread that wakes paced subscribers (see
+//! [`EventStream::paced`](crate::EventStream::paced)) on a shared clock, so that a reader that
+//! tolerates latency is never woken by the thread that gives.
+//!
+//! A parked reader costs the giving thread a lock and a wake-up system call per event it gives
+//! after the park, and the woken reader takes a core at that moment: on a machine whose cores
+//! the training keeps busy, that is a core taken from the training once per step. A paced
+//! reader instead asks to be woken at the next tick of its period and reads everything given
+//! meanwhile in one batch. Ticks are aligned on one grid per period (multiples of the period
+//! since the pacer started), so readers with the same period wake together: one wake-up of the
+//! thread that runs them per tick, whatever their number.
+//!
+//! The pacer's thread starts with the first paced park and sleeps on a condition variable while
+//! nobody waits; it never runs user code (wakers are called after its lock is released).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
+use std::task::Waker;
+use std::time::{Duration, Instant};
+
+/// The shortest period a paced reader may ask for: below it the pacer would wake more often
+/// than the loop gives on most machines, which defeats its purpose.
+pub(crate) const MIN_PERIOD: Duration = Duration::from_millis(1);
+
+/// A waker due at a tick; ordered by its deadline only (the heap is a min-heap through
+/// `Reverse`).
+struct Due {
+    at: Instant,
+    /// Registration order: ties on the deadline wake in the order they came.
+    seq: u64,
+    waker: Waker,
+}
+
+impl PartialEq for Due {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Due {}
+
+impl PartialOrd for Due {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Due {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (self.at, self.seq).cmp(&(other.at, other.seq))
+    }
+}
+
+struct Pacer {
+    /// The grid's origin: ticks fall at `origin + k * period`.
+    origin: Instant,
+    due: Mutex<Queue>,
+    /// Signalled when a waker is due earlier than everything the thread sleeps for.
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    heap: BinaryHeap<Reverse<Due>>,
+    next_seq: u64,
+}
+
+fn pacer() -> &'static Pacer {
+    static PACER: OnceLock<Pacer> = OnceLock::new();
+    static THREAD: OnceLock<()> = OnceLock::new();
+    let shared: &'static Pacer = PACER.get_or_init(|| Pacer {
+        origin: Instant::now(),
+        due: Mutex::new(Queue::default()),
+        changed: Condvar::new(),
+    });
+    THREAD.get_or_init(|| {
+        std::thread::Builder::new()
+            .name("giving-pacer".into())
+            .spawn(move || shared.run())
+            .expect("cannot start the giving-pacer thread");
+    });
+    shared
+}
+
+/// Wakes `waker` at the next tick of `period` (at least [`MIN_PERIOD`]) after now.
+pub(crate) fn wake_at_next_tick(period: Duration, waker: &Waker) {
+    let pacer = pacer();
+    let at = pacer.next_tick(period.max(MIN_PERIOD), Instant::now());
+    let mut queue = pacer.lock();
+    let earliest = queue.heap.peek().is_none_or(|Reverse(due)| at < due.at);
+    let seq = queue.next_seq;
+    queue.next_seq += 1;
+    queue.heap.push(Reverse(Due {
+        at,
+        seq,
+        waker: waker.clone(),
+    }));
+    drop(queue);
+    // Only a new earliest deadline changes how long the thread sleeps.
+    if earliest {
+        pacer.changed.notify_one();
+    }
+}
+
+impl Pacer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        // Nothing under this lock can panic halfway (heap pushes and pops of plain data).
+        self.due.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The first tick of `period`'s grid strictly after `now`.
+    fn next_tick(&self, period: Duration, now: Instant) -> Instant {
+        let since = now.saturating_duration_since(self.origin).as_nanos();
+        let period_ns = period.as_nanos().max(1);
+        let ticks = since / period_ns + 1;
+        let offset = ticks.saturating_mul(period_ns);
+        self.origin + Duration::from_nanos(u64::try_from(offset).unwrap_or(u64::MAX))
+    }
+
+    /// The thread: sleeps until the earliest deadline, wakes what is due, forever.
+    fn run(&self) {
+        let mut ready = Vec::new();
+        let mut queue = self.lock();
+        loop {
+            let now = Instant::now();
+            while let Some(Reverse(due)) = queue.heap.peek() {
+                if due.at > now {
+                    break;
+                }
+                let Some(Reverse(due)) = queue.heap.pop() else {
+                    break;
+                };
+                ready.push(due.waker);
+            }
+            if !ready.is_empty() {
+                // Woken without the lock: a waker may run arbitrary code (even park again).
+                drop(queue);
+                ready.drain(..).for_each(Waker::wake);
+                queue = self.lock();
+                continue;
+            }
+            queue = match queue.heap.peek() {
+                Some(Reverse(due)) => {
+                    let wait = due.at.saturating_duration_since(now);
+                    self.changed
+                        .wait_timeout(queue, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => self
+                    .changed
+                    .wait(queue)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::Wake;
+
+    struct Count(AtomicUsize, std::thread::Thread);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            self.1.unpark();
+        }
+    }
+
+    #[test]
+    fn ticks_fall_on_one_grid_per_period() {
+        let pacer = pacer();
+        let period = Duration::from_millis(10);
+        let now = Instant::now();
+        let tick = pacer.next_tick(period, now);
+        assert!(tick > now && tick <= now + period);
+        assert_eq!(
+            tick.duration_since(pacer.origin).as_nanos() % period.as_nanos(),
+            0
+        );
+        // On the grid itself, the next tick is one period on: never "now".
+        assert_eq!(pacer.next_tick(period, tick), tick + period);
+    }
+
+    #[test]
+    fn every_registered_waker_is_woken_once_after_its_tick() {
+        let count = Arc::new(Count(AtomicUsize::new(0), std::thread::current()));
+        let waker = Waker::from(count.clone());
+        for period in [2, 3, 5] {
+            wake_at_next_tick(Duration::from_millis(period), &waker);
+        }
+        while count.0.load(Ordering::SeqCst) < 3 {
+            std::thread::park_timeout(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(count.0.load(Ordering::SeqCst), 3);
+    }
+}
