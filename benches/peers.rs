@@ -29,7 +29,9 @@
 //! At the end, a summary table puts each row's busy figure beside its quiet one (median ns per
 //! event over every run of the row, warm-up runs included), with busy / quiet and giving's
 //! rows against tokio's and crossbeam's tuple in the same mode. "giving, membarrier refused"
-//! is the path taken where the feed cannot be claimed (every append under its lock).
+//! is the path taken where the feed cannot be claimed (every append under its lock). The
+//! "paced" rows read as the instruments do ([`EventStream::paced`], 50 ms): the giving thread
+//! never wakes the reader, which takes what came since its last tick in one batch.
 //!
 //! Run: `cargo bench -p giving --bench peers`; short: add `-- --warm-up-time 1
 //! --measurement-time 3`; one mode: add `quiet` or `busy` (a criterion filter).
@@ -48,6 +50,9 @@ use giving::prelude::*;
 use giving::{Delivery, EventStream, give, given};
 
 const EVENTS: u64 = 1_000_000;
+
+/// The paced rows' period: the instruments' (`giving_instruments::SINK_PACE`).
+const PACE: Duration = Duration::from_millis(50);
 
 /// What a user sends by hand instead of `give!(step, loss)`.
 type Plain = (u64, f64);
@@ -236,10 +241,24 @@ enum Take {
     ByReference,
 }
 
-/// giving: `subscribers` streams (with `delivery`) drained on one consumer thread.
-fn giving_fan_out(subscribers: usize, delivery: Delivery, take: Take) -> Duration {
+/// giving: `subscribers` streams (with `delivery`, [paced](EventStream::paced) by `pace` if
+/// given) drained on one consumer thread.
+fn giving_fan_out(
+    subscribers: usize,
+    delivery: Delivery,
+    take: Take,
+    pace: Option<Duration>,
+) -> Duration {
     let gv = given();
-    let streams: Vec<EventStream> = (0..subscribers).map(|_| gv.stream_with(delivery)).collect();
+    let streams: Vec<EventStream> = (0..subscribers)
+        .map(|_| {
+            let stream = gv.stream_with(delivery);
+            match pace {
+                Some(period) => stream.paced(period),
+                None => stream,
+            }
+        })
+        .collect();
     let consumer = std::thread::spawn(move || {
         let drains = streams.into_iter().map(|mut stream| async move {
             let mut received = 0u64;
@@ -461,20 +480,33 @@ fn fan_out(c: &mut Criterion, machine: Machine) {
     for subscribers in [1, 10] {
         let mut group = Rows::new(c, &format!("{subscribers} lossless subscriber(s)"), machine);
         group.timed("giving", || {
-            giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue)
+            giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue, None)
         });
         if subscribers == 1 {
             // Where `membarrier` is refused (not Linux, a sandbox), every append takes the
             // feed's lock: that path's cost, on the same workload.
             group.timed("giving, membarrier refused", || {
                 giving::__private::refuse_membarrier(true);
-                let elapsed = giving_fan_out(1, Delivery::Lossless, Take::ByValue);
+                let elapsed = giving_fan_out(1, Delivery::Lossless, Take::ByValue, None);
                 giving::__private::refuse_membarrier(false);
                 elapsed
             });
         }
         group.timed("giving by reference (next_ref)", || {
-            giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference)
+            giving_fan_out(subscribers, Delivery::Lossless, Take::ByReference, None)
+        });
+        // The instruments' way (a log, a dashboard, a rate): woken by the pacer's ticks,
+        // never by the giving thread, and reading what came meanwhile in one batch.
+        group.timed("giving paced (50 ms), by value", || {
+            giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue, Some(PACE))
+        });
+        group.timed("giving paced (50 ms), by reference", || {
+            giving_fan_out(
+                subscribers,
+                Delivery::Lossless,
+                Take::ByReference,
+                Some(PACE),
+            )
         });
         group.timed("tokio mpsc, tuple by value", || {
             tokio_mpsc(subscribers, plain)
@@ -590,7 +622,7 @@ fn bounded(c: &mut Criterion, machine: Machine) {
     let _hog = machine.load();
     let mut group = Rows::new(c, "one Bounded(1024) subscriber", machine);
     group.timed("giving Bounded(1024)", || {
-        giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue)
+        giving_fan_out(1, Delivery::Bounded(1024), Take::ByValue, None)
     });
     broadcast_row(&mut group, "tokio broadcast(1024)", 1);
     group.finish();

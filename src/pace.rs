@@ -13,16 +13,27 @@
 //! The pacer's thread starts with the first paced park and sleeps on a condition variable while
 //! nobody waits; it never runs user code (wakers are called after its lock is released).
 
+#[cfg(not(all(test, giving_loom)))]
 use std::cmp::Reverse;
+#[cfg(not(all(test, giving_loom)))]
 use std::collections::BinaryHeap;
+#[cfg(not(all(test, giving_loom)))]
 use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 use std::task::Waker;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(not(all(test, giving_loom)))]
+use std::time::Instant;
+
+/// Under loom no tick ever comes: the models check that an end alone wakes a sleeping
+/// reader, and that it then sees every event (src/feed/loom_models.rs).
+#[cfg(all(test, giving_loom))]
+pub(crate) fn wake_at_next_tick(_period: Duration, _waker: &Waker) {}
 
 /// The shortest period a paced reader may ask for: below it the pacer would wake more often
 /// than the loop gives on most machines, which defeats its purpose.
 pub(crate) const MIN_PERIOD: Duration = Duration::from_millis(1);
 
+#[cfg(not(all(test, giving_loom)))]
 /// A waker due at a tick; ordered by its deadline only (the heap is a min-heap through
 /// `Reverse`).
 struct Due {
@@ -32,26 +43,31 @@ struct Due {
     waker: Waker,
 }
 
+#[cfg(not(all(test, giving_loom)))]
 impl PartialEq for Due {
     fn eq(&self, other: &Self) -> bool {
         (self.at, self.seq) == (other.at, other.seq)
     }
 }
 
+#[cfg(not(all(test, giving_loom)))]
 impl Eq for Due {}
 
+#[cfg(not(all(test, giving_loom)))]
 impl PartialOrd for Due {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(other))
     }
 }
 
+#[cfg(not(all(test, giving_loom)))]
 impl Ord for Due {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         (self.at, self.seq).cmp(&(other.at, other.seq))
     }
 }
 
+#[cfg(not(all(test, giving_loom)))]
 struct Pacer {
     /// The grid's origin: ticks fall at `origin + k * period`.
     origin: Instant,
@@ -60,12 +76,14 @@ struct Pacer {
     changed: Condvar,
 }
 
+#[cfg(not(all(test, giving_loom)))]
 #[derive(Default)]
 struct Queue {
     heap: BinaryHeap<Reverse<Due>>,
     next_seq: u64,
 }
 
+#[cfg(not(all(test, giving_loom)))]
 fn pacer() -> &'static Pacer {
     static PACER: OnceLock<Pacer> = OnceLock::new();
     static THREAD: OnceLock<()> = OnceLock::new();
@@ -83,6 +101,7 @@ fn pacer() -> &'static Pacer {
     shared
 }
 
+#[cfg(not(all(test, giving_loom)))]
 /// Wakes `waker` at the next tick of `period` (at least [`MIN_PERIOD`]) after now.
 pub(crate) fn wake_at_next_tick(period: Duration, waker: &Waker) {
     let pacer = pacer();
@@ -103,6 +122,7 @@ pub(crate) fn wake_at_next_tick(period: Duration, waker: &Waker) {
     }
 }
 
+#[cfg(not(all(test, giving_loom)))]
 impl Pacer {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         // Nothing under this lock can panic halfway (heap pushes and pops of plain data).
@@ -157,7 +177,7 @@ impl Pacer {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(giving_loom)))]
 mod tests {
     use super::*;
     use std::sync::Arc;

@@ -9,6 +9,7 @@ use giving_models::{DeviceSpec, ModelKind, TrainConfig, TrainReport};
 use crate::bench_fanin::{FanInArgs, bench_fanin};
 use crate::common::{Common, check_device};
 use crate::cpu_time::summary;
+use crate::median_interval::median_interval;
 use crate::out::say;
 
 #[derive(Debug, Args)]
@@ -21,7 +22,8 @@ pub(crate) struct BenchArgs {
     /// Steps per measured run.
     #[arg(long, default_value_t = 300)]
     steps: usize,
-    /// Measured pairs of runs (bare, then observed), after one warm-up run.
+    /// Measured pairs of runs (bare and observed, the order alternating from pair to pair),
+    /// after one warm-up run.
     #[arg(long, default_value_t = 3)]
     repeats: usize,
     /// Observe with the instruments chosen by the options below (rate always) instead of one
@@ -193,8 +195,18 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     let (mut bare, mut subscribed, mut ratios) = (Vec::new(), Vec::new(), Vec::new());
     let (mut bare_first, mut observed_first) = (Vec::new(), Vec::new());
     for repeat in 0..args.repeats {
-        let b = bench_run(model, &config, &common.device, Observer::Bare)?;
-        let s = bench_run(model, &config, &common.device, observed())?;
+        // The order alternates, so that a drift of the machine over the call (a warming
+        // cache, a neighbour starting) weighs on both sides alike rather than on the second.
+        let (b, s) = if repeat % 2 == 0 {
+            let b = bench_run(model, &config, &common.device, Observer::Bare)?;
+            (b, bench_run(model, &config, &common.device, observed())?)
+        } else {
+            let s = bench_run(model, &config, &common.device, observed())?;
+            (
+                bench_run(model, &config, &common.device, Observer::Bare)?,
+                s,
+            )
+        };
         let (b_rate, s_rate) = (steady_rate(&b), steady_rate(&s));
         say!(
             "run {}: bare {b_rate:.0} {items}/s, {observed_name} {s_rate:.0} {items}/s (ratio {:.3}){}",
@@ -212,9 +224,15 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         }
     }
     let median = |v: Vec<f64>| summary(v).0;
+    let interval = match median_interval(&ratios, 0.95) {
+        Some((lo, hi, coverage)) => {
+            format!(", {:.1}% interval {lo:.3}–{hi:.3}", coverage * 100.0)
+        }
+        None => String::new(),
+    };
     let (ratio, lowest, highest) = summary(ratios);
     say!(
-        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {ratio:.3} (pairs {lowest:.3}–{highest:.3}){steady}",
+        "[{model}] median: bare {:.0} {items}/s, {observed_name} {:.0} {items}/s, ratio (median of pairs) {ratio:.3}{interval} (pairs {lowest:.3}–{highest:.3}){steady}",
         median(bare),
         median(subscribed),
         items = model.item_name(),

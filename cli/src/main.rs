@@ -29,6 +29,7 @@ mod cpu_backend;
 mod cpu_time;
 mod exit;
 mod log_serve;
+mod median_interval;
 mod nats_auth;
 mod out;
 mod probes;

@@ -192,3 +192,50 @@ fn a_reader_parking_takes_the_claim_away_so_that_the_next_append_wakes_it() {
         giver.join().unwrap();
     });
 }
+
+/// Reads a paced `reader` to its end: under loom the pacer's ticks never come, so only the
+/// end can wake it once it sleeps.
+fn drain_paced(reader: &mut FeedReader) -> Vec<u64> {
+    reader.pace(Some(std::time::Duration::from_millis(1)));
+    drain(reader)
+}
+
+#[test]
+fn a_paced_reader_never_woken_by_appends_sees_every_event_once_the_feed_closes() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut reader = feed.subscribe();
+        let giver = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                // Claimed at once under loom: appends without the lock, racing the sleeper.
+                for i in 0..3 {
+                    feed.push(event(i), NO_SKIP);
+                }
+                feed.close();
+            }
+        });
+        assert_eq!(drain_paced(&mut reader), [0, 1, 2]);
+        giver.join().unwrap();
+    });
+}
+
+#[test]
+fn closing_a_paced_reader_wakes_it_where_it_sleeps() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut reader = feed.subscribe();
+        let state = reader.state().clone();
+        let closer = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                feed.push(event(1), NO_SKIP);
+                feed.close_reader(&state);
+                feed.push(event(2), NO_SKIP);
+            }
+        });
+        assert_eq!(drain_paced(&mut reader), [1]);
+        closer.join().unwrap();
+        feed.close();
+    });
+}
