@@ -11,7 +11,8 @@
 //! the futures-util implementation. Because these traits and `StreamExt` share method names
 //! (`map`, `count`, …), import ours or `StreamExt`, not both: the `giving` prelude exports ours.
 //!
-//! - time (tokio clock): [`throttle`](StreamOps::throttle), [`debounce`](StreamOps::debounce),
+//! - time (tokio clock): [`throttle`](StreamOps::throttle),
+//!   [`throttle_latest`](StreamOps::throttle_latest), [`debounce`](StreamOps::debounce),
 //!   [`sample`](StreamOps::sample), [`buffer_time`](StreamOps::buffer_time),
 //!   [`timeout`](StreamOps::timeout);
 //! - windows: [`buffer`](StreamOps::buffer), [`buffer_skip`](StreamOps::buffer_skip),

@@ -11,7 +11,7 @@ use crate::adapters::{
     AtEnd, Buffer, BufferSkip, BufferTime, Check, CombineLatest, Debounce, Distinct, DistinctItems,
     DistinctUntilChanged, DistinctUntilChangedBy, Fail, FailIfFalse, Filter, FilterMap, ForEach,
     GroupBy, HoldLast, Pairwise, Print, Roll, Sample, Shared, SkipWhile, Slice, SliceBy, Sort,
-    SortByKey, TakeWhile, Throttle, Timeout, WithLatestFrom,
+    SortByKey, TakeWhile, Throttle, ThrottleLatest, Timeout, WithLatestFrom,
 };
 
 /// The operator vocabulary of `giving`, available on every [`Stream`]: every operator but the
@@ -711,6 +711,37 @@ pub trait StreamOps: Stream {
         Self: Sized,
     {
         Throttle::new(self, period)
+    }
+
+    /// [`throttle`](Self::throttle) with a trailing edge: an item passes and opens a window of
+    /// `period`; of the items inside the window only the newest is kept, and it is emitted when
+    /// the window ends (opening the next one); completion emits the item still held (rx
+    /// `throttleLatest`, RxJS `throttleTime(d, {leading: true, trailing: true})`). So "print
+    /// every second" also prints the last value, which `throttle` drops. Uses the tokio clock
+    /// and a tokio timer (for the window's end).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_operators::StreamOps;
+    /// use tokio::time::{Instant, sleep_until};
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let start = Instant::now();
+    /// let given = futures::stream::iter([0, 40, 90, 110, 150, 260]).then(|t| async move {
+    ///     sleep_until(start + Duration::from_millis(t)).await;
+    ///     t
+    /// });
+    /// let v: Vec<u64> = given.throttle_latest(Duration::from_millis(100)).collect().await;
+    /// // 0 leads; 90 ends the first window (at 100 ms), 150 the second (at 200 ms); 260 is
+    /// // still held when the stream ends.
+    /// assert_eq!(v, vec![0, 90, 150, 260]);
+    /// # }
+    /// ```
+    fn throttle_latest(self, period: Duration) -> ThrottleLatest<Self>
+    where
+        Self: Sized,
+    {
+        ThrottleLatest::new(self, period)
     }
 
     /// Emits an item only once `period` has passed without a newer item (rx `debounce`);

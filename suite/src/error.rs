@@ -1,11 +1,13 @@
 //! The errors of loading a suite and running it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A suite configuration that cannot be used: names the file, the line (1-based, when it is
-/// known) and the key, as `suites/dev.yaml:12: mlp.argv: expected a map or a list`.
+/// known) and the key, as `suites/dev.yaml:12: mlp.argv: expected a map or a list`; a problem
+/// of the whole file shows neither a line nor a key it does not have
+/// (`missing.yaml: cannot read: …`, `bad.yaml:3: not valid YAML: …`).
 #[derive(Debug, thiserror::Error)]
-#[error("{}:{}: {key}: {message}", file.display(), line.map_or_else(|| "?".to_owned(), |l| l.to_string()))]
+#[error("{}: {message}", location(file, *line, key))]
 pub struct ConfigError {
     /// The configuration file where the problem is.
     pub file: PathBuf,
@@ -17,6 +19,21 @@ pub struct ConfigError {
     /// What is wrong.
     pub message: String,
 }
+
+/// Where a [`ConfigError`] is: `file[:line][: key]`, the key left out for the whole file.
+fn location(file: &Path, line: Option<usize>, key: &str) -> String {
+    let mut location = file.display().to_string();
+    if let Some(line) = line {
+        location += &format!(":{line}");
+    }
+    if key != FILE_KEY {
+        location += &format!(": {key}");
+    }
+    location
+}
+
+/// The key of a problem of the whole file (it cannot be read, or is not YAML).
+pub(crate) const FILE_KEY: &str = "(file)";
 
 /// A failure of the runner itself (not of a benchmark, which is recorded and reported).
 #[derive(Debug, thiserror::Error)]

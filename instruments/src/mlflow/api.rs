@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use serde_json::{Value as Json, json};
 
+use giving_log::redact_url;
+
 use super::auth::MlflowAuth;
 use super::batch::Batch;
 use super::error::MlflowError;
@@ -22,7 +24,7 @@ impl Api {
     pub(crate) fn new(uri: &str, auth: &MlflowAuth) -> Result<Self, MlflowError> {
         if !(uri.starts_with("http://") || uri.starts_with("https://")) {
             return Err(MlflowError::Uri {
-                uri: uri.to_owned(),
+                uri: redact_url(uri),
             });
         }
         let mut agent = ureq::AgentBuilder::new()
@@ -54,22 +56,22 @@ impl Api {
             Ok(response) => response,
             Err(ureq::Error::Status(status, response)) => {
                 return Err(MlflowError::Status {
-                    url: url.to_owned(),
+                    url: redact_url(url),
                     status,
                     body: response.into_string().unwrap_or_default(),
                 });
             }
             Err(error) => {
                 return Err(MlflowError::Unreachable {
-                    url: url.to_owned(),
-                    message: error.to_string(),
+                    url: redact_url(url),
+                    message: transport_message(&error),
                 });
             }
         };
         let text = response
             .into_string()
             .map_err(|e| MlflowError::Unreachable {
-                url: url.to_owned(),
+                url: redact_url(url),
                 message: e.to_string(),
             })?;
         Ok(serde_json::from_str(&text).unwrap_or(Json::Null))
@@ -154,7 +156,52 @@ fn string(url: &str, value: &Json, what: &'static str) -> Result<String, MlflowE
         .as_str()
         .map(str::to_owned)
         .ok_or(MlflowError::Answer {
-            url: url.to_owned(),
+            url: redact_url(url),
             what,
         })
+}
+
+/// Why a request failed, without the URL: the error names that apart, its password hidden,
+/// where ureq's own message starts with the whole URL, credentials included.
+fn transport_message(error: &ureq::Error) -> String {
+    let ureq::Error::Transport(transport) = error else {
+        return redact_url(&error.to_string());
+    };
+    let mut message = transport.kind().to_string();
+    if let Some(detail) = transport.message() {
+        message = format!("{message}: {detail}");
+    }
+    if let Some(source) = std::error::Error::source(error) {
+        message = format!("{message}: {source}");
+    }
+    redact_url(&message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_server_is_named_once_and_without_its_password() {
+        // Port 9 on loopback: nothing listens, the connection is refused at once.
+        let api = Api::new("http://ann:s3cret@127.0.0.1:9", &MlflowAuth::default()).unwrap();
+        let error = api.experiment("giving").unwrap_err();
+        assert!(
+            matches!(error, MlflowError::Unreachable { .. }),
+            "{error:?}"
+        );
+        for shown in [error.to_string(), format!("{error:?}")] {
+            assert!(!shown.contains("s3cret"), "the password is shown: {shown}");
+            assert!(shown.contains("ann:***@127.0.0.1:9"), "{shown}");
+            assert_eq!(shown.matches("127.0.0.1:9").count(), 1, "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_uri_that_is_not_http_is_refused_without_its_password() {
+        let Err(error) = Api::new("ftp://ann:s3cret@host", &MlflowAuth::default()) else {
+            panic!("an ftp:// URI was accepted");
+        };
+        assert!(!error.to_string().contains("s3cret"), "{error}");
+    }
 }

@@ -165,14 +165,14 @@ fn certificates(
 
 fn ca_error(uri: &str, path: &Path, message: String) -> MlflowError {
     MlflowError::Tls {
-        url: uri.to_owned(),
+        url: giving_log::redact_url(uri),
         message: format!("{} ({}): {message}", env::SERVER_CERT_PATH, path.display()),
     }
 }
 
 fn tls_error(uri: &str, error: rustls::Error) -> MlflowError {
     MlflowError::Tls {
-        url: uri.to_owned(),
+        url: giving_log::redact_url(uri),
         message: error.to_string(),
     }
 }

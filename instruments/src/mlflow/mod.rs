@@ -313,7 +313,7 @@ impl Instrument for MlflowRun {
 impl std::fmt::Debug for MlflowRun {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("MlflowRun")
-            .field("uri", &self.uri)
+            .field("uri", &giving_log::redact_url(&self.uri))
             .field("experiment", &self.experiment)
             .finish_non_exhaustive()
     }

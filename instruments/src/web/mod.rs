@@ -325,6 +325,11 @@ impl Instrument for Web {
     fn finish(&mut self) -> Result<(), InstrumentError> {
         if let Some(running) = &self.running {
             running.shared.state().set_status(Status::Finished);
+            if self.banner
+                && let Some(notice) = linger_notice(&self.url(), self.linger)
+            {
+                eprintln!("{notice}");
+            }
             let until = Instant::now().checked_add(self.linger);
             while !running.interrupted.load(Ordering::SeqCst)
                 && until.is_none_or(|until| Instant::now() < until)
@@ -341,6 +346,28 @@ impl Drop for Web {
     fn drop(&mut self) {
         self.shut_down();
     }
+}
+
+/// What `finish` prints before it keeps serving the final state: training is over, where the
+/// page is and for how long the run will still wait (`None` without a linger). Without it, a
+/// run that lingers looks hung after its last step.
+fn linger_notice(url: &str, linger: Duration) -> Option<String> {
+    if linger.is_zero() {
+        return None;
+    }
+    let how_long = if Instant::now().checked_add(linger).is_none() || linger == Duration::MAX {
+        "until Ctrl-C".to_owned()
+    } else if linger >= Duration::from_secs(1) {
+        format!(
+            "for {:.0} s more (Ctrl-C ends it sooner)",
+            linger.as_secs_f64()
+        )
+    } else {
+        format!("for {} ms more (Ctrl-C ends it sooner)", linger.as_millis())
+    };
+    Some(format!(
+        "giving web: training is over; the final state stays served at {url} {how_long}"
+    ))
 }
 
 /// The page's stop token: 128 random bits in hex, from the system's random source where
@@ -387,6 +414,27 @@ mod tests {
             Web::bind("not an address"),
             Err(WebError::Bind { .. })
         ));
+    }
+
+    #[test]
+    fn a_lingering_run_says_it_is_over_where_and_for_how_long() {
+        let url = "http://127.0.0.1:8080/";
+        assert_eq!(linger_notice(url, Duration::ZERO), None);
+        assert_eq!(
+            linger_notice(url, Duration::from_secs(600)).unwrap(),
+            "giving web: training is over; the final state stays served at \
+             http://127.0.0.1:8080/ for 600 s more (Ctrl-C ends it sooner)"
+        );
+        assert!(
+            linger_notice(url, Duration::from_millis(250))
+                .unwrap()
+                .ends_with("for 250 ms more (Ctrl-C ends it sooner)")
+        );
+        assert!(
+            linger_notice(url, Duration::MAX)
+                .unwrap()
+                .ends_with(" until Ctrl-C")
+        );
     }
 
     #[test]

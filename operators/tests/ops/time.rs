@@ -45,6 +45,30 @@ fn throttle_needs_no_tokio_runtime() {
     assert_eq!(v, vec![0]);
 }
 
+// ---- throttle_latest ------------------------------------------------------------------------
+
+#[tokio::test(start_paused = true)]
+async fn throttle_latest_emits_the_newest_item_of_each_window_when_it_ends() {
+    let v = stamped(at(&[0, 40, 90, 110, 150, 260]).throttle_latest(ms(100))).await;
+    assert_eq!(v, vec![(0, 0), (100, 90), (200, 150), (260, 260)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn throttle_latest_leads_after_a_quiet_window_and_flushes_at_completion() {
+    // The window opened by emitting 10 (at 100) ends at 200 with nothing held: 500 leads.
+    let v = stamped(at(&[0, 10, 500, 520]).throttle_latest(ms(100))).await;
+    assert_eq!(v, vec![(0, 0), (100, 10), (500, 500), (520, 520)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn throttle_latest_edges() {
+    let empty: Vec<u64> = at(&[]).throttle_latest(ms(100)).collect().await;
+    assert!(empty.is_empty());
+    // A burst of ready items: the first leads, the last is flushed at completion.
+    let burst: Vec<i32> = stream::iter(0..1000).throttle_latest(ms(1)).collect().await;
+    assert_eq!(burst, vec![0, 999]);
+}
+
 // ---- debounce -------------------------------------------------------------------------------
 
 #[tokio::test(start_paused = true)]

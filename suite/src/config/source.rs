@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_norway::{Mapping, Value};
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, FILE_KEY};
 
 /// Includes deeper than this are a cycle (a file including itself through others).
 const MAX_INCLUDE_DEPTH: usize = 32;
@@ -67,12 +67,12 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
         message,
     };
     let text: Arc<str> = std::fs::read_to_string(path)
-        .map_err(|e| file_error(None, "(file)", format!("cannot read: {e}")))?
+        .map_err(|e| file_error(None, FILE_KEY, format!("cannot read: {e}")))?
         .into();
     let doc: TopLevel = serde_norway::from_str(&text).map_err(|e| {
         file_error(
             e.location().map(|l| l.line()),
-            "(file)",
+            FILE_KEY,
             format!("not valid YAML: {e}"),
         )
     })?;
@@ -81,7 +81,7 @@ fn load_into(path: &Path, entries: &mut Vec<Entry>, depth: usize) -> Result<(), 
         TopLevel::Other(found) => {
             return Err(file_error(
                 Some(1),
-                "(file)",
+                FILE_KEY,
                 format!("expected a map of benchmarks, found {found}"),
             ));
         }

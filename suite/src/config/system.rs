@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::ConfigError;
+use crate::error::{ConfigError, FILE_KEY};
 
 /// The machines of a multi-node suite (`giving suite run --system FILE`), as milabench's
 /// `system:` section.
@@ -276,7 +276,7 @@ impl SystemConfig {
             message,
         };
         let text = std::fs::read_to_string(file)
-            .map_err(|e| error(None, "(file)", format!("cannot read: {e}")))?;
+            .map_err(|e| error(None, FILE_KEY, format!("cannot read: {e}")))?;
         // Read twice: from the text, for errors with their line; then from the values with
         // `${…}` resolved (`image: milabench:${system.arch}`).
         serde_norway::from_str::<File>(&text)

@@ -210,8 +210,23 @@ fn yaml_syntax_errors_name_the_line() {
     assert_eq!(err.key, "(file)");
     assert!(err.line.is_some());
     let dir = tempfile::tempdir().unwrap();
-    let err = Suite::load(dir.path().join("missing.yaml"), &system()).unwrap_err();
+    let shown = err.to_string();
+    let at = format!(":{}: not valid YAML: ", err.line.unwrap());
+    assert!(shown.contains(&at), "{shown}");
+    assert!(!shown.contains("(file)"), "{shown}");
+    let missing = dir.path().join("missing.yaml");
+    let err = Suite::load(missing.clone(), &system()).unwrap_err();
     assert!(err.message.starts_with("cannot read"));
+    // Neither a line nor a key it does not have.
+    let shown = err.to_string();
+    assert!(
+        shown.starts_with(&format!("{}: cannot read: ", missing.display())),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains(":?") && !shown.contains("(file)"),
+        "{shown}"
+    );
 }
 
 #[test]
