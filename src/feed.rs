@@ -570,6 +570,20 @@ impl FeedReader {
         Found::Event
     }
 
+    /// Takes the next event this reader may see, past its own derivation's outputs:
+    /// `Some(true)` taken, `Some(false)` the reader has ended, `None` nothing appended yet.
+    #[inline(always)]
+    fn take_unskipped(&mut self) -> Option<bool> {
+        loop {
+            match self.take() {
+                Found::Event => return Some(true),
+                Found::Skipped => continue,
+                Found::End => return Some(false),
+                Found::Nothing => return None,
+            }
+        }
+    }
+
     /// The event taken last, in place in its chunk: valid until the cursor moves again, which
     /// needs `&mut self`, and the chunk cannot go before this reader leaves it.
     #[inline]
@@ -611,11 +625,8 @@ impl FeedReader {
     #[inline(never)]
     fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         loop {
-            match self.take() {
-                Found::Event => return Poll::Ready(true),
-                Found::Skipped => continue,
-                Found::End => return Poll::Ready(false),
-                Found::Nothing => {}
+            if let Some(taken) = self.take_unskipped() {
+                return Poll::Ready(taken);
             }
             // The loop often gives again within a fraction of a microsecond: wait briefly
             // before parking, since a park costs both sides a system call (see the module
@@ -654,11 +665,8 @@ impl FeedReader {
     #[inline(never)]
     fn sleep_until_tick(&mut self, period: Duration, cx: &mut Context<'_>) -> Poll<bool> {
         loop {
-            match self.take() {
-                Found::Event => return Poll::Ready(true),
-                Found::Skipped => continue,
-                Found::End => return Poll::Ready(false),
-                Found::Nothing => {}
+            if let Some(taken) = self.take_unskipped() {
+                return Poll::Ready(taken);
             }
             let feed = self.feed.clone();
             let mut tail = feed.lock();
