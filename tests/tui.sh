@@ -11,10 +11,12 @@ cd "$(dirname "$0")/.."
 
 command -v tmux >/dev/null || { echo "tui.sh: tmux is required" >&2; exit 1; }
 
-echo "== tui.sh: cargo build --release --bin giving"
-cargo build --release --bin giving
+# The debug build: `cargo test --workspace` has just built it in CI (the release build was
+# 12 minutes of CI's 45 from a clean clone), and the panels need a rate, not a fast one.
+echo "== tui.sh: cargo build --bin giving"
+cargo build --bin giving
 target="${CARGO_TARGET_DIR:-target}"
-bin="$(cd "$target/release" && pwd)/giving"
+bin="$(cd "$target/debug" && pwd)/giving"
 
 work="$(mktemp -d)"
 socket="giving-tui-$$"
