@@ -37,6 +37,10 @@ const NOT_CHARTED: &[&str] = &[
     keys::SPAN_ID,
     keys::TID,
     keys::NATS_DROPPED,
+    // The fan-in's protocol: a rank's end (its event count) and the watcher's problem counts.
+    keys::RANK_END,
+    keys::NATS_REJECTED,
+    keys::NATS_LOST,
 ];
 
 /// Where the run is: running, over, or asked to stop from the page.
@@ -549,6 +553,22 @@ mod tests {
             .collect();
         assert_eq!(labels, ["rank 0", "rank 1"]);
         assert_eq!(batch["sources"].as_array().unwrap().len(), 2);
+    }
+
+    #[test]
+    fn the_fan_ins_protocol_keys_are_not_charted() {
+        let mut state = state();
+        state.observe(&event(&[
+            (keys::RANK, Value::U64(3)),
+            (keys::RANK_END, Value::U64(1200)),
+            (keys::NATS_DROPPED, Value::U64(0)),
+        ]));
+        state.observe(&event(&[(keys::NATS_REJECTED, Value::U64(2))]));
+        state.observe(&event(&[(keys::NATS_LOST, Value::U64(5))]));
+        for key in [keys::RANK_END, keys::NATS_REJECTED, keys::NATS_LOST] {
+            assert!(state.points(key, Some("rank 3")).is_none(), "{key} charted");
+            assert!(state.points(key, None).is_none(), "{key} charted");
+        }
     }
 
     #[test]
