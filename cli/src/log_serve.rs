@@ -62,9 +62,17 @@ fn serve(args: ServeArgs) -> Result<ExitCode> {
         Web::bind(args.web.as_str())
     }?;
     let names: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
-    let web = web
+    let mut web = web
         .title(format!("giving log serve {}", names.join(" ")))
         .linger(Duration::MAX);
+    // The page shows when the runs began (the earliest log's start), not when they are replayed.
+    if let Some(first) = readers
+        .iter()
+        .map(|reader| reader.header().start_time)
+        .min()
+    {
+        web = web.started(first);
+    }
     let several = readers.len() > 1;
     let run = Overseer::new().with(web).run(move || {
         let giver = Giver::current();

@@ -101,6 +101,8 @@ pub struct Web {
     max_connections: usize,
     linger: Duration,
     banner: bool,
+    /// The run's start the page shows; `None`: when the instrument starts.
+    started: Option<Timestamp>,
     running: Option<Running>,
 }
 
@@ -166,6 +168,7 @@ impl Web {
             max_connections: 64,
             linger: Duration::ZERO,
             banner: true,
+            started: None,
             running: None,
         })
     }
@@ -221,6 +224,22 @@ impl Web {
         self
     }
 
+    /// The run's start the page shows (default: when the run starts): a replay of finished
+    /// logs (`giving log serve`) shows when they were written, not when they are replayed.
+    pub fn started(mut self, at: Timestamp) -> Self {
+        self.started = Some(at);
+        self
+    }
+
+    /// What the page's header says of the run.
+    fn run_info(&self) -> RunInfo {
+        RunInfo {
+            title: self.title.clone(),
+            host: host_name(),
+            started: self.started.unwrap_or_else(Timestamp::now),
+        }
+    }
+
     /// Prints the page's address on stderr at start (default on).
     pub fn banner(mut self, banner: bool) -> Self {
         self.banner = banner;
@@ -267,11 +286,7 @@ impl Instrument for Web {
                 "the web dashboard was already started",
             ));
         };
-        let info = RunInfo {
-            title: self.title.clone(),
-            host: host_name(),
-            started: Timestamp::now(),
-        };
+        let info = self.run_info();
         let stop = self
             .allow_stop
             .then(|| (token(), start.given().stop_token()));
@@ -435,6 +450,16 @@ mod tests {
                 .unwrap()
                 .ends_with(" until Ctrl-C")
         );
+    }
+
+    #[test]
+    fn the_page_shows_the_start_it_is_given_else_now() {
+        let written = Timestamp::from_nanos(1_700_000_000_000_000_000);
+        let web = Web::bind("127.0.0.1:0").unwrap().started(written);
+        assert_eq!(web.run_info().started, written);
+        let before = Timestamp::now();
+        let now = Web::bind("127.0.0.1:0").unwrap().run_info().started;
+        assert!(now.as_nanos() >= before.as_nanos());
     }
 
     #[test]
