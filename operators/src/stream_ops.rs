@@ -715,8 +715,9 @@ pub trait StreamOps: Stream {
 
     /// [`throttle`](Self::throttle) with a trailing edge: an item passes and opens a window of
     /// `period`; of the items inside the window only the newest is kept, and it is emitted when
-    /// the window ends (opening the next one); completion emits the item still held (rx
-    /// `throttleLatest`, RxJS `throttleTime(d, {leading: true, trailing: true})`). So "print
+    /// the window ends (opening the next one); completion emits the item still held (RxJava's
+    /// `throttleLatest` with `emitLast = true`, whose default drops it; reactivex.io's
+    /// ThrottleLatest page). So "print
     /// every second" also prints the last value, which `throttle` drops. Uses the tokio clock
     /// and a tokio timer (for the window's end).
     ///
