@@ -41,7 +41,8 @@
 //!   none spins: readers polled by one task would each follow the loop live while the others
 //!   fall behind. The spin only looks; the park protocol above is unchanged, so it cannot lose
 //!   a wake-up.
-//! - **Paced readers.** A reader made paced ([`FeedReader::pace`]) never parks as above:
+//! - **Paced readers.** A reader polled with a pace ([`FeedReader::poll_advance`]) never
+//!   parks as above:
 //!   finding nothing, it registers as a *sleeper* under the lock and asks the pacer
 //!   (src/pace.rs) to wake it at its period's next tick, leaving the claim where it is. So
 //!   the giving thread keeps appending without the lock and never wakes it; the reader takes
@@ -354,7 +355,6 @@ impl Feed {
         FeedReader {
             run: 0,
             sole,
-            pace: None,
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
             pos: cursor.pos,
@@ -447,8 +447,6 @@ pub(crate) struct FeedReader {
     /// Whether this reader spins before parking: it was the feed's only reader when it
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
-    /// The pacer's period for a paced reader, which appends never wake.
-    pace: Option<Duration>,
     feed: Arc<Feed>,
     chunk: sync::Arc<Chunk>,
     pos: usize,
@@ -600,24 +598,24 @@ impl FeedReader {
     /// Moves the cursor past the next event, which is then lent at
     /// [`current`](Self::current) (`true`), or finds the reader ended (`false`). Reading in
     /// place touches no reference count: ten readers of an event cost little more than one.
+    /// A reader `pace`d by a period waits for the pacer's tick instead of being woken by the
+    /// next append (see "Paced readers" in the module doc).
     #[inline]
-    pub(crate) fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+    pub(crate) fn poll_advance(
+        &mut self,
+        cx: &mut Context<'_>,
+        pace: Option<Duration>,
+    ) -> Poll<bool> {
         // The common case, an event already at the cursor, stays small enough to inline into
         // the stream's poll; skipping, spinning and parking are out of line.
         match self.take() {
             Found::Event => Poll::Ready(true),
             Found::End => Poll::Ready(false),
-            Found::Skipped | Found::Nothing => match self.pace {
+            Found::Skipped | Found::Nothing => match pace {
                 Some(period) => self.sleep_until_tick(period, cx),
                 None => self.poll_slow(cx),
             },
         }
-    }
-
-    /// Makes this reader paced: it waits for the pacer's tick of `period` instead of being
-    /// woken by the next append (see "Paced readers" in the module doc).
-    pub(crate) fn pace(&mut self, period: Option<Duration>) {
-        self.pace = period;
     }
 
     /// [`poll_advance`](Self::poll_advance) past the fast path: the next slot, a spin, then a
@@ -731,7 +729,7 @@ mod tests {
     fn next(reader: &mut FeedReader) -> Poll<Option<u64>> {
         let mut cx = Context::from_waker(noop_waker_ref());
         reader
-            .poll_advance(&mut cx)
+            .poll_advance(&mut cx, None)
             .map(|taken| taken.then(|| reader.current().get_as::<u64>("i").unwrap()))
     }
 

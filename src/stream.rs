@@ -75,9 +75,6 @@ impl EventStream {
     /// ```
     pub fn paced(mut self, period: Duration) -> Self {
         self.pace = Some(period);
-        if let Subscription::Feed(reader) = &mut self.source {
-            reader.pace(Some(period));
-        }
         self
     }
 
@@ -159,7 +156,7 @@ impl EventStream {
             return Poll::Ready(false);
         }
         let taken = match &mut self.source {
-            Subscription::Feed(reader) => reader.poll_advance(cx),
+            Subscription::Feed(reader) => reader.poll_advance(cx, self.pace),
             Subscription::Queue(queue) => queue.poll_next(cx, self.pace).map(|next| {
                 self.lent = next;
                 self.lent.is_some()

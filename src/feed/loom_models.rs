@@ -28,10 +28,11 @@ fn event(i: u64) -> Event {
     Event::new([("i", crate::Value::from(i))])
 }
 
-/// Reads `reader` to its end, parking (through loom) whenever nothing is there.
-fn drain(reader: &mut FeedReader) -> Vec<u64> {
+/// Reads `reader` to its end, parking (through loom) whenever nothing is there; `pace`d, it
+/// sleeps instead, and under loom the pacer's ticks never come, so only an end can wake it.
+fn drain_with(reader: &mut FeedReader, pace: Option<std::time::Duration>) -> Vec<u64> {
     let mut seen = Vec::new();
-    while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx))) {
+    while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx, pace))) {
         seen.push(reader.current().get_as::<u64>("i").unwrap_or(u64::MAX));
     }
     seen
@@ -184,7 +185,7 @@ fn a_reader_parking_takes_the_claim_away_so_that_the_next_append_wakes_it() {
             }
         });
         let mut seen = Vec::new();
-        while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx))) {
+        while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx, None))) {
             seen.push(reader.current().get_as::<u64>("i").unwrap_or(u64::MAX));
             taken.store(seen.len(), Ordering::Release);
         }
@@ -193,11 +194,14 @@ fn a_reader_parking_takes_the_claim_away_so_that_the_next_append_wakes_it() {
     });
 }
 
-/// Reads a paced `reader` to its end: under loom the pacer's ticks never come, so only the
-/// end can wake it once it sleeps.
+/// Reads `reader` to its end, parking whenever nothing is there.
+fn drain(reader: &mut FeedReader) -> Vec<u64> {
+    drain_with(reader, None)
+}
+
+/// Reads a paced `reader` to its end.
 fn drain_paced(reader: &mut FeedReader) -> Vec<u64> {
-    reader.pace(Some(std::time::Duration::from_millis(1)));
-    drain(reader)
+    drain_with(reader, Some(std::time::Duration::from_millis(1)))
 }
 
 #[test]

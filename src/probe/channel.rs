@@ -65,7 +65,7 @@ impl Stream for Receiver {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let reader = &mut self.get_mut().0;
         reader
-            .poll_advance(cx)
+            .poll_advance(cx, None)
             .map(|taken| taken.then(|| reader.current().clone()))
     }
 }
