@@ -155,6 +155,11 @@ impl EventStream {
         if self.ended {
             return Poll::Ready(false);
         }
+        // A reader that is behind always has an event ready, so without a budget it would
+        // never yield: the other pipelines on its worker (a rate that an early stop waits for)
+        // would starve while it drains. Tokio's budget makes it yield every 128 events, as
+        // tokio's own channels do; outside a tokio runtime the budget is unconstrained.
+        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         let taken = match &mut self.source {
             Subscription::Feed(reader) => reader.poll_advance(cx, self.pace),
             Subscription::Queue(queue) => queue.poll_next(cx, self.pace).map(|next| {
@@ -162,8 +167,10 @@ impl EventStream {
                 self.lent.is_some()
             }),
         };
-        if let Poll::Ready(false) = taken {
-            self.ended = true;
+        match taken {
+            Poll::Ready(true) => coop.made_progress(),
+            Poll::Ready(false) => self.ended = true,
+            Poll::Pending => {}
         }
         taken
     }
