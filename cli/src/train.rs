@@ -218,12 +218,18 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
         );
     }
     summary += &format!(
-        ", {:.0} {}/s ({} in {:.2}s of training)",
+        ", {:.0} {}/s ({} in {:.2}s of training",
         report.items_per_second(),
         model.item_name(),
         report.items,
         report.train_time.as_secs_f64(),
     );
+    // The first window carries one-time costs; what a long run settles at is the figure
+    // `giving bench` reports, so it is printed beside the whole run's.
+    if let Some(steady) = report.steady_items_per_second() {
+        summary += &format!("; {steady:.0}/s after the first window");
+    }
+    summary += ")";
     say!("{summary}");
 }
 
