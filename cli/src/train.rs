@@ -227,7 +227,10 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
     // The first window carries one-time costs; what a long run settles at is the figure
     // `giving bench` reports, so it is printed beside the whole run's.
     if let Some(steady) = report.steady_items_per_second() {
-        summary += &format!("; {steady:.0}/s after the first window");
+        summary += &format!(
+            "; {steady:.0} {}/s after the first window",
+            model.item_name()
+        );
     }
     summary += ")";
     say!("{summary}");
