@@ -52,7 +52,7 @@ pub struct Batch<B: Backend> {
 }
 
 impl<B: Backend> Classifier<B> {
-    fn new(device: &B::Device) -> Self {
+    pub fn new(device: &B::Device) -> Self {
         Self {
             linear: LinearConfig::new(4, 2).init(device),
         }
@@ -124,7 +124,7 @@ fn samples(n: usize) -> Vec<Sample> {
         .collect()
 }
 
-fn loader<B: Backend>(n: usize, batch: usize) -> Arc<dyn DataLoader<B, Batch<B>>> {
+pub fn loader<B: Backend>(n: usize, batch: usize) -> Arc<dyn DataLoader<B, Batch<B>>> {
     DataLoaderBuilder::new(Batching)
         .batch_size(batch)
         .build(InMemDataset::new(samples(n)))

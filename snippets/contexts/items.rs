@@ -1,0 +1,3 @@
+//! Items (a `fn main`), compiled as they are.
+
+// SNIPPET
