@@ -127,6 +127,12 @@ from_tuple!(A, B, C, D);
 /// variable you give stays usable after the call.
 ///
 /// Implemented for every `Clone` type that converts into a [`Value`].
+#[diagnostic::on_unimplemented(
+    message = "`give!` cannot give a `{Self}`: it is not a value giving knows (`Clone` and `Into<giving::Value>`)",
+    label = "given here",
+    note = "a burn tensor is given lazily, read by the consumer off the training thread: `give!(loss = giving_burn::LazyTensor::detached(&loss))`",
+    note = "a type of your own: implement `From<{Self}> for giving::Value` (and `Clone`), or give its fields"
+)]
 pub trait ToValue {
     /// A [`Value`] made from a clone of `self`.
     fn to_value(&self) -> Value;
