@@ -99,6 +99,29 @@ fn every_value_burn_train_writes_is_in_the_giving_log_with_its_epoch_and_iterati
         }
     }
     assert_eq!(compared, 2 * epochs * (6 + 2));
+    // One summary per split and epoch, each metric the epoch's mean of burn-train's values
+    // (every batch holds 4 items, so the item-weighted mean is the plain one).
+    for (split, burn_split) in [("train", Split::Train), ("valid", Split::Valid)] {
+        for epoch in 1..=epochs {
+            let summaries: Vec<&Event> = events
+                .iter()
+                .filter(|e| e.has(keys::EPOCH_END))
+                .filter(|e| e.get_as::<String>(keys::SPLIT).ok().as_deref() == Some(split))
+                .filter(|e| e.get_as::<u64>(keys::EPOCH).ok() == Some(epoch as u64 - 1))
+                .collect();
+            assert_eq!(summaries.len(), 1, "{split} epoch {epoch}: {summaries:?}");
+            for metric in ["Loss", "Accuracy"] {
+                let values = burn_values(&burn_dir, split, epoch, metric);
+                let mean = values.iter().sum::<f64>() / values.len() as f64;
+                let key = metric_key(metric, &burn_split);
+                let given = summaries[0].get_as::<f64>(&key).unwrap();
+                assert!(
+                    (given - metric_value(metric, mean)).abs() < 1e-12,
+                    "{split} epoch {epoch} {key}: {given} vs burn-train's mean {mean}"
+                );
+            }
+        }
+    }
     // The training split's updates count over the whole run, as the bundled loops' losses.
     let global: Vec<u64> = events
         .iter()
@@ -159,7 +182,8 @@ fn the_renderer_gives_each_iteration_as_a_step_of_its_task_and_the_rate_reads_th
         .filter(|e| task(e).as_deref() == Some("valid") && e.has(keys::STEP))
         .count();
     assert_eq!(valid_steps, 2 * 2);
-    let epochs: Vec<(u64, u64)> = events
+    // Each training epoch's start says the run's steps: 6 per epoch (24 items by 4), 2 epochs.
+    let epochs: Vec<(u64, u64, u64)> = events
         .iter()
         .filter(|e| e.has(keys::EPOCHS))
         .filter(|e| e.get(keys::SPLIT).and_then(|v| v.as_str()) == Some("train"))
@@ -167,10 +191,11 @@ fn the_renderer_gives_each_iteration_as_a_step_of_its_task_and_the_rate_reads_th
             (
                 e.get_as(keys::EPOCH).unwrap(),
                 e.get_as(keys::EPOCHS).unwrap(),
+                e.get_as(keys::TOTAL_STEPS).unwrap(),
             )
         })
         .collect();
-    assert_eq!(epochs, vec![(0, 2), (1, 2)]);
+    assert_eq!(epochs, vec![(0, 2, 12), (1, 2, 12)]);
 
     // The rate instrument's meter reads a rate of items per second from these steps.
     let mut meter = RateMeter::new(0);

@@ -71,7 +71,9 @@ impl Progress {
 /// A progress line for a loss event (every `every` steps) or a validation event.
 fn progress_line(model: ModelKind, every: u64, event: &Event) -> Option<String> {
     let epoch = event.get_as::<u64>(keys::EPOCH).ok()?;
-    if event.has(keys::ACCURACY) {
+    // One validation line per epoch: burn-train's Learner also gives every validation batch
+    // (with its `iteration`); its epoch's mean comes as one event without it (`epoch_end`).
+    if event.has(keys::ACCURACY) && !event.has(keys::ITERATION) {
         let accuracy = event.get_as::<f64>(keys::ACCURACY).ok()?;
         let val_loss = event.get_as::<f64>(keys::VAL_LOSS).ok()?;
         return Some(format!(
@@ -239,6 +241,29 @@ fn print_summary(model: ModelKind, report: &TrainReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_validation_line_per_epoch_not_per_learner_batch() {
+        let batch = Event::builder()
+            .field(keys::EPOCH, 1u64)
+            .field(keys::SPLIT, "valid")
+            .field(keys::ITERATION, 3u64)
+            .field(keys::VAL_LOSS, 0.5)
+            .field(keys::ACCURACY, 0.75)
+            .build();
+        assert_eq!(progress_line(ModelKind::Mlp, 100, &batch), None);
+        let epoch = Event::builder()
+            .field(keys::EPOCH, 1u64)
+            .field(keys::SPLIT, "valid")
+            .field(keys::EPOCH_END, true)
+            .field(keys::ACCURACY, 0.975)
+            .field(keys::VAL_LOSS, 0.0625)
+            .build();
+        assert_eq!(
+            progress_line(ModelKind::Mlp, 100, &epoch).as_deref(),
+            Some("[mlp] epoch 1 validation: loss 0.0625  accuracy 97.50%")
+        );
+    }
 
     #[test]
     fn the_banner_names_every_setting_and_its_value() {

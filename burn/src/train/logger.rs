@@ -127,5 +127,51 @@ impl MetricLogger for GivingLogger {
         self.names.insert(definition.metric_id, definition.name);
     }
 
-    fn log_epoch_summary(&mut self, _summary: EpochSummary) {}
+    /// Gives the epoch's summary of a split: `{epoch, split, epoch_end: true, <metric>: mean}`,
+    /// each numeric metric averaged over the epoch as burn-train averages it (weighted by the
+    /// items of each update), so a reader that wants one line per epoch (a validation line)
+    /// need not average the per-update events itself.
+    fn log_epoch_summary(&mut self, summary: EpochSummary) {
+        if !self.giver.is_listening() {
+            return;
+        }
+        let EpochSummary {
+            epoch_number: epoch,
+            split,
+        } = summary;
+        let mut means: Vec<(&str, f64)> = self
+            .numeric
+            .iter()
+            .filter(|((_, s, e), _)| *s == split && *e == epoch)
+            .filter_map(|((name, _, _), entries)| Some((name.as_str(), epoch_mean(entries)?)))
+            .collect();
+        means.sort_by(|a, b| a.0.cmp(b.0));
+        let mut event = Event::builder()
+            .field(keys::EPOCH, epoch.saturating_sub(1))
+            .field(keys::SPLIT, split.to_string())
+            .field(keys::EPOCH_END, true);
+        for (name, mean) in means {
+            event = event.field(
+                metric_key(name, &split),
+                Value::F64(metric_value(name, mean)),
+            );
+        }
+        self.giver.give(event.build());
+    }
+}
+
+/// The mean of an epoch's entries, weighted by the items each counts (burn-train's own
+/// `Aggregate::Mean`); `None` for no entries.
+fn epoch_mean(entries: &[NumericEntry]) -> Option<f64> {
+    let (sum, count) = entries
+        .iter()
+        .map(|entry| match entry {
+            NumericEntry::Value(value) => (*value, 1),
+            NumericEntry::Aggregated {
+                aggregated_value,
+                count,
+            } => (aggregated_value * *count as f64, *count),
+        })
+        .fold((0.0, 0usize), |(s, n), (v, c)| (s + v, n + c));
+    (count > 0).then(|| sum / count as f64)
 }

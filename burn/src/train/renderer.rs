@@ -18,7 +18,10 @@ const DEFAULT_WINDOW: usize = 10;
 ///
 /// Register it with `SupervisedTraining::renderer(GivingRenderer::new())`. For each epoch of a
 /// split (`task` `"train"` or `"valid"`; `"test"` for an evaluation) it gives
-/// `{epoch, epochs, split}` (`epoch` from 0, as in the vocabulary) and the task's start `{task, progress: (0, items)}`, then per
+/// `{epoch, epochs, split}` (`epoch` from 0, as in the vocabulary; the training split's also
+/// `total_steps`, the epoch's items over its first batch's times the epochs, so a dashboard's
+/// run gauge follows the logger's `global_step` to 100%) and the task's start
+/// `{task, progress: (0, items)}`, then per
 /// iteration `{task, split, epoch, step, batch, progress: (items done, items)}`: `step` counts
 /// from 0 in each epoch, `batch` is the items of the iteration, and every `window`-th step
 /// and the epoch's last carry `synced: true`. burn-train reads each iteration's outputs on
@@ -111,13 +114,18 @@ impl TaskState {
             self.epoch = Some(epoch);
             self.items = 0;
             self.in_window = 0;
-            events.push(
-                Event::builder()
-                    .field(keys::EPOCH, epoch)
-                    .field(keys::EPOCHS, epochs)
-                    .field(keys::SPLIT, task)
-                    .build(),
-            );
+            let mut start = Event::builder()
+                .field(keys::EPOCH, epoch)
+                .field(keys::EPOCHS, epochs)
+                .field(keys::SPLIT, task);
+            // The run's steps, as a bundled loop gives them, so that a dashboard's run gauge and
+            // ETA follow the training steps (the logger's `global_step`) and reach 100% at the
+            // end: the epoch's items over the first batch's, times the epochs.
+            if task == "train" && step.iteration <= 1 && step.done > 0 && step.total > 0 {
+                let per_epoch = step.total.div_ceil(step.done);
+                start = start.field(keys::TOTAL_STEPS, per_epoch * epochs);
+            }
+            events.push(start.build());
             // A `(0, n)` progress event starts the task's rate window, as `iterate`'s first does.
             events.push(ProgressEvent::event(task, 0, step.total as u64));
         }

@@ -131,7 +131,8 @@ impl RunProgress {
 
     fn fraction(&self) -> Option<f64> {
         match (self.step, self.total_steps, self.epoch, self.epochs) {
-            (Some(step), Some(total), _, _) if total > 0 => Some(step as f64 / total as f64),
+            // `global_step` counts from 0: the step just done is the `step + 1`-th.
+            (Some(step), Some(total), _, _) if total > 0 => Some((step + 1) as f64 / total as f64),
             (_, _, Some(epoch), Some(epochs)) if epochs > 0 => Some(epoch as f64 / epochs as f64),
             _ => None,
         }
@@ -595,8 +596,9 @@ mod tests {
         let at = |s: u64| Timestamp::from_nanos(s * 1_000_000_000);
         for done in [0u64, 10, 50] {
             let mut e = ProgressEvent::event("train", done, 100).to_builder();
+            // `global_step` counts from 0: the 50th step is step 49.
             e = e
-                .field(keys::GLOBAL_STEP, done)
+                .field(keys::GLOBAL_STEP, done.max(1) - 1)
                 .field(keys::TOTAL_STEPS, 100u64);
             state.observe(&e.time(at(10 + done / 10)).build());
         }
@@ -616,6 +618,32 @@ mod tests {
         assert_eq!(task["eta"].as_f64(), Some(5.0));
         assert_eq!(batch["progress"].as_f64(), Some(0.5));
         assert_eq!(batch["current_task"], "train");
+    }
+
+    #[test]
+    fn a_run_whose_last_step_is_done_is_at_100_percent() {
+        // As burn-train's Learner through giving-burn gives it: the epochs, then the steps
+        // (the renderer's `total_steps`, the logger's `global_step` from 0), then validation.
+        let mut state = state();
+        for epoch in 0..2u64 {
+            state.observe(&event(&[
+                (keys::EPOCH, Value::from(epoch)),
+                (keys::EPOCHS, Value::from(2u64)),
+                (keys::TOTAL_STEPS, Value::from(4u64)),
+            ]));
+            for step in 2 * epoch..2 * epoch + 2 {
+                state.observe(&event(&[(keys::GLOBAL_STEP, Value::from(step))]));
+                let batch = parse(state.batch(&mut ClientView::default(), Timestamp::now()));
+                assert_eq!(batch["progress"].as_f64(), Some((step + 1) as f64 / 4.0));
+            }
+            state.observe(&event(&[
+                (keys::EPOCH, Value::from(epoch)),
+                (keys::SPLIT, Value::from("valid")),
+                (keys::VAL_LOSS, Value::F64(0.5)),
+            ]));
+        }
+        let batch = parse(state.batch(&mut ClientView::default(), Timestamp::now()));
+        assert_eq!(batch["progress"].as_f64(), Some(1.0));
     }
 
     #[test]
