@@ -64,6 +64,12 @@ pub struct Pipeline<T> {
 }
 
 impl<T> Pipeline<T> {
+    /// The pipeline's number in its scope, in spawn order from 0 (as its
+    /// [`PipelineError`]s name it).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// Blocks the calling thread until the pipeline has finished, and returns its output.
     ///
     /// Do not call it on a thread that runs the pipeline's own runtime; await the handle there.

@@ -83,7 +83,9 @@ pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]
 pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
-pub use overseer::{Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Start, TRAINING};
+pub use overseer::{
+    Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Spawned, Start, TRAINING,
+};
 pub use probes::Probes;
 pub use rate::{Rate, RateMeter};
 pub use select::{KeySelection, SelectionError};

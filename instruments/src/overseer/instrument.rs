@@ -2,9 +2,11 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use giving::{EventStream, Given, Giver, Pipeline, PipelineError};
+
+use super::spawned::{Ending, Spawned, recording};
 
 use super::problem::{Problems, Reporter};
 use super::signals::Flusher;
@@ -61,23 +63,49 @@ pub trait Instrument: Send {
     }
 }
 
-/// What a pipeline's output says about its success: `()` always succeeded, a `Result`
-/// failed with its error (reported as a [`Problem`](crate::Problem) under the instrument's
-/// name).
+/// What a pipeline's output says about its success: `()`, an `Option`, a `Vec` or a number
+/// always succeeded, a `Result` failed with its error (reported as a
+/// [`Problem`](crate::Problem) under the instrument's name).
 pub trait Outcome: Send + 'static {
     /// The failure's message, if it failed.
-    fn failure(self) -> Option<String>;
+    fn failure(&self) -> Option<String>;
 }
 
 impl Outcome for () {
-    fn failure(self) -> Option<String> {
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Outputs that cannot fail: what a reduction gives (`min`, `count`, `collect`), for a
+/// [`Spawned`] handle to return.
+macro_rules! never_fails {
+    ($($t:ty),* $(,)?) => {$(
+        impl Outcome for $t {
+            fn failure(&self) -> Option<String> {
+                None
+            }
+        }
+    )*};
+}
+
+never_fails!(bool, u64, usize, i64, f64);
+
+impl<T: Send + 'static> Outcome for Option<T> {
+    fn failure(&self) -> Option<String> {
+        None
+    }
+}
+
+impl<T: Send + 'static> Outcome for Vec<T> {
+    fn failure(&self) -> Option<String> {
         None
     }
 }
 
 impl<T: Send + 'static, E: fmt::Display + Send + 'static> Outcome for Result<T, E> {
-    fn failure(self) -> Option<String> {
-        self.err().map(|error| error.to_string())
+    fn failure(&self) -> Option<String> {
+        self.as_ref().err().map(|error| error.to_string())
     }
 }
 
@@ -111,14 +139,17 @@ impl Start<'_> {
     }
 
     /// Runs a sink pipeline on the run's scope; its failure (an `Err` output or a panic) is
-    /// reported under this instrument's name.
-    pub fn spawn<F>(&mut self, pipeline: F)
+    /// reported under this instrument's name, and the returned handle gives its output once
+    /// the run has finished (keep it or drop it).
+    pub fn spawn<F>(&mut self, pipeline: F) -> Spawned<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Outcome,
     {
-        let pipeline = self.gv.spawn(pipeline);
-        self.track(pipeline);
+        let ending = Ending::default();
+        let pipeline = self.gv.spawn(recording(pipeline, ending.clone()));
+        self.track_ending(pipeline.index(), ending);
+        Spawned::new(pipeline)
     }
 
     /// Runs a pipeline that derives events from the run's and gives them back into it (a
@@ -151,21 +182,39 @@ impl Start<'_> {
     /// assert!(run.problems.is_empty());
     /// assert_eq!(*seen.lock().unwrap(), vec![2]); // given after training ended, still received
     /// ```
-    pub fn derive<D, F>(&mut self, derive: D)
+    pub fn derive<D, F>(&mut self, derive: D) -> Spawned<F::Output>
     where
         D: FnOnce(EventStream, Giver) -> F,
         F: Future + Send + 'static,
         F::Output: Outcome,
     {
-        let pipeline = self.gv.derive(derive);
-        self.track(pipeline);
+        let ending = Ending::default();
+        let pipeline = self
+            .gv
+            .derive(|events, giver| recording(derive(events, giver), ending.clone()));
+        self.track_ending(pipeline.index(), ending);
+        Spawned::new(pipeline)
+    }
+
+    /// Reports how the pipeline `index` ended, from what [`recording`] wrote.
+    fn track_ending(&mut self, index: usize, ending: Ending) {
+        self.hooks.pipelines.push(Tracked {
+            instrument: self.name.to_owned(),
+            join: Box::new(move || {
+                match ending.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                    Some(Ok(failure)) => Ok(failure),
+                    Some(Err(message)) => Err(PipelineError::Panicked { index, message }),
+                    None => Err(PipelineError::Cancelled { index }),
+                }
+            }),
+        });
     }
 
     /// Adds a pipeline spawned elsewhere on this scope to this instrument's report.
     pub fn track<T: Outcome>(&mut self, pipeline: Pipeline<T>) {
         self.hooks.pipelines.push(Tracked {
             instrument: self.name.to_owned(),
-            join: Box::new(move || pipeline.join().map(Outcome::failure)),
+            join: Box::new(move || pipeline.join().map(|output| output.failure())),
         });
     }
 

@@ -8,9 +8,11 @@ use giving::{FinishError, Given};
 mod instrument;
 mod problem;
 mod signals;
+mod spawned;
 
 pub use instrument::{Instrument, Outcome, Start};
 pub use problem::{Phase, Problem, Reporter, Run};
+pub use spawned::Spawned;
 
 /// The [`INSTRUMENT`](giving::vocab::keys::INSTRUMENT) of the `{problem, instrument}` event an
 /// Overseer gives when the training function panicked (before the scope ends, so sinks such
@@ -203,7 +205,32 @@ impl Overseer {
     ///
     /// Call it from sync code (a `main`, a test), not from inside an async task: finishing
     /// blocks until the pipelines are done.
-    pub fn run<T>(mut self, train: impl FnOnce() -> T) -> Run<T> {
+    pub fn run<T>(self, train: impl FnOnce() -> T) -> Run<T> {
+        self.run_with(|_| train())
+    }
+
+    /// [`run`](Overseer::run), handing `train` the run's scope: a pipeline the training code
+    /// spawns there sees every event the instruments see (their rates, a stop's progress),
+    /// where a [`given`](giving::given) opened inside `train` would hear only this thread.
+    /// Return its handle from `train` and join it once `run_with` has returned (the scope has
+    /// ended then, so its streams are complete); joining inside `train` would wait forever.
+    ///
+    /// ```
+    /// use giving::prelude::*;
+    /// use giving::{give, iterate};
+    /// use giving_instruments::{Overseer, Rate};
+    ///
+    /// let run = Overseer::new().with(Rate::new().skip(0)).run_with(|gv| {
+    ///     let rates = gv.spawn(gv.stream().key::<f64>("rate").count());
+    ///     for _ in iterate("train", 0..40).batch_size(8).window(10) {
+    ///         give!(loss = 0.5);
+    ///     }
+    ///     rates
+    /// });
+    /// let rates = run.output.unwrap().join().unwrap();
+    /// assert_eq!(rates, 4); // one per window of 10 steps, given by the Rate instrument
+    /// ```
+    pub fn run_with<T>(mut self, train: impl FnOnce(&Given) -> T) -> Run<T> {
         // A suite's child streams its events to the runner (`DATA_FD`, docs/protocol.md).
         for child in crate::child::from_env() {
             match child {
@@ -229,7 +256,7 @@ impl Overseer {
         }
         let mut hooks = self.start_all(&gv);
         let interrupts = self.watch_interrupts(&gv, std::mem::take(&mut hooks.flushers));
-        let output = catch_unwind(AssertUnwindSafe(train)).map_err(PanicPayload::new);
+        let output = catch_unwind(AssertUnwindSafe(|| train(&gv))).map_err(PanicPayload::new);
         if let Err(panic) = &output {
             let message = panic.message();
             gv.giver().give(
