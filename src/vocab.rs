@@ -200,6 +200,35 @@ pub mod keys {
     /// `run_script`, `finalize`), added with [`BENCH`] by the suite runner to the `phase`
     /// event it gives again. The suite dashboard shows it in the process's row.
     pub const PHASE: &str = "phase";
+    /// `str`: the parameter a model watch's event is about, named by its path in the module
+    /// (`fc1.weight`, `blocks.2.conv.bias`), given by giving-burn's `ModelWatch` with
+    /// [`WATCH`], [`GLOBAL_STEP`] and the statistics below.
+    pub const PARAM: &str = "param";
+    /// `str`: what a model watch's event measures of its [`PARAM`]: `"weight"`, `"grad"` (its
+    /// gradient) or `"update"` (the optimiser's step, [`UPDATE_RATIO`]).
+    pub const WATCH: &str = "watch";
+    /// `f64` (lazy): the L2 norm of a watched tensor.
+    pub const NORM: &str = "norm";
+    /// `f64` (lazy): the mean of a watched tensor's elements.
+    pub const MEAN: &str = "mean";
+    /// `f64` (lazy): the standard deviation of a watched tensor's elements (population).
+    pub const STD: &str = "std";
+    /// `f64` (lazy): the smallest finite element of a watched tensor.
+    pub const MIN: &str = "min";
+    /// `f64` (lazy): the largest finite element of a watched tensor.
+    pub const MAX: &str = "max";
+    /// `f64` (lazy): the fraction of a watched tensor's elements that are exactly zero.
+    pub const ZEROS: &str = "zeros";
+    /// `f64` (lazy): how many of a watched tensor's elements are NaN.
+    pub const NANS: &str = "nans";
+    /// `f64` (lazy): how many of a watched tensor's elements are infinite.
+    pub const INFS: &str = "infs";
+    /// list of `f64` (lazy): a watched tensor's finite elements counted in equal bins from
+    /// [`MIN`] to [`MAX`].
+    pub const HIST: &str = "hist";
+    /// `f64` (lazy): ‖w after the step − w before‖ / ‖w before‖ of a parameter, the size of
+    /// the optimiser's step relative to the weights.
+    pub const UPDATE_RATIO: &str = "update_ratio";
 }
 
 mod monitor;

@@ -18,6 +18,11 @@ pub fn resolution_count() -> u64 {
     RESOLUTIONS.load(Ordering::Relaxed)
 }
 
+/// Counts one read of a device value (a lazy tensor, a model watch's statistics).
+pub(crate) fn count_resolution() {
+    RESOLUTIONS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// A burn tensor handed to [`give!`](giving::give) without reading it.
 ///
 /// Giving it costs a clone of the tensor handle (a reference count, no copy, no device sync).
@@ -87,7 +92,7 @@ pub fn data_to_value(data: &TensorData) -> Value {
 
 impl<B: Backend, const D: usize> Resolve for LazyTensor<B, D> {
     fn resolve(&self) -> Result<Value, ResolveError> {
-        RESOLUTIONS.fetch_add(1, Ordering::Relaxed);
+        count_resolution();
         let data = self.tensor.clone().try_into_data().map_err(|e| {
             ResolveError::new(format!(
                 "reading a {} tensor: {e}",

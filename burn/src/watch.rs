@@ -1,0 +1,352 @@
+//! [`ModelWatch`]: per-parameter statistics of a burn model (weights, gradients, the
+//! optimiser's update), computed on the device and given as lazy values every N steps.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use burn::module::{AutodiffModule, ModuleVisitor, Param};
+use burn::optim::GradientsParams;
+use burn::prelude::Backend;
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::{IndexingUpdateOp, Tensor};
+use giving::vocab::keys;
+use giving::{Event, Giver, Resolve, ResolveError, Value};
+
+/// Histogram bins by default (TensorBoard's and wandb's default is 64 too).
+pub const DEFAULT_BINS: usize = 64;
+
+/// The statistics packed before the histogram, in this order.
+const STATS: [&str; 8] = [
+    keys::NORM,
+    keys::MEAN,
+    keys::STD,
+    keys::MIN,
+    keys::MAX,
+    keys::ZEROS,
+    keys::NANS,
+    keys::INFS,
+];
+
+/// Watches a model's parameters, as `wandb.watch(model, log="all", log_freq=N)` does: every
+/// `every` steps, for each parameter named by its path in the module (`fc1.weight`), it gives
+/// `{global_step, param, watch: "weight" | "grad", norm, mean, std, min, max, zeros, nans,
+/// infs, hist}` and, the step after, `{global_step, param, watch: "update", update_ratio}`
+/// (‖Δw‖/‖w‖ of the optimiser's step).
+///
+/// The statistics are computed on the device in a few reductions per parameter and given as
+/// lazy values: the training thread never waits on the device, and the consumer that reads
+/// one statistic of a parameter reads that parameter's all with one transfer. `min`, `max`
+/// and the histogram count the finite elements (the histogram has [`bins`](Self::bins) equal
+/// bins from `min` to `max`); `norm`, `mean` and `std` are NaN when an element is. Between
+/// watched steps [`observe`](Self::observe) returns after one comparison.
+///
+/// ```
+/// use burn::backend::{Autodiff, Flex};
+/// use burn::module::Module;
+/// use burn::nn::{Linear, LinearConfig};
+/// use burn::optim::{GradientsParams, Optimizer, SgdConfig};
+/// use burn::tensor::Tensor;
+/// use giving::prelude::*;
+/// use giving::given;
+/// use giving_burn::ModelWatch;
+///
+/// type B = Autodiff<Flex>;
+/// let device = Default::default();
+/// let mut model: Linear<B> = LinearConfig::new(3, 2).init(&device);
+/// let mut optim = SgdConfig::new().init();
+/// let gv = given();
+/// let norms = gv.spawn(gv.stream().where_(["norm"]).count());
+/// let mut watch = ModelWatch::new().every(2);
+/// for step in 0..4u64 {
+///     let loss = model.forward(Tensor::<B, 2>::ones([4, 3], &device)).mean();
+///     let grads = GradientsParams::from_grads(loss.backward(), &model);
+///     watch.observe(step, &model, &grads); // steps 0 and 2: weights and gradients
+///     model = optim.step(0.1, model, grads);
+/// }
+/// gv.finish().unwrap();
+/// // 2 watched steps × 2 parameters (weight, bias) × (weight, grad).
+/// assert_eq!(norms.join().unwrap(), 8);
+/// ```
+pub struct ModelWatch {
+    every: u64,
+    bins: usize,
+    giver: Giver,
+    /// The weights of the last watched step, to measure the optimiser's step at the next
+    /// call: `(global_step, [(name, weights)])`, type-erased per backend.
+    before: Option<(u64, Box<dyn std::any::Any + Send>)>,
+}
+
+impl ModelWatch {
+    /// A watch of every 100th step, giving into the scopes the calling thread gives into.
+    pub fn new() -> Self {
+        Self {
+            every: 100,
+            bins: DEFAULT_BINS,
+            giver: Giver::current(),
+            before: None,
+        }
+    }
+
+    /// Watches every `steps`-th step (from step 0; at least 1).
+    pub fn every(mut self, steps: u64) -> Self {
+        self.every = steps.max(1);
+        self
+    }
+
+    /// Histogram bins (at least 1; default [`DEFAULT_BINS`]).
+    pub fn bins(mut self, bins: usize) -> Self {
+        self.bins = bins.max(1);
+        self
+    }
+
+    /// Gives through `giver` instead of the calling thread's scopes.
+    pub fn with_giver(mut self, giver: Giver) -> Self {
+        self.giver = giver;
+        self
+    }
+
+    /// Whether `step` is watched.
+    pub fn is_watched(&self, step: u64) -> bool {
+        step.is_multiple_of(self.every)
+    }
+
+    /// Call once per step, after `backward` and before the optimiser's step, with the step's
+    /// gradients: on a watched step it gives every parameter's weight and gradient
+    /// statistics; on the step after one, the update ratio of the step between.
+    pub fn observe<B, M>(&mut self, global_step: u64, model: &M, grads: &GradientsParams)
+    where
+        B: AutodiffBackend,
+        M: AutodiffModule<B>,
+    {
+        let watched = self.is_watched(global_step);
+        if (!watched && self.before.is_none()) || !self.giver.is_listening() {
+            self.before = None;
+            return;
+        }
+        let mut visitor = Visitor::<B> {
+            grads: watched.then_some(grads),
+            path: Vec::new(),
+            params: Vec::new(),
+        };
+        model.visit(&mut visitor);
+        if let Some((step, before)) = self.before.take()
+            && let Ok(before) = before.downcast::<Vec<(String, Tensor<B::InnerBackend, 1>)>>()
+        {
+            self.give_updates(step, &before, &visitor.params);
+        }
+        if !watched {
+            return;
+        }
+        for param in &visitor.params {
+            self.give_stats(global_step, &param.name, "weight", param.weights.clone());
+            if let Some(grad) = &param.grad {
+                self.give_stats(global_step, &param.name, "grad", grad.clone());
+            }
+        }
+        let kept: Vec<(String, Tensor<B::InnerBackend, 1>)> = visitor
+            .params
+            .into_iter()
+            .map(|param| (param.name, param.weights))
+            .collect();
+        self.before = Some((global_step, Box::new(kept)));
+    }
+
+    fn give_stats<B: Backend>(&self, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
+        let packed = Arc::new(Packed::new(stats(tensor, self.bins)));
+        let mut event = Event::builder()
+            .field(keys::GLOBAL_STEP, step)
+            .field(keys::PARAM, name)
+            .field(keys::WATCH, what);
+        for (index, key) in STATS.iter().enumerate() {
+            event = event.field(*key, Value::lazy(Stat::One(packed.clone(), index)));
+        }
+        event = event.field(keys::HIST, Value::lazy(Stat::Rest(packed, STATS.len())));
+        self.giver.give(event.build());
+    }
+
+    fn give_updates<B: Backend>(
+        &self,
+        step: u64,
+        before: &[(String, Tensor<B, 1>)],
+        after: &[Watched<B>],
+    ) {
+        for ((name, old), param) in before.iter().zip(after) {
+            let new = &param.weights;
+            let ratio = (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
+                / old.clone().powi_scalar(2).sum().sqrt();
+            let packed = Arc::new(Packed::new(ratio));
+            self.giver.give(
+                Event::builder()
+                    .field(keys::GLOBAL_STEP, step)
+                    .field(keys::PARAM, name.as_str())
+                    .field(keys::WATCH, "update")
+                    .field(keys::UPDATE_RATIO, Value::lazy(Stat::One(packed, 0)))
+                    .build(),
+            );
+        }
+    }
+}
+
+impl Default for ModelWatch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ModelWatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ModelWatch")
+            .field("every", &self.every)
+            .field("bins", &self.bins)
+            .finish()
+    }
+}
+
+/// The statistics of `x` in one tensor, on its device: [`STATS`] then `bins` counts.
+fn stats<B: Backend>(x: Tensor<B, 1>, bins: usize) -> Tensor<B, 1> {
+    let n = x.dims()[0].max(1) as f64;
+    let finite = x.clone().is_finite();
+    let sum_sq = x.clone().powi_scalar(2).sum();
+    let mean = x.clone().sum() / n;
+    let variance = (x.clone() - mean.clone()).powi_scalar(2).sum() / n;
+    // Non-finite elements are left out of the range: +inf for the min, -inf for the max.
+    let min = x
+        .clone()
+        .mask_fill(finite.clone().bool_not(), f64::INFINITY)
+        .min();
+    let max = x
+        .clone()
+        .mask_fill(finite.clone().bool_not(), f64::NEG_INFINITY)
+        .max();
+    let zeros = x.clone().equal_elem(0.0).float().sum() / n;
+    let nans = x.clone().is_nan().float().sum();
+    let infs = x.clone().is_inf().float().sum();
+    let hist = histogram(x, finite, min.clone(), max.clone(), bins);
+    Tensor::cat(
+        vec![
+            sum_sq.sqrt(),
+            mean,
+            variance.sqrt(),
+            min,
+            max,
+            zeros,
+            nans,
+            infs,
+            hist,
+        ],
+        0,
+    )
+}
+
+/// Counts the finite elements of `x` in `bins` equal bins from `min` to `max`, on the device
+/// (one scatter-add): no value leaves it.
+fn histogram<B: Backend>(
+    x: Tensor<B, 1>,
+    finite: Tensor<B, 1, burn::tensor::Bool>,
+    min: Tensor<B, 1>,
+    max: Tensor<B, 1>,
+    bins: usize,
+) -> Tensor<B, 1> {
+    let n = x.dims()[0];
+    let device = x.device();
+    let width = max - min.clone();
+    // A single value (width 0) goes to the first bin; a range with no finite element (min
+    // +inf) gives NaN positions, sent to bin 0 and counted with weight 0 below.
+    let width = width.clone() + width.equal_elem(0.0).float();
+    let position = (x.mask_where(finite.clone().bool_not(), min.clone().expand([n])) - min) / width
+        * bins as f64;
+    let position = position.clone().mask_fill(position.is_nan(), 0.0);
+    let index = position.floor().clamp(0.0, (bins - 1) as f64).int();
+    Tensor::<B, 1>::zeros([bins], &device).scatter(0, index, finite.float(), IndexingUpdateOp::Add)
+}
+
+/// A parameter as the watch reads it: its path, its values off the autodiff graph and its
+/// gradient, flattened.
+struct Watched<B: Backend> {
+    name: String,
+    weights: Tensor<B, 1>,
+    grad: Option<Tensor<B, 1>>,
+}
+
+/// Collects the parameters of a module in visit order (the order of its fields: forward order
+/// in the usual model), each with its path and, if `grads` are given, its gradient.
+struct Visitor<'a, B: AutodiffBackend> {
+    grads: Option<&'a GradientsParams>,
+    path: Vec<String>,
+    params: Vec<Watched<B::InnerBackend>>,
+}
+
+impl<B: AutodiffBackend> ModuleVisitor<B> for Visitor<'_, B> {
+    fn enter_module(&mut self, name: &str, _container_type: &str) {
+        self.path.push(name.to_owned());
+    }
+
+    fn exit_module(&mut self, _name: &str, _container_type: &str) {
+        self.path.pop();
+    }
+
+    fn visit_float<const D: usize>(&mut self, param: &Param<Tensor<B, D>>) {
+        let grad = self
+            .grads
+            .and_then(|grads| grads.get::<B::InnerBackend, D>(param.id))
+            .map(|grad| grad.reshape([-1]));
+        self.params.push(Watched {
+            name: self.path.join("."),
+            weights: param.val().inner().reshape([-1]),
+            grad,
+        });
+    }
+}
+
+/// One packed tensor of statistics, read at most once (by the first statistic read).
+struct Packed<B: Backend> {
+    tensor: Tensor<B, 1>,
+    read: OnceLock<Result<Vec<f64>, String>>,
+}
+
+impl<B: Backend> Packed<B> {
+    fn new(tensor: Tensor<B, 1>) -> Self {
+        Self {
+            tensor,
+            read: OnceLock::new(),
+        }
+    }
+
+    fn values(&self) -> Result<&[f64], ResolveError> {
+        self.read
+            .get_or_init(|| {
+                crate::lazy::count_resolution();
+                let data = self
+                    .tensor
+                    .clone()
+                    .try_into_data()
+                    .map_err(|e| format!("reading model statistics: {e}"))?;
+                Ok(data.iter::<f64>().collect())
+            })
+            .as_deref()
+            .map_err(|message| ResolveError::new(message.clone()))
+    }
+}
+
+/// A statistic of a [`Packed`] tensor: one element, or the elements from an index on (the
+/// histogram).
+enum Stat<B: Backend> {
+    One(Arc<Packed<B>>, usize),
+    Rest(Arc<Packed<B>>, usize),
+}
+
+impl<B: Backend> Resolve for Stat<B> {
+    fn resolve(&self) -> Result<Value, ResolveError> {
+        match self {
+            Stat::One(packed, index) => {
+                let values = packed.values()?;
+                Ok(Value::F64(values.get(*index).copied().unwrap_or(f64::NAN)))
+            }
+            Stat::Rest(packed, from) => {
+                let values = packed.values()?;
+                let rest = values.get(*from..).unwrap_or_default();
+                Ok(Value::List(rest.iter().copied().map(Value::F64).collect()))
+            }
+        }
+    }
+}
