@@ -226,6 +226,11 @@ pub mod keys {
     /// list of `f64` (lazy): a watched tensor's finite elements counted in equal bins from
     /// [`MIN`] to [`MAX`].
     pub const HIST: &str = "hist";
+    /// `str`: the first parameter found non-finite (NaN or infinite elements in its weights or
+    /// gradient, [`WATCH`] says which), or `"loss"` when the loss was and no watched parameter
+    /// was; given with [`GLOBAL_STEP`], [`NANS`] and [`INFS`] by giving-instruments'
+    /// `StopOnNonFinite`, which then stops the run.
+    pub const NONFINITE: &str = "nonfinite";
     /// `f64` (lazy): ‖w after the step − w before‖ / ‖w before‖ of a parameter, the size of
     /// the optimiser's step relative to the weights.
     pub const UPDATE_RATIO: &str = "update_ratio";

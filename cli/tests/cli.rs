@@ -229,6 +229,57 @@ fn train_with_instruments_stops_early_logs_and_reads_the_log_back() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn a_diverging_run_is_stopped_at_the_first_non_finite_parameter_with_its_log_whole() {
+    let dir = std::env::temp_dir().join(format!("giving-cli-nonfinite-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // Adam's first step at a learning rate of 1e30 takes the weights past f32's range: the
+    // loss is NaN from step 1, the weights at the next watched step (5).
+    let (ok, out) = giving(&[
+        "train",
+        "mlp",
+        "--epochs",
+        "50",
+        "--batch-size",
+        "8",
+        "--train-size",
+        "64",
+        "--valid-size",
+        "16",
+        "--lr",
+        "1e30",
+        "--watch",
+        "5",
+        "--stop-on-nonfinite",
+        "--log",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "a clean stop exits 0:\n{out}");
+    assert!(out.contains("(stopped early)"), "{out}");
+    assert!(
+        out.contains("non-finite values in layers.0.weight weight") && out.contains("at step 5"),
+        "the first parameter in forward order, at the first watched step after the NaN:\n{out}"
+    );
+    let log = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let (ok, dump) = giving(&["log", "dump", "--json", log.to_str().unwrap()]);
+    assert!(ok, "{dump}");
+    assert!(dump.contains("\"nonfinite\":\"layers.0.weight\""), "{dump}");
+    let (ok, stats) = giving(&["log", "stats", log.to_str().unwrap()]);
+    assert!(
+        ok && stats.contains("end record"),
+        "the log is whole:\n{stats}"
+    );
+    for key in ["param", "norm", "hist", "update_ratio", "nans"] {
+        assert!(stats.contains(key), "stats lack `{key}`:\n{stats}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Runs the binary with `RUST_BACKTRACE=1`, as many users have it set.
 fn giving_with_backtrace(args: &[&str]) -> (Option<i32>, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_giving"))

@@ -8,7 +8,7 @@ use crate::error::InstrumentError;
 use crate::monitor::seconds;
 use crate::overseer::Instrument;
 use crate::timeline::TraceFormat;
-use crate::{EarlyStop, KeySelection, MsgpackLog, Rate, Trace};
+use crate::{EarlyStop, KeySelection, MsgpackLog, Rate, StopOnNonFinite, Trace};
 
 /// `--log DIR [--log-keys KEYS]`: write a MessagePack log of the run into `DIR`.
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -22,12 +22,17 @@ pub struct LogArgs {
     pub log_keys: Option<KeySelection>,
 }
 
-/// `--stop N`: stop the loop cleanly after N rate observations (60 if N is omitted).
+/// `--stop N`: stop the loop cleanly after N rate observations (60 if N is omitted);
+/// `--stop-on-nonfinite`: at the first NaN or infinity.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct StopArgs {
     /// Stop training cleanly after N rate measurements (default N: 60, as milabench).
     #[arg(long, value_name = "N", num_args = 0..=1, default_missing_value = "60")]
     pub stop: Option<u64>,
+    /// Stop training cleanly at the first non-finite loss or watched parameter, naming the
+    /// first parameter that went NaN or infinite (with `--watch N`) and the step.
+    #[arg(long)]
+    pub stop_on_nonfinite: bool,
 }
 
 /// `--rate-skip N` (or voir's spelling, `--skip N`): warm-up windows skipped by the rate
@@ -235,6 +240,9 @@ impl InstrumentArgs {
                 ));
             }
             instruments.push(Box::new(EarlyStop::new(n)));
+        }
+        if self.stop.stop_on_nonfinite {
+            instruments.push(Box::new(StopOnNonFinite::new()));
         }
         if let Some(dir) = &self.log.log {
             let mut log = MsgpackLog::in_dir(dir).map_err(|e| option("--log", e))?;

@@ -50,6 +50,7 @@ pub mod log;
 #[cfg(feature = "mlflow")]
 mod mlflow;
 mod monitor;
+mod nonfinite;
 mod overseer;
 mod probes;
 mod rate;
@@ -83,6 +84,7 @@ pub use monitor::CpuMonitor;
 #[cfg(feature = "gpu")]
 pub use monitor::GpuMonitor;
 pub use monitor::{MonitorHandle, Sampler, poll};
+pub use nonfinite::StopOnNonFinite;
 pub use overseer::{
     Instrument, Outcome, Overseer, Phase, Problem, Reporter, Run, Spawned, Start, TRAINING,
 };

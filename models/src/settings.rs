@@ -96,6 +96,19 @@ pub struct TrainConfig {
         )
     )]
     pub window: usize,
+    /// Watch the model every N steps (at least 1): per-parameter weight and gradient
+    /// statistics and update ratios, given lazily (giving-burn's `ModelWatch`); none by
+    /// default.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long,
+            value_name = "N",
+            help = "Watch the model every N steps: per-parameter weight and gradient statistics (docs/watch.md)"
+        )
+    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watch: Option<u64>,
 }
 
 /// The settings every model shares unless it says otherwise
@@ -113,6 +126,7 @@ impl Default for TrainConfig {
             train_size: 10_000,
             valid_size: 1_000,
             window: 10,
+            watch: None,
         }
     }
 }
@@ -133,6 +147,9 @@ impl TrainConfig {
         at_least_one("epochs", self.epochs)?;
         at_least_one("batch-size", self.batch_size)?;
         at_least_one("window", self.window)?;
+        if self.watch == Some(0) {
+            at_least_one("watch", 0)?;
+        }
         for (setting, size) in [
             ("train-size", self.train_size),
             ("valid-size", self.valid_size),

@@ -39,7 +39,7 @@ use crate::model::{
 };
 use crate::rng::Rng;
 pub use crate::settings::TrainConfig;
-use giving_burn::LazyTensor;
+use giving_burn::{LazyTensor, ModelWatch};
 
 /// The outcome of a training run, read after the loop has ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -172,6 +172,7 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
     let mut stopped = false;
     let mut sync_error = None;
     let mut first = None;
+    let mut watch = config.watch.map(|every| ModelWatch::new().every(every));
 
     // What the run plans, for whole-run progress: planning an epoch's batches costs a shuffle
     // of indices, nothing is loaded.
@@ -221,6 +222,9 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
                 loss = LazyTensor::detached(&loss)
             );
             let grads = GradientsParams::from_grads(loss.backward(), &model);
+            if let Some(watch) = &mut watch {
+                watch.observe(step as u64, &model, &grads);
+            }
             model = optim.step(lr, model, grads);
             last_loss = Some(loss.inner());
             step += 1;
