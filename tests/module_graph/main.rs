@@ -127,6 +127,7 @@ crates! {
     giving_nats: "nats/src/lib.rs",
     giving_tuner: "tuner/src/lib.rs",
     giving_cli: "cli/src/main.rs",
+    giving_snippets: "snippets/src/lib.rs",
 }
 
 /// The library and binary roots of every workspace member, as `cargo metadata` lists them.
