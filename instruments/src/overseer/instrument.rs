@@ -6,6 +6,7 @@ use std::sync::{Arc, PoisonError};
 
 use giving::{EventStream, Given, Giver, Pipeline, PipelineError};
 
+use super::outcome::Outcome;
 use super::spawned::{Ending, Spawned, recording};
 
 use super::problem::{Problems, Reporter};
@@ -60,52 +61,6 @@ pub trait Instrument: Send {
     /// Finish phase, after the scope ended and every pipeline finished: flush and close sinks.
     fn finish(&mut self) -> Result<(), InstrumentError> {
         Ok(())
-    }
-}
-
-/// What a pipeline's output says about its success: `()`, an `Option`, a `Vec` or a number
-/// always succeeded, a `Result` failed with its error (reported as a
-/// [`Problem`](crate::Problem) under the instrument's name).
-pub trait Outcome: Send + 'static {
-    /// The failure's message, if it failed.
-    fn failure(&self) -> Option<String>;
-}
-
-impl Outcome for () {
-    fn failure(&self) -> Option<String> {
-        None
-    }
-}
-
-/// Outputs that cannot fail: what a reduction gives (`min`, `count`, `collect`), for a
-/// [`Spawned`] handle to return.
-macro_rules! never_fails {
-    ($($t:ty),* $(,)?) => {$(
-        impl Outcome for $t {
-            fn failure(&self) -> Option<String> {
-                None
-            }
-        }
-    )*};
-}
-
-never_fails!(bool, u64, usize, i64, f64);
-
-impl<T: Send + 'static> Outcome for Option<T> {
-    fn failure(&self) -> Option<String> {
-        None
-    }
-}
-
-impl<T: Send + 'static> Outcome for Vec<T> {
-    fn failure(&self) -> Option<String> {
-        None
-    }
-}
-
-impl<T: Send + 'static, E: fmt::Display + Send + 'static> Outcome for Result<T, E> {
-    fn failure(&self) -> Option<String> {
-        self.as_ref().err().map(|error| error.to_string())
     }
 }
 

@@ -6,11 +6,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use giving::{FinishError, Given};
 
 mod instrument;
+mod outcome;
 mod problem;
 mod signals;
 mod spawned;
 
-pub use instrument::{Instrument, Outcome, Start};
+pub use instrument::{Instrument, Start};
+pub use outcome::Outcome;
 pub use problem::{Phase, Problem, Reporter, Run};
 pub use spawned::Spawned;
 

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use futures::FutureExt;
 use giving::{Pipeline, PipelineError, panic_message};
 
-use super::instrument::Outcome;
+use super::outcome::Outcome;
 
 /// How a tracked pipeline ended, as its instrument's report needs it: its failure message
 /// (`Ok(None)` for a success), or its panic's message.
