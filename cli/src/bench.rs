@@ -186,7 +186,17 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
     } else {
         "one subscriber"
     };
-    let warmup = bench_run(model, &config, &common.device, Observer::Bare)?;
+    // `--watch N` watches the observed runs only: the bare ones are the loop alone.
+    let bare_config = TrainConfig {
+        watch: None,
+        ..config.clone()
+    };
+    let config = if args.instrumented {
+        config
+    } else {
+        bare_config.clone()
+    };
+    let warmup = bench_run(model, &bare_config, &common.device, Observer::Bare)?;
     say!(
         "warm-up: {:.0} {}/s",
         warmup.items_per_second(),
@@ -198,12 +208,12 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         // The order alternates, so that a drift of the machine over the call (a warming
         // cache, a neighbour starting) weighs on both sides alike rather than on the second.
         let (b, s) = if repeat % 2 == 0 {
-            let b = bench_run(model, &config, &common.device, Observer::Bare)?;
+            let b = bench_run(model, &bare_config, &common.device, Observer::Bare)?;
             (b, bench_run(model, &config, &common.device, observed())?)
         } else {
             let s = bench_run(model, &config, &common.device, observed())?;
             (
-                bench_run(model, &config, &common.device, Observer::Bare)?,
+                bench_run(model, &bare_config, &common.device, Observer::Bare)?,
                 s,
             )
         };

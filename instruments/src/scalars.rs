@@ -46,6 +46,12 @@ impl Scalars {
         }
         let step = self.last_step.unwrap_or(self.events - 1);
         let rank = event.get(keys::RANK).and_then(integer);
+        // A model watch's statistics are per parameter: `grad/fc1.weight/norm`, grouped by
+        // what is watched (TensorBoard groups tags by their first component).
+        let watched = match (event.get(keys::WATCH), event.get(keys::PARAM)) {
+            (Some(Value::Str(watch)), Some(Value::Str(param))) => Some(format!("{watch}/{param}")),
+            _ => None,
+        };
         let mut values = Vec::new();
         for (key, value) in event.iter() {
             if key == self.step_key || NOT_SERIES.contains(&key) || !maybe_numeric(value) {
@@ -54,10 +60,13 @@ impl Scalars {
             let Ok(x) = f64::from_value(value) else {
                 continue;
             };
-            let tag = match rank {
-                Some(rank) => format!("{key}/rank{rank}"),
+            let mut tag = match &watched {
+                Some(prefix) => format!("{prefix}/{key}"),
                 None => key.to_owned(),
             };
+            if let Some(rank) = rank {
+                tag = format!("{tag}/rank{rank}");
+            }
             values.push((tag, x as f32));
         }
         (step, values)
@@ -102,6 +111,22 @@ mod tests {
         assert_eq!(
             scalars.of(&ranked),
             (7, vec![("rate/rank2".to_owned(), 1.0)])
+        );
+    }
+
+    #[test]
+    fn a_watched_parameter_has_series_of_its_own() {
+        let mut scalars = Scalars::new(keys::GLOBAL_STEP);
+        let event = Event::builder()
+            .field(keys::GLOBAL_STEP, 100u64)
+            .field(keys::PARAM, "fc1.weight")
+            .field(keys::WATCH, "grad")
+            .field(keys::NORM, 0.25)
+            .field(keys::HIST, vec![1.0, 2.0])
+            .build();
+        assert_eq!(
+            scalars.of(&event),
+            (100, vec![("grad/fc1.weight/norm".to_owned(), 0.25)])
         );
     }
 }

@@ -210,7 +210,9 @@ impl WebState {
         if let Some(label) = &label {
             self.observe_source(label, event);
         }
-        self.observe_charts(event, label);
+        // A model watch's statistics: one line per watched parameter on each statistic's
+        // chart (`grad fc1.weight` on `norm`), not a row of the sources.
+        self.observe_charts(event, watch_label(event).or(label));
         for gpu in GpuReading::all(event) {
             self.gpus.insert(
                 gpu.index.to_owned(),
@@ -486,6 +488,13 @@ fn source_label(event: &Event) -> Option<String> {
     Some(format!("rank {}", rank as u64))
 }
 
+/// `grad fc1.weight` for a model watch's event: what is watched, of which parameter.
+fn watch_label(event: &Event) -> Option<String> {
+    let watch = event.get(keys::WATCH).and_then(Value::as_str)?;
+    let param = event.get(keys::PARAM).and_then(Value::as_str)?;
+    Some(format!("{watch} {param}"))
+}
+
 /// Whether `key`'s `value` is charted: a number (or a lazy one) under a key that measures.
 fn chartable(key: &str, value: &Value) -> bool {
     let number = match value {
@@ -618,6 +627,34 @@ mod tests {
         assert_eq!(task["eta"].as_f64(), Some(5.0));
         assert_eq!(batch["progress"].as_f64(), Some(0.5));
         assert_eq!(batch["current_task"], "train");
+    }
+
+    #[test]
+    fn a_watched_parameter_is_a_line_of_its_own_on_each_statistic() {
+        let mut state = state();
+        for (param, norm) in [("fc1.weight", 2.0), ("fc2.weight", 3.0)] {
+            state.observe(&event(&[
+                (keys::GLOBAL_STEP, Value::from(100u64)),
+                (keys::PARAM, Value::from(param)),
+                (keys::WATCH, Value::from("grad")),
+                (keys::NORM, Value::F64(norm)),
+            ]));
+        }
+        assert_eq!(
+            state
+                .points(keys::NORM, Some("grad fc1.weight"))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(
+            state
+                .points(keys::NORM, Some("grad fc2.weight"))
+                .unwrap()
+                .len(),
+            1
+        );
+        assert_eq!(state.points(keys::NORM, None), None);
     }
 
     #[test]
