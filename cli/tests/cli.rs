@@ -3,7 +3,7 @@
 use std::process::Command;
 
 mod support;
-use support::giving;
+use support::{TINY_MLP, giving};
 
 #[test]
 fn train_prints_progress_from_a_pipeline_and_a_summary() {
@@ -180,17 +180,9 @@ fn bad_input_gets_a_clear_error() {
 fn train_with_instruments_stops_early_logs_and_reads_the_log_back() {
     let dir = std::env::temp_dir().join(format!("giving-cli-log-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (ok, out) = giving(&[
-        "train",
-        "mlp",
+    let options = [
         "--epochs",
         "50",
-        "--batch-size",
-        "8",
-        "--train-size",
-        "64",
-        "--valid-size",
-        "16",
         "--window",
         "2",
         "--rate-skip",
@@ -199,7 +191,8 @@ fn train_with_instruments_stops_early_logs_and_reads_the_log_back() {
         "3",
         "--log",
         dir.to_str().unwrap(),
-    ]);
+    ];
+    let (ok, out) = giving(&[&["train"][..], &TINY_MLP, &options].concat());
     assert!(ok, "early stop must exit 0:\n{out}");
     assert!(out.contains("(stopped early)"), "{out}");
 
@@ -235,17 +228,9 @@ fn a_diverging_run_is_stopped_at_the_first_non_finite_parameter_with_its_log_who
     let _ = std::fs::remove_dir_all(&dir);
     // Adam's first step at a learning rate of 1e30 takes the weights past f32's range: the
     // loss is NaN from step 1, the weights at the next watched step (5).
-    let (ok, out) = giving(&[
-        "train",
-        "mlp",
+    let options = [
         "--epochs",
         "50",
-        "--batch-size",
-        "8",
-        "--train-size",
-        "64",
-        "--valid-size",
-        "16",
         "--lr",
         "1e30",
         "--watch",
@@ -253,7 +238,8 @@ fn a_diverging_run_is_stopped_at_the_first_non_finite_parameter_with_its_log_who
         "--stop-on-nonfinite",
         "--log",
         dir.to_str().unwrap(),
-    ]);
+    ];
+    let (ok, out) = giving(&[&["train"][..], &TINY_MLP, &options].concat());
     assert!(ok, "a clean stop exits 0:\n{out}");
     assert!(out.contains("(stopped early)"), "{out}");
     assert!(

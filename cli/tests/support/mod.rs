@@ -5,6 +5,18 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
+/// The settings of a bundled MLP run small enough for a test: batches of 8 of 64 training
+/// items, 16 validated.
+pub const TINY_MLP: [&str; 7] = [
+    "mlp",
+    "--batch-size",
+    "8",
+    "--train-size",
+    "64",
+    "--valid-size",
+    "16",
+];
+
 fn run(args: &[&str]) -> (Output, String) {
     run_in(args, Path::new("."))
 }
