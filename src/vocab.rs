@@ -165,7 +165,8 @@ pub mod keys {
     /// `"test"`), given by giving-burn's `GivingLogger` and `GivingRenderer` (feature `train`).
     pub const SPLIT: &str = "split";
     /// `bool`, `true`: the event sums up an epoch of its `split` (each metric its mean over the
-    /// epoch), given by giving-burn's `GivingLogger` when burn-train ends the split's epoch.
+    /// epoch), given by giving-burn's `GivingLogger` when burn-train ends a validation or test
+    /// epoch.
     pub const EPOCH_END: &str = "epoch_end";
     /// `f64`: a tuned configuration's QoS (accuracy in percent on the tuning set; predicted
     /// when the session uses a QoS model).

@@ -127,12 +127,14 @@ impl MetricLogger for GivingLogger {
         self.names.insert(definition.metric_id, definition.name);
     }
 
-    /// Gives the epoch's summary of a split: `{epoch, split, epoch_end: true, <metric>: mean}`,
-    /// each numeric metric averaged over the epoch as burn-train averages it (weighted by the
-    /// items of each update), so a reader that wants one line per epoch (a validation line)
-    /// need not average the per-update events itself.
+    /// Gives the epoch's summary of a validation or test split: `{epoch, split, epoch_end:
+    /// true, <metric>: mean}`, each numeric metric averaged over the epoch as burn-train
+    /// averages it (weighted by the items of each update), so a reader that wants one line per
+    /// epoch (a validation line) need not average the per-update events itself. The training
+    /// split gets none: its `loss` is given every step, and an epoch mean under the same key
+    /// would be one more point on the per-step series (and one more loss than steps).
     fn log_epoch_summary(&mut self, summary: EpochSummary) {
-        if !self.giver.is_listening() {
+        if !self.giver.is_listening() || summary.split == Split::Train {
             return;
         }
         let EpochSummary {
