@@ -32,8 +32,13 @@ fn the_learner_trains_the_mlp_and_gives_losses_steps_and_validation() {
             e.has(keys::STEP) && e.get_as::<String>(keys::TASK).ok().as_deref() == Some("train")
         })
         .count();
-    let validations = events.iter().filter(|e| e.has(keys::VAL_LOSS)).count();
-    assert_eq!((losses, steps, validations), (4, 4, 2));
+    // Two validation batches, then the epoch's summary (`epoch_end`).
+    let validations = events
+        .iter()
+        .filter(|e| e.has(keys::VAL_LOSS) && !e.has(keys::EPOCH_END))
+        .count();
+    let summaries = events.iter().filter(|e| e.has(keys::EPOCH_END)).count();
+    assert_eq!((losses, steps, validations, summaries), (4, 4, 2, 1));
 
     config.steps = Some(3);
     assert!(train_learner(&config, &DeviceSpec::Flex).is_err());
