@@ -41,6 +41,7 @@ mod arena;
 mod clock;
 mod context;
 mod convert;
+mod coop;
 mod event;
 mod feed;
 mod field;

@@ -155,22 +155,16 @@ impl EventStream {
         if self.ended {
             return Poll::Ready(false);
         }
-        // A reader that is behind always has an event ready, so without a budget it would
-        // never yield: the other pipelines on its worker (a rate that an early stop waits for)
-        // would starve while it drains. Tokio's budget makes it yield every 128 events, as
-        // tokio's own channels do; outside a tokio runtime the budget is unconstrained.
-        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
-        let taken = match &mut self.source {
-            Subscription::Feed(reader) => reader.poll_advance(cx, self.pace),
-            Subscription::Queue(queue) => queue.poll_next(cx, self.pace).map(|next| {
-                self.lent = next;
-                self.lent.is_some()
+        let (source, lent, pace) = (&mut self.source, &mut self.lent, self.pace);
+        let taken = crate::coop::budgeted(cx, |cx| match source {
+            Subscription::Feed(reader) => reader.poll_advance(cx, pace),
+            Subscription::Queue(queue) => queue.poll_next(cx, pace).map(|next| {
+                *lent = next;
+                lent.is_some()
             }),
-        };
-        match taken {
-            Poll::Ready(true) => coop.made_progress(),
-            Poll::Ready(false) => self.ended = true,
-            Poll::Pending => {}
+        });
+        if let Poll::Ready(false) = taken {
+            self.ended = true;
         }
         taken
     }

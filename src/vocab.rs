@@ -273,6 +273,50 @@ impl<'a> StepEvent<'a> {
     }
 }
 
+/// A model watch's event, as giving-burn's `ModelWatch` gives it: `{global_step, param,
+/// watch, <statistics>}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchEvent<'a> {
+    /// The parameter's path in the module (`fc1.weight`).
+    pub param: &'a str,
+    /// What is measured of it: `"weight"`, `"grad"` or `"update"`.
+    pub watch: &'a str,
+    /// The step it was measured at (0 when the event has none).
+    pub step: u64,
+}
+
+impl<'a> WatchEvent<'a> {
+    /// The watch event `event` is, if it has a [`PARAM`](keys::PARAM) and a
+    /// [`WATCH`](keys::WATCH).
+    ///
+    /// ```
+    /// use giving::Event;
+    /// use giving::vocab::{WatchEvent, keys};
+    ///
+    /// let event = Event::builder()
+    ///     .field(keys::GLOBAL_STEP, 100u64)
+    ///     .field(keys::PARAM, "fc1.weight")
+    ///     .field(keys::WATCH, "grad")
+    ///     .field(keys::NORM, 0.5)
+    ///     .build();
+    /// let watched = WatchEvent::of(&event).unwrap();
+    /// assert_eq!((watched.step, watched.label()), (100, "grad/fc1.weight".to_owned()));
+    /// ```
+    pub fn of(event: &'a Event) -> Option<Self> {
+        Some(Self {
+            param: event.get(keys::PARAM)?.as_str()?,
+            watch: event.get(keys::WATCH)?.as_str()?,
+            step: event.get(keys::GLOBAL_STEP).and_then(as_u64).unwrap_or(0),
+        })
+    }
+
+    /// `grad/fc1.weight`: the name of this parameter's series of a statistic, grouped by
+    /// what is watched (as TensorBoard groups tags by their first component).
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.watch, self.param)
+    }
+}
+
 /// The progress of a task: `{task, progress: (done, total)}`. The event that starts a loop
 /// (`done == 0`, no `step`) is one; so are step events and early stop's count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -67,16 +67,19 @@ const STATS: [&str; 8] = [
 /// // 2 watched steps × 2 parameters (weight, bias) × (weight, grad).
 /// assert_eq!(norms.join().unwrap(), 8);
 /// ```
-pub struct ModelWatch {
+///
+/// `B` is the backend the values are read on: an autodiff backend's inner one, inferred from
+/// the first [`observe`](Self::observe).
+pub struct ModelWatch<B: Backend> {
     every: u64,
     bins: usize,
     giver: Giver,
-    /// The weights of the last watched step, to measure the optimiser's step at the next
-    /// call: `(global_step, [(name, weights)])`, type-erased per backend.
-    before: Option<(u64, Box<dyn std::any::Any + Send>)>,
+    /// The parameters of the last watched step, to measure the optimiser's step at the next
+    /// call.
+    before: Option<(u64, Vec<Watched<B>>)>,
 }
 
-impl ModelWatch {
+impl<B: Backend> ModelWatch<B> {
     /// A watch of every 100th step, giving into the scopes the calling thread gives into.
     pub fn new() -> Self {
         Self {
@@ -113,45 +116,39 @@ impl ModelWatch {
     /// Call once per step, after `backward` and before the optimiser's step, with the step's
     /// gradients: on a watched step it gives every parameter's weight and gradient
     /// statistics; on the step after one, the update ratio of the step between.
-    pub fn observe<B, M>(&mut self, global_step: u64, model: &M, grads: &GradientsParams)
+    pub fn observe<A, M>(&mut self, global_step: u64, model: &M, grads: &GradientsParams)
     where
-        B: AutodiffBackend,
-        M: AutodiffModule<B>,
+        A: AutodiffBackend<InnerBackend = B>,
+        M: AutodiffModule<A>,
     {
         let watched = self.is_watched(global_step);
         if (!watched && self.before.is_none()) || !self.giver.is_listening() {
             self.before = None;
             return;
         }
-        let mut visitor = Visitor::<B> {
+        let mut visitor = Visitor::<A> {
             grads: watched.then_some(grads),
             path: Vec::new(),
             params: Vec::new(),
         };
         model.visit(&mut visitor);
-        if let Some((step, before)) = self.before.take()
-            && let Ok(before) = before.downcast::<Vec<(String, Tensor<B::InnerBackend, 1>)>>()
-        {
+        if let Some((step, before)) = self.before.take() {
             self.give_updates(step, &before, &visitor.params);
         }
         if !watched {
             return;
         }
-        for param in &visitor.params {
+        for param in &mut visitor.params {
             self.give_stats(global_step, &param.name, "weight", param.weights.clone());
-            if let Some(grad) = &param.grad {
-                self.give_stats(global_step, &param.name, "grad", grad.clone());
+            // The gradient is not kept for the next step: its memory goes back at once.
+            if let Some(grad) = param.grad.take() {
+                self.give_stats(global_step, &param.name, "grad", grad);
             }
         }
-        let kept: Vec<(String, Tensor<B::InnerBackend, 1>)> = visitor
-            .params
-            .into_iter()
-            .map(|param| (param.name, param.weights))
-            .collect();
-        self.before = Some((global_step, Box::new(kept)));
+        self.before = Some((global_step, visitor.params));
     }
 
-    fn give_stats<B: Backend>(&self, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
+    fn give_stats(&self, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
         let packed = Arc::new(Packed::new(stats(tensor, self.bins)));
         let mut event = Event::builder()
             .field(keys::GLOBAL_STEP, step)
@@ -164,14 +161,9 @@ impl ModelWatch {
         self.giver.give(event.build());
     }
 
-    fn give_updates<B: Backend>(
-        &self,
-        step: u64,
-        before: &[(String, Tensor<B, 1>)],
-        after: &[Watched<B>],
-    ) {
-        for ((name, old), param) in before.iter().zip(after) {
-            let new = &param.weights;
+    fn give_updates(&self, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
+        for (old, new) in before.iter().zip(after) {
+            let (name, old, new) = (&old.name, &old.weights, &new.weights);
             let ratio = (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
                 / old.clone().powi_scalar(2).sum().sqrt();
             let packed = Arc::new(Packed::new(ratio));
@@ -187,13 +179,13 @@ impl ModelWatch {
     }
 }
 
-impl Default for ModelWatch {
+impl<B: Backend> Default for ModelWatch<B> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl fmt::Debug for ModelWatch {
+impl<B: Backend> fmt::Debug for ModelWatch<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ModelWatch")
             .field("every", &self.every)

@@ -191,11 +191,6 @@ pub(crate) fn bench(args: BenchArgs) -> Result<()> {
         watch: None,
         ..config.clone()
     };
-    let config = if args.instrumented {
-        config
-    } else {
-        bare_config.clone()
-    };
     let warmup = bench_run(model, &bare_config, &common.device, Observer::Bare)?;
     say!(
         "warm-up: {:.0} {}/s",

@@ -464,17 +464,9 @@ fn log_keys_select_what_the_log_keeps() {
     use giving_log::LogReader;
 
     let dir = tempfile::tempdir().unwrap();
-    let (ok, out) = giving(&[
-        "train",
-        "mlp",
+    let options = [
         "--steps",
         "12",
-        "--batch-size",
-        "8",
-        "--train-size",
-        "64",
-        "--valid-size",
-        "16",
         "--window",
         "2",
         "--rate-skip",
@@ -483,7 +475,8 @@ fn log_keys_select_what_the_log_keeps() {
         dir.path().to_str().unwrap(),
         "--log-keys",
         "loss,rat?,+task,!val_*",
-    ]);
+    ];
+    let (ok, out) = giving(&[&["train"][..], &TINY_MLP, &options].concat());
     assert!(ok, "{out}");
     let log = std::fs::read_dir(dir.path())
         .unwrap()

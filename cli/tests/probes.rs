@@ -2,7 +2,7 @@
 //! command line, printed and logged.
 
 mod support;
-use support::giving;
+use support::{TINY_MLP, giving};
 
 #[test]
 fn probes_lists_the_instrumented_functions_and_their_variables() {
@@ -30,17 +30,9 @@ fn probes_lists_the_instrumented_functions_and_their_variables() {
 fn train_probe_prints_and_logs_probed_values() {
     let dir = std::env::temp_dir().join(format!("giving-cli-probe-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let (ok, out) = giving(&[
-        "train",
-        "mlp",
+    let options = [
         "--steps",
         "3",
-        "--batch-size",
-        "8",
-        "--train-size",
-        "64",
-        "--valid-size",
-        "16",
         "--every",
         "0",
         "--probe",
@@ -49,7 +41,8 @@ fn train_probe_prints_and_logs_probed_values() {
         "fit(epoch) > Mlp::forward(!#value as logits)",
         "--log",
         dir.to_str().unwrap(),
-    ]);
+    ];
+    let (ok, out) = giving(&[&["train"][..], &TINY_MLP, &options].concat());
     assert!(ok, "{out}");
     let losses: Vec<&str> = out
         .lines()

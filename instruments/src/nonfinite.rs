@@ -1,6 +1,6 @@
 //! [`StopOnNonFinite`]: stops a run at the first NaN or infinity and names where it appeared.
 
-use giving::vocab::keys;
+use giving::vocab::{WatchEvent, keys};
 use giving::{Event, Giver};
 
 use crate::error::InstrumentError;
@@ -73,19 +73,18 @@ struct Search {
 
 impl Search {
     fn observe(&mut self, event: &Event) -> Option<Found> {
-        let step = event.get_as::<u64>(keys::GLOBAL_STEP).ok();
-        if let Ok(what) = event.get_as::<String>(keys::WATCH) {
-            if what == "update" {
+        if let Some(watched) = WatchEvent::of(event) {
+            if watched.watch == "update" {
                 return None;
             }
             self.watching = true;
-            let step = step.unwrap_or(0);
+            let step = watched.step;
             let count = |key| event.get_as::<f64>(key).unwrap_or(0.0);
             let (nans, infs) = (count(keys::NANS), count(keys::INFS));
             if nans + infs > 0.0 {
                 return Some(Found {
-                    name: event.get_as::<String>(keys::PARAM).unwrap_or_default(),
-                    watch: Some(what),
+                    name: watched.param.to_owned(),
+                    watch: Some(watched.watch.to_owned()),
                     step,
                     nans,
                     infs,
@@ -97,7 +96,7 @@ impl Search {
             return None;
         }
         let loss = event.get_as::<f64>(keys::LOSS).ok()?;
-        let step = step.unwrap_or(0);
+        let step = event.get_as::<u64>(keys::GLOBAL_STEP).unwrap_or(0);
         // The watched step after a non-finite loss has ended with every parameter finite.
         if let (Some(at), Some(watched)) = (self.loss_at, self.watched_after)
             && step > watched

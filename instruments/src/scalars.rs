@@ -1,7 +1,7 @@
 //! Which scalars an event holds, and at which step: one series per numeric key (the
 //! TensorBoard and MLflow sinks).
 
-use giving::vocab::keys;
+use giving::vocab::{WatchEvent, keys};
 use giving::{Event, FromValue, Value};
 
 /// Keys that identify rather than measure: never a series.
@@ -46,12 +46,8 @@ impl Scalars {
         }
         let step = self.last_step.unwrap_or(self.events - 1);
         let rank = event.get(keys::RANK).and_then(integer);
-        // A model watch's statistics are per parameter: `grad/fc1.weight/norm`, grouped by
-        // what is watched (TensorBoard groups tags by their first component).
-        let watched = match (event.get(keys::WATCH), event.get(keys::PARAM)) {
-            (Some(Value::Str(watch)), Some(Value::Str(param))) => Some(format!("{watch}/{param}")),
-            _ => None,
-        };
+        // A model watch's statistics are per parameter: `grad/fc1.weight/norm`.
+        let watched = WatchEvent::of(event).map(|watched| watched.label());
         let mut values = Vec::new();
         for (key, value) in event.iter() {
             if key == self.step_key || NOT_SERIES.contains(&key) || !maybe_numeric(value) {

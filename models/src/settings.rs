@@ -147,8 +147,8 @@ impl TrainConfig {
         at_least_one("epochs", self.epochs)?;
         at_least_one("batch-size", self.batch_size)?;
         at_least_one("window", self.window)?;
-        if self.watch == Some(0) {
-            at_least_one("watch", 0)?;
+        if let Some(every) = self.watch {
+            at_least_one("watch", usize::try_from(every).unwrap_or(usize::MAX))?;
         }
         for (setting, size) in [
             ("train-size", self.train_size),

@@ -63,14 +63,9 @@ impl Stream for Receiver {
     type Item = Event;
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
-        // Tokio's budget, as for an event stream: a probe stream that is behind yields.
-        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
         let reader = &mut self.get_mut().0;
-        let taken = reader.poll_advance(cx, None);
-        if let Poll::Ready(true) = taken {
-            coop.made_progress();
-        }
-        taken.map(|taken| taken.then(|| reader.current().clone()))
+        crate::coop::budgeted(cx, |cx| reader.poll_advance(cx, None))
+            .map(|taken| taken.then(|| reader.current().clone()))
     }
 }
 

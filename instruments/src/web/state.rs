@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
-use giving::vocab::{GpuReading, ProgressEvent, RateEvent, keys};
+use giving::vocab::{GpuReading, ProgressEvent, RateEvent, WatchEvent, keys};
 use giving::{Event, Timestamp, Value};
 use serde_json::{Map, Value as Json, json};
 
@@ -211,8 +211,9 @@ impl WebState {
             self.observe_source(label, event);
         }
         // A model watch's statistics: one line per watched parameter on each statistic's
-        // chart (`grad fc1.weight` on `norm`), not a row of the sources.
-        self.observe_charts(event, watch_label(event).or(label));
+        // chart (`grad/fc1.weight` on `norm`), not a row of the sources.
+        let watched = WatchEvent::of(event).map(|watched| watched.label());
+        self.observe_charts(event, watched.or(label));
         for gpu in GpuReading::all(event) {
             self.gpus.insert(
                 gpu.index.to_owned(),
@@ -488,13 +489,6 @@ fn source_label(event: &Event) -> Option<String> {
     Some(format!("rank {}", rank as u64))
 }
 
-/// `grad fc1.weight` for a model watch's event: what is watched, of which parameter.
-fn watch_label(event: &Event) -> Option<String> {
-    let watch = event.get(keys::WATCH).and_then(Value::as_str)?;
-    let param = event.get(keys::PARAM).and_then(Value::as_str)?;
-    Some(format!("{watch} {param}"))
-}
-
 /// Whether `key`'s `value` is charted: a number (or a lazy one) under a key that measures.
 fn chartable(key: &str, value: &Value) -> bool {
     let number = match value {
@@ -642,14 +636,14 @@ mod tests {
         }
         assert_eq!(
             state
-                .points(keys::NORM, Some("grad fc1.weight"))
+                .points(keys::NORM, Some("grad/fc1.weight"))
                 .unwrap()
                 .len(),
             1
         );
         assert_eq!(
             state
-                .points(keys::NORM, Some("grad fc2.weight"))
+                .points(keys::NORM, Some("grad/fc2.weight"))
                 .unwrap()
                 .len(),
             1

@@ -1,5 +1,4 @@
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
@@ -7,7 +6,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
-use tokio::time::{Instant, Sleep};
+
+use super::timer::Timer;
 
 pin_project! {
     /// Stream for [`StreamOps::debounce`](crate::StreamOps::debounce).
@@ -16,8 +16,8 @@ pin_project! {
         #[pin]
         stream: S,
         period: Duration,
-        // Created at the first item, so that the operator can be built outside a runtime.
-        sleep: Option<Pin<Box<Sleep>>>,
+        // The quiet period after the last item.
+        timer: Timer,
         pending: Option<S::Item>,
         done: bool,
     }
@@ -28,7 +28,7 @@ impl<S: Stream> Debounce<S> {
         Self {
             stream,
             period,
-            sleep: None,
+            timer: Timer::default(),
             pending: None,
             done: false,
         }
@@ -44,11 +44,7 @@ impl<S: Stream> Stream for Debounce<S> {
             match this.stream.as_mut().poll_next(cx) {
                 Poll::Ready(Some(item)) => {
                     *this.pending = Some(item);
-                    let deadline = Instant::now() + *this.period;
-                    match this.sleep.as_mut() {
-                        Some(sleep) => sleep.as_mut().reset(deadline),
-                        None => *this.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
-                    }
+                    this.timer.arm(*this.period);
                 }
                 Poll::Ready(None) => *this.done = true,
                 Poll::Pending => break,
@@ -61,9 +57,7 @@ impl<S: Stream> Stream for Debounce<S> {
         if this.pending.is_none() {
             return Poll::Pending;
         }
-        if let Some(sleep) = this.sleep.as_mut() {
-            ready!(sleep.as_mut().poll(cx));
-        }
+        ready!(this.timer.poll_expired(cx));
         Poll::Ready(this.pending.take())
     }
 }

@@ -56,11 +56,13 @@ pub use take_last::HoldLast;
 mod take_while;
 pub use take_while::TakeWhile;
 mod throttle;
-mod throttle_latest;
 pub use throttle::Throttle;
+mod throttle_latest;
 pub use throttle_latest::ThrottleLatest;
 mod timeout;
 pub use timeout::{Elapsed, Timeout};
+// The sleep `debounce` and `throttle_latest` re-arm (crate-private).
+mod timer;
 mod with_latest_from;
 pub use with_latest_from::WithLatestFrom;
 

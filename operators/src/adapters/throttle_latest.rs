@@ -1,5 +1,4 @@
 use std::fmt;
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -7,7 +6,8 @@ use std::time::Duration;
 use futures::Stream;
 use futures::stream::FusedStream;
 use pin_project_lite::pin_project;
-use tokio::time::{Instant, Sleep};
+
+use super::timer::Timer;
 
 pin_project! {
     /// Stream for [`StreamOps::throttle_latest`](crate::StreamOps::throttle_latest).
@@ -16,9 +16,8 @@ pin_project! {
         #[pin]
         stream: S,
         period: Duration,
-        // The end of the window opened by the last item emitted; created at the first item, so
-        // that the operator can be built outside a runtime.
-        window: Option<Pin<Box<Sleep>>>,
+        // The end of the window opened by the last item emitted.
+        window: Timer,
         // The newest item of the open window, emitted when the window ends.
         latest: Option<S::Item>,
         done: bool,
@@ -30,28 +29,10 @@ impl<S: Stream> ThrottleLatest<S> {
         Self {
             stream,
             period,
-            window: None,
+            window: Timer::default(),
             latest: None,
             done: false,
         }
-    }
-}
-
-impl<S: Stream> ThrottleLatest<S> {
-    /// Opens a window of `period` from now, in which items are held rather than emitted.
-    fn open_window(window: &mut Option<Pin<Box<Sleep>>>, period: Duration) {
-        let end = Instant::now() + period;
-        match window.as_mut() {
-            Some(sleep) => sleep.as_mut().reset(end),
-            None => *window = Some(Box::pin(tokio::time::sleep_until(end))),
-        }
-    }
-
-    /// Whether the window opened last has ended (or none was opened).
-    fn window_closed(window: &Option<Pin<Box<Sleep>>>) -> bool {
-        window
-            .as_ref()
-            .is_none_or(|sleep| Instant::now() >= sleep.deadline())
     }
 }
 
@@ -63,14 +44,14 @@ impl<S: Stream> Stream for ThrottleLatest<S> {
         while !*this.done {
             match this.stream.as_mut().poll_next(cx) {
                 Poll::Ready(Some(item)) => {
-                    if !Self::window_closed(this.window) {
+                    if !this.window.expired() {
                         // Inside the window: only the newest is kept.
                         *this.latest = Some(item);
                         continue;
                     }
                     // The window has ended: what it held goes first (it came first), and the
                     // new item waits in the window that opens now.
-                    Self::open_window(this.window, *this.period);
+                    this.window.arm(*this.period);
                     let emitted = match this.latest.take() {
                         Some(held) => {
                             *this.latest = Some(item);
@@ -92,14 +73,11 @@ impl<S: Stream> Stream for ThrottleLatest<S> {
         if this.latest.is_none() {
             return Poll::Pending;
         }
-        let Some(window) = this.window.as_mut() else {
-            return Poll::Ready(this.latest.take());
-        };
-        if window.as_mut().poll(cx).is_pending() {
+        if this.window.poll_expired(cx).is_pending() {
             return Poll::Pending;
         }
         // The window ended with an item held: it is emitted, and opens the next window.
-        Self::open_window(this.window, *this.period);
+        this.window.arm(*this.period);
         Poll::Ready(this.latest.take())
     }
 
