@@ -36,8 +36,15 @@ async fn a_watcher_that_falls_behind_counts_the_messages_the_client_dropped() {
     assert!(lost > 0, "the client dropped messages of a full queue");
     assert!(lost as usize <= FLOOD - 65_536, "{lost} counted");
     // Reading on, the first thing the stream says is the count (the flood itself is bytes
-    // that are not records, counted as rejected).
+    // that are not records, counted as rejected). The client may still be reporting drops
+    // (CI saw 11 read above and 12 given), so the count given lies between what was read
+    // before and what is read after.
     let event = fan_in.next().await.unwrap();
     assert_eq!(event.get_as::<String>(INSTRUMENT).unwrap(), "nats");
-    assert_eq!(event.get_as::<u64>(NATS_LOST).unwrap(), lost);
+    let given = event.get_as::<u64>(NATS_LOST).unwrap();
+    assert!(
+        (lost..=fan_in.lost()).contains(&given),
+        "{given} given, {lost} read before, {} after",
+        fan_in.lost()
+    );
 }
