@@ -34,10 +34,12 @@ pub mod heap;
 mod lazy;
 mod probe;
 mod watch;
+mod watching;
 
 pub use lazy::{LazyTensor, data_to_value, resolution_count};
 pub use probe::{probe_autodiff_tensors, probe_tensors};
-pub use watch::{DEFAULT_BINS, ModelWatch};
+pub use watch::{DEFAULT_BINS, ModelWatch, StatsOn};
+pub use watching::Watching;
 
 // Documented by its own module doc (one doc per module: rustdoc would read an outer doc's
 // links and the module's own in one scope).

@@ -33,9 +33,12 @@ const STATS: [&str; 8] = [
 /// infs, hist}` and, the step after, `{global_step, param, watch: "update", update_ratio}`
 /// (‖Δw‖/‖w‖ of the optimiser's step).
 ///
-/// The statistics are computed on the device in a few reductions per parameter and given as
-/// lazy values: the training thread never waits on the device, and the consumer that reads
-/// one statistic of a parameter reads that parameter's all with one transfer. `min`, `max`
+/// The statistics are given as lazy values: the training thread never waits for them, and
+/// the consumer that reads one statistic of a parameter gets that parameter's all at once. On
+/// a GPU backend they are computed on the device in a few reductions per parameter and read
+/// with one transfer; on burn's CPU backends the training thread keeps a handle to the values
+/// and the first reader computes the statistics in two passes on its own thread
+/// ([`StatsOn`], [`stats_on`](Self::stats_on)). `min`, `max`
 /// and the histogram count the finite elements (the histogram has [`bins`](Self::bins) equal
 /// bins from `min` to `max`); `norm`, `mean` and `std` are NaN when an element is. Between
 /// watched steps [`observe`](Self::observe) returns after one comparison.
@@ -73,6 +76,8 @@ const STATS: [&str; 8] = [
 pub struct ModelWatch<B: Backend> {
     every: u64,
     bins: usize,
+    /// Where the statistics are computed; `None`: by the backend (see [`StatsOn`]).
+    on: Option<StatsOn>,
     giver: Giver,
     /// The parameters of the last watched step, to measure the optimiser's step at the next
     /// call.
@@ -85,6 +90,7 @@ impl<B: Backend> ModelWatch<B> {
         Self {
             every: 100,
             bins: DEFAULT_BINS,
+            on: None,
             giver: Giver::current(),
             before: None,
         }
@@ -99,6 +105,13 @@ impl<B: Backend> ModelWatch<B> {
     /// Histogram bins (at least 1; default [`DEFAULT_BINS`]).
     pub fn bins(mut self, bins: usize) -> Self {
         self.bins = bins.max(1);
+        self
+    }
+
+    /// Computes the statistics on the device or on the host (default: by the backend, see
+    /// [`StatsOn`]).
+    pub fn stats_on(mut self, on: StatsOn) -> Self {
+        self.on = Some(on);
         self
     }
 
@@ -132,24 +145,41 @@ impl<B: Backend> ModelWatch<B> {
             params: Vec::new(),
         };
         model.visit(&mut visitor);
+        let Some(first) = visitor.params.first() else {
+            return;
+        };
+        let on = self
+            .on
+            .unwrap_or_else(|| StatsOn::for_backend(&B::name(&first.weights.device())));
         if let Some((step, before)) = self.before.take() {
-            self.give_updates(step, &before, &visitor.params);
+            self.give_updates(on, step, &before, &visitor.params);
         }
         if !watched {
             return;
         }
         for param in &mut visitor.params {
-            self.give_stats(global_step, &param.name, "weight", param.weights.clone());
-            // The gradient is not kept for the next step: its memory goes back at once.
+            self.give_stats(
+                on,
+                global_step,
+                &param.name,
+                "weight",
+                param.weights.clone(),
+            );
+            // On the device the gradient is not kept for the next step: its memory goes back
+            // once its statistics are queued (on the host, once they are read).
             if let Some(grad) = param.grad.take() {
-                self.give_stats(global_step, &param.name, "grad", grad);
+                self.give_stats(on, global_step, &param.name, "grad", grad);
             }
         }
         self.before = Some((global_step, visitor.params));
     }
 
-    fn give_stats(&self, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
-        let packed = Arc::new(Packed::new(stats(tensor, self.bins)));
+    fn give_stats(&self, on: StatsOn, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
+        let work = match on {
+            StatsOn::Device => Work::Read(stats(tensor, self.bins)),
+            StatsOn::Host => Work::Stats(tensor, self.bins),
+        };
+        let packed = Arc::new(Packed::new(work));
         let mut event = Event::builder()
             .field(keys::GLOBAL_STEP, step)
             .field(keys::PARAM, name)
@@ -161,12 +191,17 @@ impl<B: Backend> ModelWatch<B> {
         self.giver.give(event.build());
     }
 
-    fn give_updates(&self, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
+    fn give_updates(&self, on: StatsOn, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
         for (old, new) in before.iter().zip(after) {
             let (name, old, new) = (&old.name, &old.weights, &new.weights);
-            let ratio = (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
-                / old.clone().powi_scalar(2).sum().sqrt();
-            let packed = Arc::new(Packed::new(ratio));
+            let work = match on {
+                StatsOn::Device => Work::Read(
+                    (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
+                        / old.clone().powi_scalar(2).sum().sqrt(),
+                ),
+                StatsOn::Host => Work::Ratio(old.clone(), new.clone()),
+            };
+            let packed = Arc::new(Packed::new(work));
             self.giver.give(
                 Event::builder()
                     .field(keys::GLOBAL_STEP, step)
@@ -290,16 +325,53 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Visitor<'_, B> {
     }
 }
 
-/// One packed tensor of statistics, read at most once (by the first statistic read).
+/// Where a [`ModelWatch`] computes its statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsOn {
+    /// On the device, in a few reductions and a scatter-add that the training thread queues;
+    /// the reader transfers one small tensor per parameter. The default on GPU backends, where
+    /// queuing costs the training thread little and a transfer of every parameter would cost
+    /// much.
+    Device,
+    /// On the host, by the first reader of a statistic, in two passes over the parameter's
+    /// values (the training thread only keeps a handle to them). The default on burn's CPU
+    /// backends (flex, ndarray, cubecl's cpu), which run each reduction at once on the thread
+    /// that asks for it: there, a dozen reductions per parameter on the training thread cost a
+    /// watched step as much as several training steps.
+    Host,
+}
+
+impl StatsOn {
+    /// The default for a backend, by its name (`Backend::name`).
+    fn for_backend(name: &str) -> Self {
+        // cubecl's cpu runtime may be wrapped (`fusion<cubecl<cpu>>`).
+        let cpu = name == "flex" || name == "ndarray" || name.contains("cubecl<cpu>");
+        if cpu { StatsOn::Host } else { StatsOn::Device }
+    }
+}
+
+/// What a [`Packed`] reads: a tensor of statistics computed on the device, or the values to
+/// compute them from on the host.
+enum Work<B: Backend> {
+    /// Statistics already packed on the device: read as they are.
+    Read(Tensor<B, 1>),
+    /// A parameter's values: their statistics and histogram of this many bins.
+    Stats(Tensor<B, 1>, usize),
+    /// A parameter before and after a step: ‖after − before‖ / ‖before‖.
+    Ratio(Tensor<B, 1>, Tensor<B, 1>),
+}
+
+/// One packed vector of statistics, computed or read at most once (by the first statistic
+/// read).
 struct Packed<B: Backend> {
-    tensor: Tensor<B, 1>,
+    work: Work<B>,
     read: OnceLock<Result<Vec<f64>, String>>,
 }
 
 impl<B: Backend> Packed<B> {
-    fn new(tensor: Tensor<B, 1>) -> Self {
+    fn new(work: Work<B>) -> Self {
         Self {
-            tensor,
+            work,
             read: OnceLock::new(),
         }
     }
@@ -308,19 +380,88 @@ impl<B: Backend> Packed<B> {
         self.read
             .get_or_init(|| {
                 crate::lazy::count_resolution();
-                let data = self
-                    .tensor
-                    .clone()
-                    .try_into_data()
-                    .map_err(|e| format!("reading model statistics: {e}"))?;
-                Ok(data.iter::<f64>().collect())
+                match &self.work {
+                    Work::Read(tensor) => host_values(tensor),
+                    Work::Stats(tensor, bins) => Ok(host_stats(&host_values(tensor)?, *bins)),
+                    Work::Ratio(before, after) => Ok(vec![host_ratio(
+                        &host_values(before)?,
+                        &host_values(after)?,
+                    )]),
+                }
             })
             .as_deref()
             .map_err(|message| ResolveError::new(message.clone()))
     }
 }
 
-/// A statistic of a [`Packed`] tensor: one element, or the elements from an index on (the
+/// A tensor's values on the host.
+fn host_values<B: Backend>(tensor: &Tensor<B, 1>) -> Result<Vec<f64>, String> {
+    let data = tensor
+        .clone()
+        .try_into_data()
+        .map_err(|e| format!("reading model statistics: {e}"))?;
+    Ok(data.iter::<f64>().collect())
+}
+
+/// [`stats`] on the host: [`STATS`] then `bins` counts, the same definitions in two passes.
+fn host_stats(values: &[f64], bins: usize) -> Vec<f64> {
+    let n = values.len().max(1) as f64;
+    let (mut sum, mut sum_sq) = (0.0, 0.0);
+    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+    let (mut zeros, mut nans, mut infs) = (0usize, 0usize, 0usize);
+    for &x in values {
+        sum += x;
+        sum_sq += x * x;
+        if x.is_nan() {
+            nans += 1;
+        } else if x.is_infinite() {
+            infs += 1;
+        } else {
+            min = min.min(x);
+            max = max.max(x);
+            zeros += usize::from(x == 0.0);
+        }
+    }
+    let mean = sum / n;
+    // As on the device: a single value (width 0) goes to the first bin.
+    let width = if max > min { max - min } else { 1.0 };
+    let mut hist = vec![0.0; bins];
+    let mut deviations = 0.0;
+    for &x in values {
+        deviations += (x - mean) * (x - mean);
+        if x.is_finite() {
+            let bin = ((x - min) / width * bins as f64)
+                .floor()
+                .clamp(0.0, (bins - 1) as f64);
+            hist[bin as usize] += 1.0;
+        }
+    }
+    let mut out = vec![
+        sum_sq.sqrt(),
+        mean,
+        (deviations / n).sqrt(),
+        min,
+        max,
+        zeros as f64 / n,
+        nans as f64,
+        infs as f64,
+    ];
+    out.extend(hist);
+    out
+}
+
+/// ‖after − before‖ / ‖before‖.
+fn host_ratio(before: &[f64], after: &[f64]) -> f64 {
+    let delta: f64 = before
+        .iter()
+        .zip(after)
+        .map(|(b, a)| (a - b) * (a - b))
+        .sum();
+    let norm: f64 = before.iter().map(|b| b * b).sum();
+    delta.sqrt() / norm.sqrt()
+}
+
+/// A statistic of a [`Packed`] vector: one element, or the elements from an index on (the
 /// histogram).
 enum Stat<B: Backend> {
     One(Arc<Packed<B>>, usize),
@@ -340,5 +481,46 @@ impl<B: Backend> Resolve for Stat<B> {
                 Ok(Value::List(rest.iter().copied().map(Value::F64).collect()))
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_backends_compute_on_the_host_and_the_others_on_the_device() {
+        for cpu in ["flex", "ndarray", "cubecl<cpu>", "fusion<cubecl<cpu>>"] {
+            assert_eq!(StatsOn::for_backend(cpu), StatsOn::Host, "{cpu}");
+        }
+        for gpu in [
+            "cubecl<cuda>",
+            "cubecl<wgpu<vulkan>>",
+            "fusion<cubecl<cuda>>",
+            "tch",
+        ] {
+            assert_eq!(StatsOn::for_backend(gpu), StatsOn::Device, "{gpu}");
+        }
+    }
+
+    #[test]
+    fn host_statistics_of_a_few_values() {
+        // -1, 0, 1, 2 in 2 bins of width 1.5 from -1: [-1, 0] [1, 2].
+        let out = host_stats(&[-1.0, 0.0, 1.0, 2.0], 2);
+        let variance = (2.25 + 0.25 + 0.25 + 2.25) / 4.0;
+        let expected = [
+            6f64.sqrt(),
+            0.5,
+            f64::sqrt(variance),
+            -1.0,
+            2.0,
+            0.25,
+            0.0,
+            0.0,
+            2.0,
+            2.0,
+        ];
+        assert_eq!(out, expected);
+        assert_eq!(host_ratio(&[3.0, 4.0], &[3.0, 4.5]), 0.1);
     }
 }

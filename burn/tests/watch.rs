@@ -1,6 +1,7 @@
 //! `ModelWatch`: every statistic it gives equals the one computed from the tensor's values on
 //! the host, parameters are named by their paths, non-finite elements are counted and left
-//! out of the range, and nothing is given between watched steps.
+//! out of the range, and nothing is given between watched steps — with the statistics computed
+//! on the device and on the host alike.
 
 use burn::backend::{Autodiff, Flex};
 use burn::module::{Module, Param};
@@ -11,7 +12,7 @@ use burn::tensor::{Tensor, TensorData};
 use giving::prelude::*;
 use giving::vocab::keys;
 use giving::{Event, given};
-use giving_burn::ModelWatch;
+use giving_burn::{ModelWatch, StatsOn};
 
 type B = Autodiff<Flex>;
 
@@ -44,12 +45,21 @@ fn loss(model: &Net<B>) -> Tensor<B, 1> {
     model.forward(x).powi_scalar(2).mean()
 }
 
-/// Trains `steps` steps of SGD with a watch of every `every`-th step; returns the events and
-/// the weights of every step (before its update), by parameter path.
-fn watched_run(steps: u64, every: u64, mut model: Net<B>) -> (Vec<Event>, Vec<Vec<f64>>) {
+/// Both places the statistics can be computed.
+const PLACES: [StatsOn; 2] = [StatsOn::Device, StatsOn::Host];
+
+/// Trains `steps` steps of SGD with a watch of every `every`-th step computing its statistics
+/// `on`; returns the events and the weights of every step (before its update), by parameter
+/// path.
+fn watched_run(
+    steps: u64,
+    every: u64,
+    mut model: Net<B>,
+    on: StatsOn,
+) -> (Vec<Event>, Vec<Vec<f64>>) {
     let gv = given();
     let events = gv.spawn(gv.stream().where_([keys::WATCH]).collect::<Vec<_>>());
-    let mut watch = ModelWatch::new().every(every).bins(4);
+    let mut watch = ModelWatch::new().every(every).bins(4).stats_on(on);
     let mut optim = SgdConfig::new().init();
     let mut fc1_weights = Vec::new();
     for step in 0..steps {
@@ -76,7 +86,13 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn each_statistic_is_the_one_of_the_values_and_parameters_are_named_by_path() {
-    let (events, fc1) = watched_run(5, 2, Net::new(&Default::default()));
+    for on in PLACES {
+        each_statistic_is_the_one_of_the_values(on);
+    }
+}
+
+fn each_statistic_is_the_one_of_the_values(on: StatsOn) {
+    let (events, fc1) = watched_run(5, 2, Net::new(&Default::default()), on);
     let watched: Vec<(u64, String, String)> = events
         .iter()
         .map(|e| {
@@ -166,6 +182,12 @@ fn each_statistic_is_the_one_of_the_values_and_parameters_are_named_by_path() {
 
 #[test]
 fn non_finite_elements_are_counted_and_left_out_of_the_range() {
+    for on in PLACES {
+        non_finite_elements_are_counted(on);
+    }
+}
+
+fn non_finite_elements_are_counted(on: StatsOn) {
     let device = Default::default();
     let mut model = Net::<B>::new(&device);
     let weights = [
@@ -182,7 +204,7 @@ fn non_finite_elements_are_counted_and_left_out_of_the_range() {
         TensorData::new(weights.to_vec(), [8, 1]),
         &device,
     ));
-    let (events, _) = watched_run(1, 1, model);
+    let (events, _) = watched_run(1, 1, model, on);
     let fc2 = events
         .iter()
         .find(|e| {
@@ -190,7 +212,7 @@ fn non_finite_elements_are_counted_and_left_out_of_the_range() {
                 && e.get_as::<String>(keys::WATCH).unwrap() == "weight"
         })
         .unwrap();
-    assert_eq!(stat(fc2, keys::NANS), 1.0);
+    assert_eq!(stat(fc2, keys::NANS), 1.0, "{on:?}");
     assert_eq!(stat(fc2, keys::INFS), 2.0);
     assert_eq!((stat(fc2, keys::MIN), stat(fc2, keys::MAX)), (-2.0, 3.0));
     assert_eq!(stat(fc2, keys::ZEROS), 1.0 / 8.0);
