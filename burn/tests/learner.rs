@@ -9,7 +9,8 @@ use burn_train::logger::FileMetricLogger;
 use burn_train::metric::NumericEntry;
 use burn_train::metric::store::Split;
 use giving::Event;
-use giving::vocab::keys;
+use giving::vocab::{WatchEvent, keys};
+use giving_burn::ModelWatch;
 use giving_burn::train::{GivingLogger, GivingRenderer, metric_key, metric_value};
 use giving_instruments::log::{LogReader, MsgpackLog};
 use giving_instruments::{Overseer, RateMeter};
@@ -217,4 +218,50 @@ fn the_renderer_gives_each_iteration_as_a_step_of_its_task_and_the_rate_reads_th
             .iter()
             .all(|r| r.get_as::<f64>(keys::RATE).unwrap() > 0.0)
     );
+}
+
+#[test]
+fn a_watching_optimizer_watches_the_learners_model_at_its_own_steps() {
+    let dir = tempfile::tempdir().unwrap();
+    let burn_dir = dir.path().join("burn");
+    let log = MsgpackLog::in_dir(dir.path().join("log")).unwrap();
+    let path = log.path().to_path_buf();
+    let run = Overseer::new().ctrl_c(false).quiet(true).with(log).run(|| {
+        // The one line a Learner user adds: the optimiser, watched every 4 steps.
+        let optim = ModelWatch::new()
+            .every(4)
+            .optimizer(burn::optim::SgdConfig::new().init());
+        let (training, learner) = support::training_with(&burn_dir, 2, 24, optim);
+        training
+            .with_metric_logger(GivingLogger::new())
+            .renderer(GivingRenderer::new())
+            .launch(learner);
+    });
+    assert!(run.problems.is_empty(), "{:?}", run.problems);
+    let (events, ended) = read_log(&path);
+    assert!(ended);
+    // 2 epochs of 6 steps: watched at 0, 4 and 8, each parameter's weights and gradient.
+    let mut stats: Vec<(u64, String, String)> = events
+        .iter()
+        .filter(|e| e.has(keys::NORM))
+        .filter_map(WatchEvent::of)
+        .map(|w| (w.step, w.param.to_owned(), w.watch.to_owned()))
+        .collect();
+    stats.sort();
+    let mut expected = Vec::new();
+    for step in [0, 4, 8] {
+        for param in ["linear.bias", "linear.weight"] {
+            for watch in ["grad", "weight"] {
+                expected.push((step, param.to_owned(), watch.to_owned()));
+            }
+        }
+    }
+    assert_eq!(stats, expected);
+    // Gradients of a training classifier: finite and not all zero; an update after each.
+    for event in events.iter().filter(|e| e.has(keys::NORM)) {
+        let norm = event.get_as::<f64>(keys::NORM).unwrap();
+        assert!(norm.is_finite() && norm > 0.0, "{event}");
+    }
+    let updates = events.iter().filter(|e| e.has(keys::UPDATE_RATIO)).count();
+    assert_eq!(updates, 3 * 2);
 }

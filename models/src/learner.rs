@@ -9,7 +9,7 @@ use burn::data::dataloader::batcher::Batcher;
 use burn::data::dataloader::{DataLoader, DataLoaderBuilder};
 use burn::data::dataset::Dataset;
 use burn::nn::loss::CrossEntropyLossConfig;
-use burn::optim::AdamConfig;
+use burn::optim::{AdamConfig, Optimizer};
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{Int, Tensor, TensorData};
@@ -19,6 +19,7 @@ use burn_train::metric::{AccuracyMetric, LossMetric, MetricDefinition, MetricId,
 use burn_train::{
     ClassificationOutput, InferenceStep, Learner, SupervisedTraining, TrainOutput, TrainStep,
 };
+use giving_burn::ModelWatch;
 use giving_burn::train::{GivingLogger, GivingRenderer, StopBridge};
 
 use crate::data::ClassificationData;
@@ -271,6 +272,28 @@ fn train_mlp_learner_observed<B: AutodiffBackend>(
     observed: Observed,
 ) -> Result<TrainReport, Error> {
     config.validate()?;
+    let adam = AdamConfig::new().init();
+    match (observed, config.watch) {
+        // The line a burn-train user adds to watch the model: the optimiser, watched.
+        (Observed::Giving, Some(every)) => {
+            let watched = ModelWatch::new().every(every).optimizer(adam);
+            learn::<B, _>(device, config, observed, watched)
+        }
+        _ => learn::<B, _>(device, config, observed, adam),
+    }
+}
+
+/// [`train_mlp_learner_observed`] with the optimiser `optim`.
+fn learn<B, O>(
+    device: &B::Device,
+    config: &TrainConfig,
+    observed: Observed,
+    optim: O,
+) -> Result<TrainReport, Error>
+where
+    B: AutodiffBackend,
+    O: Optimizer<Mlp<B>, B> + 'static,
+{
     let (train, valid) = digit_sets(config);
     let model = init_seeded::<B, _>(device, config.seed, |d| default_mlp().init(d));
     let artifacts = std::env::temp_dir().join(format!(
@@ -308,7 +331,7 @@ fn train_mlp_learner_observed<B: AutodiffBackend>(
             None,
         ),
     };
-    let learner = Learner::new(model, AdamConfig::new().init(), config.lr);
+    let learner = Learner::new(model, optim, config.lr);
     let start = Instant::now();
     let _model = training.launch(learner).model;
     let train_time = start.elapsed();

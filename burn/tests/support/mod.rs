@@ -31,12 +31,10 @@ pub static TRAIN_STEPS: AtomicU64 = AtomicU64::new(0);
 pub static STEP_MILLIS: AtomicU64 = AtomicU64::new(0);
 
 /// What the Learner trains: the classifier with SGD at a constant rate.
-pub type Components = LearningComponentsMarker<
-    Train,
-    f64,
-    Classifier<Train>,
-    OptimizerAdaptor<Sgd<Flex>, Classifier<Train>, Train>,
->;
+pub type Components = ComponentsWith<OptimizerAdaptor<Sgd<Flex>, Classifier<Train>, Train>>;
+
+/// What the Learner trains: the classifier with the optimiser `O` at a constant rate.
+pub type ComponentsWith<O> = LearningComponentsMarker<Train, f64, Classifier<Train>, O>;
 
 /// Four features, two classes.
 #[derive(Module, Debug)]
@@ -138,16 +136,28 @@ pub fn training(
     epochs: usize,
     train_items: usize,
 ) -> (SupervisedTraining<Components>, Learner<Components>) {
+    training_with(dir, epochs, train_items, SgdConfig::new().init())
+}
+
+/// [`training`] with the optimiser `optim`.
+pub fn training_with<O>(
+    dir: &std::path::Path,
+    epochs: usize,
+    train_items: usize,
+    optim: O,
+) -> (
+    SupervisedTraining<ComponentsWith<O>>,
+    Learner<ComponentsWith<O>>,
+)
+where
+    O: burn::optim::Optimizer<Classifier<Train>, Train> + 'static,
+{
     let device = Default::default();
     let training =
         SupervisedTraining::new(dir, loader::<Train>(train_items, 4), loader::<Flex>(8, 4))
             .metrics((LossMetric::new(), AccuracyMetric::new()))
             .num_epochs(epochs)
             .with_application_logger(None);
-    let learner = Learner::new(
-        Classifier::<Train>::new(&device),
-        SgdConfig::new().init(),
-        0.05,
-    );
+    let learner = Learner::new(Classifier::<Train>::new(&device), optim, 0.05);
     (training, learner)
 }
