@@ -1,6 +1,7 @@
-//! [`TensorBoard`]: the run's numeric values as TensorBoard scalars, in an event file written
-//! on a thread of its own.
+//! [`TensorBoard`]: the run's numeric values as TensorBoard scalars, and a model watch's
+//! histograms, in an event file written on a thread of its own.
 
+mod histogram;
 mod proto;
 mod record;
 mod writer;
@@ -25,7 +26,10 @@ use writer::EventFile;
 /// Each event's step is its [`step key`](TensorBoard::step_key) (default
 /// [`GLOBAL_STEP`](keys::GLOBAL_STEP)) when it has one, else the last step seen, else the number
 /// of events so far. Identifying keys (`rank`, `step`, `tid`, …) are not series; an event
-/// fanned in from a rank tags its series `key/rank<R>`. Events are taken, lazy values read and
+/// fanned in from a rank tags its series `key/rank<R>`. A model watch's event
+/// (`giving_burn::ModelWatch`: `{param, watch, norm, …, hist}`) tags its scalars
+/// `grad/fc1.weight/norm` and writes its histogram as a `HistogramProto` tagged
+/// `grad/fc1.weight`, for TensorBoard's Histograms and Distributions tabs. Events are taken, lazy values read and
 /// records written on a thread (`giving-tensorboard`), as the MessagePack log does: the
 /// training loop only pays for a queue push. The file is written out every 500 ms, on Ctrl-C
 /// and when the run ends; a failed write is reported and the run goes on.
@@ -103,10 +107,11 @@ impl FileSink for Sink {
             return;
         }
         let (step, values) = self.scalars.of(event);
-        if values.is_empty() {
+        let histogram = histogram::of(event);
+        if values.is_empty() && histogram.is_none() {
             return;
         }
-        self.file.scalars(event.time(), step, values);
+        self.file.summary(event.time(), step, values, histogram);
         if self.file.is_due() {
             self.flush();
         }

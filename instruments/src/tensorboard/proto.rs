@@ -28,7 +28,7 @@ pub(crate) struct Summary {
     pub(crate) value: Vec<SummaryValue>,
 }
 
-/// `Summary.Value`: one tagged scalar.
+/// `Summary.Value`: one tagged scalar or histogram.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct SummaryValue {
     /// The series' name.
@@ -37,4 +37,36 @@ pub(crate) struct SummaryValue {
     /// `oneof value`: a scalar.
     #[prost(float, optional, tag = "2")]
     pub(crate) simple_value: Option<f32>,
+    /// `oneof value`: a histogram.
+    #[prost(message, optional, tag = "5")]
+    pub(crate) histo: Option<HistogramProto>,
+}
+
+/// `HistogramProto`: a histogram of one step (what `tf.summary.histogram` writes and
+/// TensorBoard's Histograms and Distributions tabs show). Bucket `i` counts the values in
+/// `(bucket_limit[i-1], bucket_limit[i]]`; TensorBoard draws the first bucket from `min` and the
+/// last to `max`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct HistogramProto {
+    /// The smallest value.
+    #[prost(double, tag = "1")]
+    pub(crate) min: f64,
+    /// The largest value.
+    #[prost(double, tag = "2")]
+    pub(crate) max: f64,
+    /// How many values.
+    #[prost(double, tag = "3")]
+    pub(crate) num: f64,
+    /// Their sum.
+    #[prost(double, tag = "4")]
+    pub(crate) sum: f64,
+    /// The sum of their squares.
+    #[prost(double, tag = "5")]
+    pub(crate) sum_squares: f64,
+    /// Each bucket's right edge.
+    #[prost(double, repeated, tag = "6")]
+    pub(crate) bucket_limit: Vec<f64>,
+    /// Each bucket's count.
+    #[prost(double, repeated, tag = "7")]
+    pub(crate) bucket: Vec<f64>,
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use giving::Timestamp;
 use prost::Message;
 
-use super::proto::{Summary, SummaryValue, TfEvent};
+use super::proto::{HistogramProto, Summary, SummaryValue, TfEvent};
 use super::record::frame;
 use crate::error::InstrumentError;
 
@@ -73,15 +73,25 @@ impl EventFile {
         &self.path
     }
 
-    /// Buffers one `Event` with the scalars `values` at `step`.
-    pub(crate) fn scalars(&mut self, time: Timestamp, step: i64, values: Vec<(String, f32)>) {
-        let value = values
-            .into_iter()
-            .map(|(tag, x)| SummaryValue {
-                tag,
-                simple_value: Some(x),
-            })
-            .collect();
+    /// Buffers one `Event` with the scalars `values` and the histogram `histogram` at `step`.
+    pub(crate) fn summary(
+        &mut self,
+        time: Timestamp,
+        step: i64,
+        values: Vec<(String, f32)>,
+        histogram: Option<(String, HistogramProto)>,
+    ) {
+        let scalars = values.into_iter().map(|(tag, x)| SummaryValue {
+            tag,
+            simple_value: Some(x),
+            histo: None,
+        });
+        let histograms = histogram.map(|(tag, histo)| SummaryValue {
+            tag,
+            simple_value: None,
+            histo: Some(histo),
+        });
+        let value = scalars.chain(histograms).collect();
         self.push(&TfEvent {
             wall_time: time.as_secs_f64(),
             step,
