@@ -1,6 +1,6 @@
 //! The whole screen: the panels of `widgets` laid out top to bottom — header, progress,
-//! sources, charts beside the keys, GPU beside CPU, stderr — each as tall as it needs, the
-//! charts and keys taking what is left.
+//! sources, charts beside the keys, the model watch, GPU beside CPU, stderr — each as tall as
+//! it needs, the charts and keys taking what is left.
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
@@ -8,7 +8,7 @@ use ratatui::widgets::Widget;
 
 use super::model::DashState;
 use super::widgets::{
-    Charts, CpuPanel, GpuPanel, Header, KeysTable, Progress, SourcesTable, StderrPanel,
+    Charts, CpuPanel, GpuPanel, Header, KeysTable, Progress, SourcesTable, StderrPanel, WatchPanel,
 };
 
 /// The dashboard's screen for a [`DashState`].
@@ -43,6 +43,8 @@ impl Widget for Dashboard<'_> {
         let sources = SourcesTable::new(state);
         let sources_height = sources.height();
         let progress = Progress::new(state);
+        let watch = WatchPanel::new(state);
+        let watch_height = watch.height();
         let rows = Layout::default()
             .direction(Direction::Vertical)
             .constraints([
@@ -50,6 +52,7 @@ impl Widget for Dashboard<'_> {
                 Constraint::Length(progress.height()),
                 Constraint::Length(sources_height),
                 Constraint::Min(8),
+                Constraint::Length(watch_height),
                 Constraint::Length(monitors),
                 Constraint::Length(stderr_height),
             ])
@@ -65,16 +68,19 @@ impl Widget for Dashboard<'_> {
             .split(rows[3]);
         Charts::new(state).render(middle[0], buf);
         KeysTable::new(state).render(middle[1], buf);
+        if watch_height > 0 {
+            watch.render(rows[4], buf);
+        }
         if monitors > 0 {
             let bottom = Layout::default()
                 .direction(Direction::Horizontal)
                 .constraints([Constraint::Percentage(60), Constraint::Percentage(40)])
-                .split(rows[4]);
+                .split(rows[5]);
             GpuPanel::new(state).render(bottom[0], buf);
             CpuPanel::new(state).render(bottom[1], buf);
         }
         if stderr_height > 0 {
-            stderr.render(rows[5], buf);
+            stderr.render(rows[6], buf);
         }
     }
 }

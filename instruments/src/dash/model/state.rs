@@ -10,6 +10,7 @@ use giving::{Event, Value};
 use super::series::ChartSeries;
 use super::sources::{SourceStat, Sources};
 use super::stats::{CpuStat, GpuStat, KeyStat, RunStat, TaskStat};
+use super::watch::{ParamStat, WatchTable};
 
 /// Everything the dashboard shows, built from events by [`observe`](DashState::observe).
 #[derive(Debug, Clone)]
@@ -27,6 +28,7 @@ pub(crate) struct DashState {
     gpus: BTreeMap<String, GpuStat>,
     cpu: Option<CpuStat>,
     sources: Sources,
+    watch: WatchTable,
     events: u64,
     dropped: u64,
     pending: usize,
@@ -61,6 +63,7 @@ impl DashState {
             gpus: BTreeMap::new(),
             sources: Sources::default(),
             cpu: None,
+            watch: WatchTable::default(),
             events: 0,
             dropped: 0,
             pending: 0,
@@ -84,6 +87,10 @@ impl DashState {
     /// Reads one event. Values of any shape are accepted; what cannot be read is shown as is.
     pub(crate) fn observe(&mut self, event: &Event) {
         self.events += 1;
+        // A model watch's statistics are per parameter: its table, not the keys' latest values.
+        if self.watch.observe(event) {
+            return;
+        }
         self.sources.observe(event);
         let units = event
             .get(keys::UNITS)
@@ -254,6 +261,11 @@ impl DashState {
     /// The sum of the sources' latest rates, with its units, when two or more gave one.
     pub(crate) fn total_rate(&self) -> Option<(f64, &str)> {
         self.sources.total_rate()
+    }
+
+    /// A model watch's latest figures, a row per parameter in the module's order.
+    pub(crate) fn watched(&self) -> &[ParamStat] {
+        self.watch.rows()
     }
 
     /// The latest CPU, memory and process figures.

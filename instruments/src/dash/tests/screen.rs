@@ -250,3 +250,39 @@ fn renders_a_row_per_suite_process_and_rank_with_their_total() {
         "{plain}"
     );
 }
+
+#[test]
+fn a_model_watch_shows_a_row_per_parameter_and_stays_out_of_the_keys() {
+    let mut state = DashState::new(Vec::<String>::new());
+    let watched = |param: &str, watch: &str, key: &'static str, x: f64, nans: f64| {
+        Event::builder()
+            .field("global_step", 100u64)
+            .field("param", param)
+            .field("watch", watch)
+            .field(key, x)
+            .field("nans", nans)
+            .build()
+    };
+    state.observe(&watched("layers.0.weight", "weight", "norm", 12.5, 0.0));
+    state.observe(&watched("layers.0.weight", "grad", "norm", 0.0312, 0.0));
+    state.observe(&watched("layers.1.bias", "grad", "norm", 1.0, 7.0));
+    state.observe(&Event::builder().field("loss", 0.5).build());
+    let lines = screen(&state, 120, 40);
+    let all = lines.join("\n");
+    assert!(
+        shows(&lines, "model watch (2 parameters, step 100)"),
+        "{all}"
+    );
+    let row = lines
+        .iter()
+        .find(|l| l.contains("layers.0.weight"))
+        .expect(&all);
+    assert!(row.contains("12.50") && row.contains("0.031"), "{row}");
+    let row = lines
+        .iter()
+        .find(|l| l.contains("layers.1.bias"))
+        .expect(&all);
+    assert!(row.trim_end_matches('│').trim_end().ends_with('7'), "{row}");
+    // The statistics are the table's, not the keys': `norm` is no key, `loss` is.
+    assert!(state.key("norm").is_none() && state.key("loss").is_some());
+}

@@ -9,6 +9,7 @@ mod monitors;
 mod progress;
 mod sources;
 mod stderr;
+mod watch;
 
 pub(crate) use charts::Charts;
 pub(crate) use header::Header;
@@ -17,6 +18,7 @@ pub(crate) use monitors::{CpuPanel, GpuPanel};
 pub(crate) use progress::Progress;
 pub(crate) use sources::SourcesTable;
 pub(crate) use stderr::StderrPanel;
+pub(crate) use watch::WatchPanel;
 
 #[cfg(test)]
 mod tests;
