@@ -80,6 +80,8 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
         "127.0.0.1:0",
         "--web-linger",
         "120",
+        "--watch",
+        "50",
     ]);
     let mut page = browser::Browser::open(&chromium, &url);
     let finished = page.wait_for(
@@ -92,6 +94,25 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
     assert!(
         points.parse::<u64>().unwrap() >= 100,
         "loss chart points: {points}"
+    );
+    // The model watch per layer: a cell per parameter (three layers' weight and bias) and
+    // watched step (0, 50, …, 250), each with its gradient's norm.
+    let cells = page.eval(
+        "[...document.querySelectorAll('#layers rect.cell')].map(r => \
+         [r.dataset.param, Number(r.dataset.step), Number(r.dataset.value)])",
+    );
+    let cells = cells.as_array().unwrap();
+    assert_eq!(cells.len(), 6 * 6, "{cells:?}");
+    assert_eq!(cells[0][0], "layers.0.weight");
+    assert!(
+        cells.iter().all(|c| c[2].as_f64().unwrap() > 0.0),
+        "{cells:?}"
+    );
+    let steps: std::collections::BTreeSet<u64> =
+        cells.iter().map(|c| c[1].as_u64().unwrap()).collect();
+    assert_eq!(
+        steps.into_iter().collect::<Vec<_>>(),
+        [0, 50, 100, 150, 200, 250]
     );
     let rate = browser::attribute(&dom, r#"data-task="train""#, "data-task");
     assert!(rate.is_some() && dom.contains("items/s"), "no rate: {dom}");

@@ -41,6 +41,8 @@ const NOT_CHARTED: &[&str] = &[
     keys::RANK_END,
     keys::NATS_REJECTED,
     keys::NATS_LOST,
+    // A model watch's histogram: a list of counts, not a line.
+    keys::HIST,
 ];
 
 /// Where the run is: running, over, or asked to stop from the page.
@@ -213,7 +215,8 @@ impl WebState {
         // A model watch's statistics: one line per watched parameter on each statistic's
         // chart (`grad/fc1.weight` on `norm`), not a row of the sources.
         let watched = WatchEvent::of(event).map(|watched| watched.label());
-        self.observe_charts(event, watched.or(label));
+        let every_value = watched.is_some();
+        self.observe_charts(event, watched.or(label), every_value);
         for gpu in GpuReading::all(event) {
             self.gpus.insert(
                 gpu.index.to_owned(),
@@ -298,7 +301,10 @@ impl WebState {
         }
     }
 
-    fn observe_charts(&mut self, event: &Event, label: Option<String>) {
+    /// Adds the event's numbers to the charts. A lazy value is read at most once per
+    /// [`READ_LAZY_EVERY`] of a series, unless `every_value` (a model watch's statistics, given
+    /// every N steps already: each one is a column of the per-layer view).
+    fn observe_charts(&mut self, event: &Event, label: Option<String>, every_value: bool) {
         let x = [keys::GLOBAL_STEP, keys::STEP]
             .iter()
             .find_map(|k| event.get(k).and_then(plain_f64));
@@ -329,6 +335,7 @@ impl WebState {
             entry.count += 1;
             if let Value::Lazy(lazy) = value
                 && !lazy.is_resolved()
+                && !every_value
             {
                 let time = event.time();
                 if entry

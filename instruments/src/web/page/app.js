@@ -221,6 +221,64 @@ function renderCharts() {
   const keys = [...state.lines.keys()].sort((a, b) =>
     (a === "loss" ? -1 : b === "loss" ? 1 : a.localeCompare(b)));
   $("charts").replaceChildren(...keys.map((k) => chart(k, state.lines.get(k))));
+  renderLayers();
+}
+
+// A colour from pale (0) to dark blue (1), for the heatmap's log scale.
+function heat(t) {
+  const hue = 50 + 180 * t, light = 88 - 58 * t;
+  return `hsl(${hue.toFixed(0)}, 75%, ${light.toFixed(0)}%)`;
+}
+
+// The model watch per layer: a row per watched parameter in the watch's order, a column per
+// watched step, each cell its gradient's norm on a log colour scale (vanishing gradients pale,
+// exploding ones dark), read from the `norm` chart's `grad/…` lines. Charts keep finite values
+// only, so a step whose norm was NaN or infinite leaves its cell empty (--stop-on-nonfinite
+// names the parameter).
+function renderLayers() {
+  const norms = state.lines.get("norm");
+  const rows = norms ? [...norms].filter(([label]) => label.startsWith("grad/")) : [];
+  $("layers-panel").hidden = rows.length === 0;
+  if (!rows.length) return;
+  const steps = [...new Set(rows.flatMap(([, points]) => points.map(([x]) => x)))]
+    .sort((a, b) => a - b);
+  const column = new Map(steps.map((x, i) => [x, i]));
+  let lo = Infinity, hi = -Infinity;
+  for (const [, points] of rows) {
+    for (const [, y] of points) {
+      if (y > 0) { lo = Math.min(lo, Math.log10(y)); hi = Math.max(hi, Math.log10(y)); }
+    }
+  }
+  const NAME = 170, ROW = 16, TOP_AXIS = 4, AXIS = 18;
+  const cell = Math.max(2, (WIDTH - NAME - RIGHT) / steps.length);
+  const height = TOP_AXIS + rows.length * ROW + AXIS;
+  const svg = el("svg:svg", { viewBox: `0 0 ${WIDTH} ${height}`, role: "img",
+    "aria-label": "gradient norm per layer" });
+  rows.forEach(([label, points], i) => {
+    const y = TOP_AXIS + i * ROW;
+    const param = label.slice("grad/".length);
+    svg.append(el("svg:text", { x: NAME - 6, y: y + ROW - 4, "text-anchor": "end" }, param));
+    for (const [x, v] of points) {
+      const t = v > 0 && hi > lo ? (Math.log10(v) - lo) / (hi - lo) : 0;
+      const rect = el("svg:rect", { class: "cell", x: (NAME + column.get(x) * cell).toFixed(1), y,
+        width: cell.toFixed(1), height: ROW - 1, fill: heat(t), "data-param": param,
+        "data-step": String(x), "data-value": String(v) });
+      rect.append(el("svg:title", {}, `${param} at step ${x}: |grad| ${fmt(v)}`));
+      svg.append(rect);
+    }
+  });
+  const axisY = height - 5;
+  // Columns are the watched steps, evenly spaced: about five of them labelled.
+  const every = Math.max(1, Math.ceil(steps.length / 5));
+  steps.forEach((x, i) => {
+    if (i % every === 0) {
+      svg.append(el("svg:text", { x: NAME + (i + 0.5) * cell, y: axisY, "text-anchor": "middle" },
+        fmt(x)));
+    }
+  });
+  const scale = lo <= hi ? `|grad| from ${fmt(10 ** lo)} (pale) to ${fmt(10 ** hi)} (dark), log scale; step →`
+    : "every gradient norm is 0";
+  $("layers").replaceChildren(svg, el("p", { class: "scale" }, scale));
 }
 
 function renderMachine(b) {
