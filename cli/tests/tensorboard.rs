@@ -4,7 +4,10 @@
 
 mod servers;
 
+use std::path::PathBuf;
 use std::process::Command;
+
+use tempfile::TempDir;
 
 use servers::{assert_same_losses, events_in, giving_command, logged_losses, python_has};
 
@@ -39,35 +42,14 @@ tabs = {t: [plugin.SummaryMetadata(t).plugin_data.plugin_name,
 print(json.dumps({"tags": tags, "hists": hists, "tabs": tabs}))
 "#;
 
-#[test]
-fn tensorboard_reads_the_logged_losses_at_their_steps() {
-    if !python_has("tensorboard") {
-        println!("SKIPPED: the tensorboard Python package is not installed");
-        return;
-    }
+/// Runs `giving train ARGS --tensorboard DIR/tb --log DIR/log`, then `script` on the event
+/// files; its JSON output, the log's directory and the directory that holds both.
+fn train_and_read(args: &[&str], script: &str) -> (serde_json::Value, PathBuf, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let (tb, log) = (dir.path().join("tb"), dir.path().join("log"));
     let out = giving_command()
-        .args([
-            "train",
-            "mlp",
-            "--steps",
-            "12",
-            "--batch-size",
-            "16",
-            "--train-size",
-            "192",
-        ])
-        .args([
-            "--valid-size",
-            "32",
-            "--every",
-            "0",
-            "--window",
-            "4",
-            "--rate-skip",
-            "0",
-        ])
+        .arg("train")
+        .args(args)
         .arg("--tensorboard")
         .arg(&tb)
         .arg("--log")
@@ -79,9 +61,8 @@ fn tensorboard_reads_the_logged_losses_at_their_steps() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-
     let python = Command::new("python3")
-        .args(["-c", READ_BACK])
+        .args(["-c", script])
         .arg(&tb)
         .output()
         .unwrap();
@@ -90,7 +71,33 @@ fn tensorboard_reads_the_logged_losses_at_their_steps() {
         "{}",
         String::from_utf8_lossy(&python.stderr)
     );
-    let read: serde_json::Value = serde_json::from_slice(&python.stdout).unwrap();
+    (serde_json::from_slice(&python.stdout).unwrap(), log, dir)
+}
+
+#[test]
+fn tensorboard_reads_the_logged_losses_at_their_steps() {
+    if !python_has("tensorboard") {
+        println!("SKIPPED: the tensorboard Python package is not installed");
+        return;
+    }
+    let train = [
+        "mlp",
+        "--steps",
+        "12",
+        "--batch-size",
+        "16",
+        "--train-size",
+        "192",
+        "--valid-size",
+        "32",
+        "--every",
+        "0",
+        "--window",
+        "4",
+        "--rate-skip",
+        "0",
+    ];
+    let (read, log, _dir) = train_and_read(&train, READ_BACK);
     let tags: Vec<&str> = read["tags"]
         .as_array()
         .unwrap()
@@ -109,34 +116,17 @@ fn tensorboard_shows_the_watched_histograms_of_each_parameter() {
         println!("SKIPPED: the tensorboard Python package is not installed");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let (tb, log) = (dir.path().join("tb"), dir.path().join("log"));
-    let out = giving_command()
-        .args(["train", "mlp", "--steps", "9", "--batch-size", "16"])
-        .args(["--train-size", "192", "--valid-size", "32", "--every", "0"])
-        .args(["--watch", "4"])
-        .arg("--tensorboard")
-        .arg(&tb)
-        .arg("--log")
-        .arg(&log)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let python = Command::new("python3")
-        .args(["-c", READ_HISTOGRAMS])
-        .arg(&tb)
-        .output()
-        .unwrap();
-    assert!(
-        python.status.success(),
-        "{}",
-        String::from_utf8_lossy(&python.stderr)
-    );
-    let read: serde_json::Value = serde_json::from_slice(&python.stdout).unwrap();
+    let train = [
+        "mlp",
+        "--steps",
+        "9",
+        "--batch-size",
+        "16",
+        "--train-size",
+        "192",
+    ];
+    let options = ["--valid-size", "32", "--every", "0", "--watch", "4"];
+    let (read, log, _dir) = train_and_read(&[&train[..], &options].concat(), READ_HISTOGRAMS);
 
     // Every histogram the watch logged, at its step, with its counts.
     let mut logged = 0;
