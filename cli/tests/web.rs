@@ -90,6 +90,12 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
     );
     let dom = page.dom();
     assert!(finished, "{dom}\n{:?}", lines.drain());
+    // The loss chart's x axis is titled by what its x is.
+    let x_title = page.eval(
+        "[document.querySelector('.chart[data-key=\"loss\"]').dataset.x, \
+         document.querySelector('.chart[data-key=\"loss\"] text.axis-title').textContent]",
+    );
+    assert_eq!(x_title, serde_json::json!(["global_step", "global_step"]));
     let points = browser::attribute(&dom, r#"data-key="loss""#, "data-points").unwrap();
     assert!(
         points.parse::<u64>().unwrap() >= 100,
@@ -142,8 +148,10 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
     let png = screenshot_path(dir.path());
     // Chromium shoots `--timeout` after the load; on a loaded 2-core machine the first batch may
     // not be drawn by then (a blank page), so a small picture is taken again with a longer wait.
+    // With the model watch's dozen charts and the other browser tests starting their own
+    // Chromium beside it, 10 s was once not enough here.
     let mut bytes = Vec::new();
-    for wait in [2, 5, 10] {
+    for wait in [2, 5, 10, 20, 30] {
         browser::screenshot(&chromium, &url, &png, Duration::from_secs(wait));
         bytes = std::fs::read(&png).unwrap();
         if bytes.len() > 20_000 {

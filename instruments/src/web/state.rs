@@ -45,6 +45,9 @@ const NOT_CHARTED: &[&str] = &[
     keys::HIST,
 ];
 
+/// The x of a chart whose events have no step: the events counted.
+const EVENT_COUNT: &str = "events";
+
 /// Where the run is: running, over, or asked to stop from the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Status {
@@ -75,6 +78,8 @@ pub(crate) struct RunInfo {
 struct SeriesEntry {
     key: String,
     label: Option<String>,
+    /// What its x is: `global_step`, `step`, or [`EVENT_COUNT`] (its first event's).
+    x_key: &'static str,
     series: Series,
     /// Events that carried the key (the x of events without a step).
     count: u64,
@@ -305,9 +310,11 @@ impl WebState {
     /// [`READ_LAZY_EVERY`] of a series, unless `every_value` (a model watch's statistics, given
     /// every N steps already: each one is a column of the per-layer view).
     fn observe_charts(&mut self, event: &Event, label: Option<String>, every_value: bool) {
-        let x = [keys::GLOBAL_STEP, keys::STEP]
+        // The x of the event's points, and what it is (the chart's axis title).
+        let (x, x_key) = [keys::GLOBAL_STEP, keys::STEP]
             .iter()
-            .find_map(|k| event.get(k).and_then(plain_f64));
+            .find_map(|k| Some((event.get(k).and_then(plain_f64)?, *k)))
+            .map_or((None, EVENT_COUNT), |(x, k)| (Some(x), k));
         for (key, value) in event.iter() {
             if !chartable(key, value) {
                 continue;
@@ -319,6 +326,7 @@ impl WebState {
                     self.series.push(SeriesEntry {
                         key: id.0.clone(),
                         label: id.1.clone(),
+                        x_key,
                         series: Series::default(),
                         count: 0,
                         last_read: None,
@@ -383,6 +391,7 @@ impl WebState {
                 series.push(json!({
                     "key": entry.key,
                     "label": entry.label,
+                    "x": entry.x_key,
                     "from": delta.from,
                     "points": delta.points,
                 }));
@@ -564,6 +573,26 @@ mod tests {
             .collect();
         assert_eq!(labels, ["rank 0", "rank 1"]);
         assert_eq!(batch["sources"].as_array().unwrap().len(), 2);
+        // Its x is the events' `step`: the chart's axis title.
+        assert_eq!(batch["series"][0]["x"], "step");
+    }
+
+    #[test]
+    fn a_charts_x_is_the_global_step_else_the_step_else_the_events_counted() {
+        let mut state = state();
+        state.observe(&event(&[
+            (keys::GLOBAL_STEP, Value::U64(3)),
+            (keys::LOSS, Value::F64(1.0)),
+        ]));
+        state.observe(&event(&[(keys::RATE, Value::F64(5.0))]));
+        let batch = parse(state.batch(&mut ClientView::default(), Timestamp::now()));
+        let x: Vec<(&str, &str)> = batch["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["key"].as_str().unwrap(), s["x"].as_str().unwrap()))
+            .collect();
+        assert_eq!(x, [("loss", "global_step"), ("rate", "events")]);
     }
 
     #[test]

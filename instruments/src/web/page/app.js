@@ -6,9 +6,10 @@
 const SVG = "http://www.w3.org/2000/svg";
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#ca8a04",
   "#db2777", "#4b5563", "#65a30d"];
-const WIDTH = 600, HEIGHT = 220, LEFT = 52, RIGHT = 8, TOP = 8, BOTTOM = 22;
+const WIDTH = 600, HEIGHT = 232, LEFT = 52, RIGHT = 8, TOP = 8, BOTTOM = 34;
 
-const state = { batch: null, lines: new Map(), logScale: new Set(), colors: new Map() };
+const state = { batch: null, lines: new Map(), logScale: new Set(), colors: new Map(),
+  xKeys: new Map() };
 const timings = { loadMs: null, latencies: [], updates: 0 };
 const $ = (id) => document.getElementById(id);
 
@@ -57,6 +58,7 @@ function merge(batch) {
     let lines = state.lines.get(s.key);
     if (!lines) { lines = new Map(); state.lines.set(s.key, lines); }
     const label = s.label === null ? "" : s.label;
+    state.xKeys.set(s.key, s.x);
     const had = lines.get(label) || [];
     lines.set(label, s.from === 0 ? s.points : had.slice(0, s.from).concat(s.points));
   }
@@ -154,7 +156,7 @@ function chart(key, lines) {
     if (points.length) latest = points[points.length - 1][1];
   }
   const box = el("div", { class: "chart", "data-key": key, "data-points": String(total),
-    "data-lines": String(lines.size) });
+    "data-lines": String(lines.size), "data-x": state.xKeys.get(key) || "" });
   const head = el("div", { class: "chart-head" });
   head.append(el("h3", {}, key), el("span", { class: "latest" }, fmt(latest)));
   const toggle = el("button", { type: "button", class: "log-toggle" }, log ? "linear" : "log");
@@ -182,8 +184,11 @@ function chart(key, lines) {
         fmt(log ? Math.pow(10, v) : v)));
     }
     for (const x of xTicks) {
-      svg.append(el("svg:text", { x: px(x), y: HEIGHT - 6, "text-anchor": "middle" }, fmt(x)));
+      svg.append(el("svg:text", { x: px(x), y: HEIGHT - 18, "text-anchor": "middle" }, fmt(x)));
     }
+    // The x axis' title: what the points' x is (global_step, step, or the events counted).
+    svg.append(el("svg:text", { class: "axis-title", x: LEFT + w / 2, y: HEIGHT - 3,
+      "text-anchor": "middle" }, state.xKeys.get(key) || ""));
     for (const [label, points] of lines) {
       const coords = [];
       for (const [x, y] of points) {
