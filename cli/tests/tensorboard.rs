@@ -43,8 +43,13 @@ print(json.dumps({"tags": tags, "hists": hists, "tabs": tabs}))
 "#;
 
 /// Runs `giving train ARGS --tensorboard DIR/tb --log DIR/log`, then `script` on the event
-/// files; its JSON output, the log's directory and the directory that holds both.
-fn train_and_read(args: &[&str], script: &str) -> (serde_json::Value, PathBuf, TempDir) {
+/// files; its JSON output, the log's directory and the directory that holds both. `None`
+/// (SKIPPED) without the tensorboard Python package.
+fn train_and_read(args: &[&str], script: &str) -> Option<(serde_json::Value, PathBuf, TempDir)> {
+    if !python_has("tensorboard") {
+        println!("SKIPPED: the tensorboard Python package is not installed");
+        return None;
+    }
     let dir = tempfile::tempdir().unwrap();
     let (tb, log) = (dir.path().join("tb"), dir.path().join("log"));
     let out = giving_command()
@@ -71,15 +76,11 @@ fn train_and_read(args: &[&str], script: &str) -> (serde_json::Value, PathBuf, T
         "{}",
         String::from_utf8_lossy(&python.stderr)
     );
-    (serde_json::from_slice(&python.stdout).unwrap(), log, dir)
+    Some((serde_json::from_slice(&python.stdout).unwrap(), log, dir))
 }
 
 #[test]
 fn tensorboard_reads_the_logged_losses_at_their_steps() {
-    if !python_has("tensorboard") {
-        println!("SKIPPED: the tensorboard Python package is not installed");
-        return;
-    }
     let train = [
         "mlp",
         "--steps",
@@ -97,7 +98,9 @@ fn tensorboard_reads_the_logged_losses_at_their_steps() {
         "--rate-skip",
         "0",
     ];
-    let (read, log, _dir) = train_and_read(&train, READ_BACK);
+    let Some((read, log, _dir)) = train_and_read(&train, READ_BACK) else {
+        return;
+    };
     let tags: Vec<&str> = read["tags"]
         .as_array()
         .unwrap()
@@ -112,10 +115,6 @@ fn tensorboard_reads_the_logged_losses_at_their_steps() {
 
 #[test]
 fn tensorboard_shows_the_watched_histograms_of_each_parameter() {
-    if !python_has("tensorboard") {
-        println!("SKIPPED: the tensorboard Python package is not installed");
-        return;
-    }
     let train = [
         "mlp",
         "--steps",
@@ -126,7 +125,10 @@ fn tensorboard_shows_the_watched_histograms_of_each_parameter() {
         "192",
     ];
     let options = ["--valid-size", "32", "--every", "0", "--watch", "4"];
-    let (read, log, _dir) = train_and_read(&[&train[..], &options].concat(), READ_HISTOGRAMS);
+    let Some((read, log, _dir)) = train_and_read(&[&train[..], &options].concat(), READ_HISTOGRAMS)
+    else {
+        return;
+    };
 
     // Every histogram the watch logged, at its step, with its counts.
     let mut logged = 0;
