@@ -76,7 +76,8 @@ const STATS: [&str; 8] = [
 pub struct ModelWatch<B: Backend> {
     every: u64,
     bins: usize,
-    /// Where the statistics are computed; `None`: by the backend (see [`StatsOn`]).
+    /// Where the statistics are computed; `None` until the first watched step decides it by
+    /// the backend (see [`StatsOn`]), unless set.
     on: Option<StatsOn>,
     giver: Giver,
     /// The parameters of the last watched step, to measure the optimiser's step at the next
@@ -148,9 +149,10 @@ impl<B: Backend> ModelWatch<B> {
         let Some(first) = visitor.params.first() else {
             return;
         };
-        let on = self
+        // Decided once, by the backend, unless the user chose.
+        let on = *self
             .on
-            .unwrap_or_else(|| StatsOn::for_backend(&B::name(&first.weights.device())));
+            .get_or_insert_with(|| StatsOn::for_backend(&B::name(&first.weights.device())));
         if let Some((step, before)) = self.before.take() {
             self.give_updates(on, step, &before, &visitor.params);
         }

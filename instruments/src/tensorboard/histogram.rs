@@ -1,8 +1,8 @@
 //! A model watch's histogram as TensorBoard's `HistogramProto`: what its Histograms and
 //! Distributions tabs show for `grad/fc1.weight`.
 
+use giving::Event;
 use giving::vocab::{WatchEvent, keys};
-use giving::{Event, FromValue};
 
 use super::proto::HistogramProto;
 
@@ -17,8 +17,8 @@ use super::proto::HistogramProto;
 /// finite, and the sums are left at 0 rather than written as NaN).
 pub(crate) fn of(event: &Event) -> Option<(String, HistogramProto)> {
     let watched = WatchEvent::of(event)?;
-    let counts = Vec::<f64>::from_value(event.get(keys::HIST)?).ok()?;
-    let number = |key| event.get(key).and_then(|v| f64::from_value(v).ok());
+    let counts = event.get_as::<Vec<f64>>(keys::HIST).ok()?;
+    let number = |key| event.get_as::<f64>(key).ok();
     let (min, max) = (number(keys::MIN)?, number(keys::MAX)?);
     let num: f64 = counts.iter().sum();
     if counts.is_empty() || num == 0.0 || !(min.is_finite() && max.is_finite()) {

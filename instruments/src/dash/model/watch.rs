@@ -1,8 +1,8 @@
 //! [`WatchTable`]: a model watch's latest figures per parameter (`giving_burn::ModelWatch`'s
 //! events), for the dashboard's per-layer table.
 
+use giving::Event;
 use giving::vocab::{WatchEvent, keys};
-use giving::{Event, FromValue};
 
 /// One parameter's latest watched figures.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,7 +47,7 @@ impl WatchTable {
                 self.rows.last_mut().expect("just pushed")
             }
         };
-        let number = |key| event.get(key).and_then(|v| f64::from_value(v).ok());
+        let number = |key| event.get_as::<f64>(key).ok();
         // A new watched step: the counts start over (weights and gradient add to them).
         if watched.step != row.step && watched.watch != "update" {
             row.step = watched.step;
