@@ -92,15 +92,15 @@ macro_rules! __give_fields {
 macro_rules! __give_write {
     ($w:ident;) => {()};
     ($w:ident; $key:ident = $value:expr $(, $($rest:tt)*)?) => {{
-        $w.field(::core::stringify!($key), $crate::ToValue::to_value(&$value));
+        $w.field(::core::stringify!($key), $crate::__give_value!($value));
         $crate::__give_write!($w; $($($rest)*)?)
     }};
     ($w:ident; $key:literal = $value:expr $(, $($rest:tt)*)?) => {{
-        $w.field($key, $crate::ToValue::to_value(&$value));
+        $w.field($key, $crate::__give_value!($value));
         $crate::__give_write!($w; $($($rest)*)?)
     }};
     ($w:ident; $name:ident $(, $($rest:tt)*)?) => {{
-        $w.field(::core::stringify!($name), $crate::ToValue::to_value(&$name));
+        $w.field(::core::stringify!($name), $crate::__give_value!($name));
         $crate::__give_write!($w; $($($rest)*)?)
     }};
 }
@@ -114,19 +114,19 @@ macro_rules! __give_array {
     };
     ([$($done:tt)*] $key:ident = $value:expr $(, $($rest:tt)*)?) => {
         $crate::__give_array!(
-            [$($done)* (::core::stringify!($key), $crate::ToValue::to_value(&$value)),]
+            [$($done)* (::core::stringify!($key), $crate::__give_value!($value)),]
             $($($rest)*)?
         )
     };
     ([$($done:tt)*] $key:literal = $value:expr $(, $($rest:tt)*)?) => {
         $crate::__give_array!(
-            [$($done)* ($key, $crate::ToValue::to_value(&$value)),]
+            [$($done)* ($key, $crate::__give_value!($value)),]
             $($($rest)*)?
         )
     };
     ([$($done:tt)*] $name:ident $(, $($rest:tt)*)?) => {
         $crate::__give_array!(
-            [$($done)* (::core::stringify!($name), $crate::ToValue::to_value(&$name)),]
+            [$($done)* (::core::stringify!($name), $crate::__give_value!($name)),]
             $($($rest)*)?
         )
     };

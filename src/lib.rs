@@ -46,6 +46,7 @@ mod event;
 mod feed;
 mod field;
 mod give;
+mod give_value;
 mod given;
 mod iterate;
 pub mod keyed;

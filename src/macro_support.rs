@@ -8,6 +8,9 @@ pub use crate::give::{
     FieldWriter, event_at, event_from_array, fields, give_with, give_written, is_listening,
 };
 
+/// How `give!` converts a value (and refuses one it cannot give, with its own message).
+pub use crate::give_value::{Give, GivenValue, NotAValue, ViaToValue};
+
 /// What `#[probe]` expands to.
 pub use crate::probe::__expand as probe;
 

@@ -206,7 +206,8 @@ pub mod keys {
     /// [`WATCH`], [`GLOBAL_STEP`] and the statistics below.
     pub const PARAM: &str = "param";
     /// `str`: what a model watch's event measures of its [`PARAM`]: `"weight"`, `"grad"` (its
-    /// gradient) or `"update"` (the optimiser's step, [`UPDATE_RATIO`]).
+    /// gradient), `"update"` (the optimiser's step, [`UPDATE_RATIO`]) or `"act"` (a probed
+    /// activation, its [`PARAM`] the probe's selector).
     pub const WATCH: &str = "watch";
     /// `f64` (lazy): the L2 norm of a watched tensor.
     pub const NORM: &str = "norm";
@@ -279,7 +280,7 @@ impl<'a> StepEvent<'a> {
 pub struct WatchEvent<'a> {
     /// The parameter's path in the module (`fc1.weight`).
     pub param: &'a str,
-    /// What is measured of it: `"weight"`, `"grad"` or `"update"`.
+    /// What is measured of it: `"weight"`, `"grad"`, `"update"` or `"act"`.
     pub watch: &'a str,
     /// The step it was measured at (0 when the event has none).
     pub step: u64,

@@ -78,3 +78,44 @@ fn a_lazy_value_that_fails_reports_why() {
     );
     assert!(serde_json::to_string(&event).is_err());
 }
+
+/// The README's pattern: a printer that samples before it converts reads only the losses it
+/// prints, where a reduction over every loss reads each one.
+#[tokio::test(start_paused = true)]
+async fn sampling_before_converting_reads_only_the_sampled_losses() {
+    use std::time::Duration;
+
+    let resolutions = Arc::new(AtomicUsize::new(0));
+    let resolved_on = Arc::new(std::sync::Mutex::new(None));
+    let gv = given();
+    let printed = gv
+        .stream()
+        .where_(["loss"])
+        .throttle_latest(Duration::from_secs(1))
+        .key::<f64>("loss");
+    let best = gv.stream().key::<f64>("loss").min();
+    for step in 0..300u64 {
+        let loss = Value::lazy(CountingTensor {
+            value: 1.0 / (1.0 + step as f64),
+            resolutions: resolutions.clone(),
+            resolved_on: resolved_on.clone(),
+        });
+        give!(step, loss);
+    }
+    gv.finish().unwrap();
+
+    let printed: Vec<f64> = printed.collect().await;
+    // Every loss arrives in the first window: the leading one, then the newest at the end.
+    assert_eq!(printed, [1.0, 1.0 / 300.0]);
+    assert_eq!(
+        resolutions.load(Ordering::SeqCst),
+        2,
+        "the printer read two"
+    );
+    assert_eq!(best.await, Some(1.0 / 300.0));
+    assert_eq!(
+        resolutions.load(Ordering::SeqCst),
+        300,
+        "the reduction read every loss (the printed two were read once, and cached)"
+    );
+}

@@ -29,6 +29,7 @@
 //! the rate instrument measures throughput without slowing the loop (milabench's method).
 //! `docs/burn.md` walks through a whole loop.
 
+mod activations;
 pub mod denormals;
 pub mod heap;
 mod lazy;

@@ -9,8 +9,11 @@ use burn::optim::GradientsParams;
 use burn::prelude::Backend;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{IndexingUpdateOp, Tensor};
+use giving::probe::ProbeError;
 use giving::vocab::keys;
 use giving::{Event, Giver, Resolve, ResolveError, Value};
+
+use crate::activations::Activations;
 
 /// Histogram bins by default (TensorBoard's and wandb's default is 64 too).
 pub const DEFAULT_BINS: usize = 64;
@@ -83,6 +86,8 @@ pub struct ModelWatch<B: Backend> {
     /// The parameters of the last watched step, to measure the optimiser's step at the next
     /// call.
     before: Option<(u64, Vec<Watched<B>>)>,
+    /// The probed variables watched as activations.
+    activations: Activations,
 }
 
 impl<B: Backend> ModelWatch<B> {
@@ -94,6 +99,7 @@ impl<B: Backend> ModelWatch<B> {
             on: None,
             giver: Giver::current(),
             before: None,
+            activations: Activations::new(),
         }
     }
 
@@ -116,6 +122,69 @@ impl<B: Backend> ModelWatch<B> {
         self
     }
 
+    /// Also watches the activations that `selector` probes: a variable of a function annotated
+    /// with `#[giving::probe]`, as `"Cnn.forward > x"` (ptera's selectors, docs/probes.md), so
+    /// that a layer's output is watched without editing the model. On each watched step it
+    /// gives `{global_step, param: selector, watch: "act", norm, …, hist}`, the weights'
+    /// statistics, computed on the reader's thread from the tensor's values. Between watched
+    /// steps no probe is open: the instrumented function runs as unobserved.
+    ///
+    /// Call on the training thread, where the model runs (the probes observe that thread),
+    /// after `giving_burn::probe_autodiff_tensors::<B>()` (the bundled models' training does
+    /// it): without it a probed tensor is given as its type's name, which has no statistics.
+    /// A malformed selector, or one naming no instrumented function, is refused here.
+    ///
+    /// ```
+    /// use burn::backend::{Autodiff, Flex};
+    /// use burn::module::Module;
+    /// use burn::nn::{Linear, LinearConfig};
+    /// use burn::optim::{GradientsParams, Optimizer, SgdConfig};
+    /// use burn::tensor::Tensor;
+    /// use giving::prelude::*;
+    /// use giving::given;
+    /// use giving_burn::ModelWatch;
+    ///
+    /// type B = Autodiff<Flex>;
+    ///
+    /// #[derive(Module, Debug)]
+    /// struct Net<B: burn::prelude::Backend> {
+    ///     fc: Linear<B>,
+    /// }
+    ///
+    /// #[giving::probe]
+    /// impl<B: burn::prelude::Backend> Net<B> {
+    ///     fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+    ///         let hidden = self.fc.forward(x);
+    ///         hidden.clamp_min(0.0)
+    ///     }
+    /// }
+    ///
+    /// giving_burn::probe_autodiff_tensors::<B>();
+    /// let device = Default::default();
+    /// let mut model = Net::<B> { fc: LinearConfig::new(3, 2).init(&device) };
+    /// let mut optim = SgdConfig::new().init();
+    /// let gv = given();
+    /// let acts = gv.spawn(
+    ///     gv.stream().where_eq("watch", "act").map(|e| (e.get_as::<u64>("global_step").unwrap(), e.get_as::<f64>("max").unwrap())).collect::<Vec<_>>(),
+    /// );
+    /// let mut watch = ModelWatch::new().every(2).activations("Net.forward > hidden").unwrap();
+    /// for step in 0..4u64 {
+    ///     let loss = model.forward(Tensor::<B, 2>::ones([4, 3], &device)).mean();
+    ///     let grads = GradientsParams::from_grads(loss.backward(), &model);
+    ///     watch.observe(step, &model, &grads);
+    ///     model = optim.step(0.1, model, grads);
+    /// }
+    /// gv.finish().unwrap();
+    /// let acts = acts.join().unwrap();
+    /// assert_eq!(acts.iter().map(|(step, _)| *step).collect::<Vec<_>>(), [0, 2]);
+    /// ```
+    pub fn activations(mut self, selector: &str) -> Result<Self, ProbeError> {
+        self.activations.add(selector)?;
+        // Step 0 is watched: its forward is caught from now on.
+        self.activations.arm()?;
+        Ok(self)
+    }
+
     /// Gives through `giver` instead of the calling thread's scopes.
     pub fn with_giver(mut self, giver: Giver) -> Self {
         self.giver = giver;
@@ -136,6 +205,9 @@ impl<B: Backend> ModelWatch<B> {
         M: AutodiffModule<A>,
     {
         let watched = self.is_watched(global_step);
+        if !self.activations.is_empty() {
+            self.observe_activations::<A>(global_step, watched);
+        }
         if (!watched && self.before.is_none()) || !self.giver.is_listening() {
             self.before = None;
             return;
@@ -159,57 +231,126 @@ impl<B: Backend> ModelWatch<B> {
         if !watched {
             return;
         }
+        // Every parameter's statistics, in the module's order: weights, then the gradient.
+        let mut watched_tensors = Vec::with_capacity(2 * visitor.params.len());
         for param in &mut visitor.params {
-            self.give_stats(
-                on,
-                global_step,
-                &param.name,
-                "weight",
-                param.weights.clone(),
-            );
+            watched_tensors.push((param.name.as_str(), "weight", param.weights.clone()));
             // On the device the gradient is not kept for the next step: its memory goes back
             // once its statistics are queued (on the host, once they are read).
             if let Some(grad) = param.grad.take() {
-                self.give_stats(on, global_step, &param.name, "grad", grad);
+                watched_tensors.push((param.name.as_str(), "grad", grad));
             }
         }
+        self.give_stats(on, global_step, watched_tensors);
         self.before = Some((global_step, visitor.params));
     }
 
-    fn give_stats(&self, on: StatsOn, step: u64, name: &str, what: &str, tensor: Tensor<B, 1>) {
-        let work = match on {
-            StatsOn::Device => Work::Read(stats(tensor, self.bins)),
-            StatsOn::Host => Work::Stats(tensor, self.bins),
-        };
-        let packed = Arc::new(Packed::new(work));
+    /// Gives the activations caught during this step's forward if it is watched, and opens
+    /// the probes for the next step if that one is.
+    fn observe_activations<A: AutodiffBackend<InnerBackend = B>>(
+        &mut self,
+        global_step: u64,
+        watched: bool,
+    ) {
+        let listening = self.giver.is_listening();
+        for captured in self.activations.take() {
+            if watched && listening {
+                let packed = Arc::new(Packed::new(Work::Values(captured.value, self.bins)));
+                self.give_packed(global_step, &captured.name, "act", &packed, 0);
+            }
+        }
+        if listening && self.is_watched(global_step + 1) {
+            crate::probe_autodiff_tensors::<A>();
+            // The selectors were checked when added; one that no longer opens (its function
+            // gone from the registry cannot happen in one program) is skipped.
+            let _ = self.activations.arm();
+        }
+    }
+
+    /// Gives the statistics of each `(param, what, values)`. On the device, every tensor's
+    /// statistics are packed into one device tensor, read with one transfer by the first
+    /// reader: a read waits for the device's queue, and one per parameter (a dozen per watched
+    /// step) held the training's launches up each time (measured on an H100, docs/watch.md).
+    fn give_stats(&self, on: StatsOn, step: u64, tensors: Vec<(&str, &str, Tensor<B, 1>)>) {
+        let width = STATS.len() + self.bins;
+        match on {
+            StatsOn::Device => {
+                let (labels, stats): (Vec<_>, Vec<_>) = tensors
+                    .into_iter()
+                    .map(|(name, what, tensor)| ((name, what), stats(tensor, self.bins)))
+                    .unzip();
+                if stats.is_empty() {
+                    return;
+                }
+                let packed = Arc::new(Packed::new(Work::Read(Tensor::cat(stats, 0))));
+                for (index, (name, what)) in labels.into_iter().enumerate() {
+                    self.give_packed(step, name, what, &packed, index * width);
+                }
+            }
+            StatsOn::Host => {
+                for (name, what, tensor) in tensors {
+                    let packed = Arc::new(Packed::new(Work::Stats(tensor, self.bins)));
+                    self.give_packed(step, name, what, &packed, 0);
+                }
+            }
+        }
+    }
+
+    /// Gives one parameter's (or activation's) statistics, each a lazy value reading
+    /// `packed` from `offset` on ([`STATS`], then the histogram).
+    fn give_packed(
+        &self,
+        step: u64,
+        name: &str,
+        what: &str,
+        packed: &Arc<Packed<B>>,
+        offset: usize,
+    ) {
         let mut event = Event::builder()
             .field(keys::GLOBAL_STEP, step)
             .field(keys::PARAM, name)
             .field(keys::WATCH, what);
         for (index, key) in STATS.iter().enumerate() {
-            event = event.field(*key, Value::lazy(Stat::One(packed.clone(), index)));
+            event = event.field(*key, Value::lazy(Stat::One(packed.clone(), offset + index)));
         }
-        event = event.field(keys::HIST, Value::lazy(Stat::Rest(packed, STATS.len())));
+        let hist = offset + STATS.len()..offset + STATS.len() + self.bins;
+        event = event.field(keys::HIST, Value::lazy(Stat::Range(packed.clone(), hist)));
         self.giver.give(event.build());
     }
 
+    /// Gives each parameter's update ratio; on the device, all of them read with one
+    /// transfer (as [`give_stats`](Self::give_stats)).
     fn give_updates(&self, on: StatsOn, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
-        for (old, new) in before.iter().zip(after) {
-            let (name, old, new) = (&old.name, &old.weights, &new.weights);
-            let work = match on {
-                StatsOn::Device => Work::Read(
+        let pairs = before.iter().zip(after);
+        let on_device = (on == StatsOn::Device && !before.is_empty()).then(|| {
+            let ratios: Vec<_> = pairs
+                .clone()
+                .map(|(old, new)| {
+                    let (old, new) = (&old.weights, &new.weights);
                     (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
-                        / old.clone().powi_scalar(2).sum().sqrt(),
+                        / old.clone().powi_scalar(2).sum().sqrt()
+                })
+                .collect();
+            Arc::new(Packed::new(Work::Read(Tensor::cat(ratios, 0))))
+        });
+        for (index, (old, new)) in pairs.enumerate() {
+            let (packed, at) = match &on_device {
+                Some(packed) => (packed.clone(), index),
+                None => (
+                    Arc::new(Packed::new(Work::Ratio(
+                        old.weights.clone(),
+                        new.weights.clone(),
+                    ))),
+                    0,
                 ),
-                StatsOn::Host => Work::Ratio(old.clone(), new.clone()),
             };
-            let packed = Arc::new(Packed::new(work));
+            let name = &old.name;
             self.giver.give(
                 Event::builder()
                     .field(keys::GLOBAL_STEP, step)
                     .field(keys::PARAM, name.as_str())
                     .field(keys::WATCH, "update")
-                    .field(keys::UPDATE_RATIO, Value::lazy(Stat::One(packed, 0)))
+                    .field(keys::UPDATE_RATIO, Value::lazy(Stat::One(packed, at)))
                     .build(),
             );
         }
@@ -361,6 +502,9 @@ enum Work<B: Backend> {
     Stats(Tensor<B, 1>, usize),
     /// A parameter before and after a step: ‖after − before‖ / ‖before‖.
     Ratio(Tensor<B, 1>, Tensor<B, 1>),
+    /// A probed value (a lazy tensor, read by the first reader): its statistics and
+    /// histogram of this many bins.
+    Values(Value, usize),
 }
 
 /// One packed vector of statistics, computed or read at most once (by the first statistic
@@ -389,6 +533,7 @@ impl<B: Backend> Packed<B> {
                         &host_values(before)?,
                         &host_values(after)?,
                     )]),
+                    Work::Values(value, bins) => Ok(host_stats(&numbers(value)?, *bins)),
                 }
             })
             .as_deref()
@@ -403,6 +548,29 @@ fn host_values<B: Backend>(tensor: &Tensor<B, 1>) -> Result<Vec<f64>, String> {
         .try_into_data()
         .map_err(|e| format!("reading model statistics: {e}"))?;
     Ok(data.iter::<f64>().collect())
+}
+
+/// A probed value's numbers: a tensor's elements (read if lazy), or one number.
+fn numbers(value: &Value) -> Result<Vec<f64>, String> {
+    let value = value
+        .resolved()
+        .map_err(|e| format!("reading an activation: {e}"))?;
+    let number = |item: &Value| match item {
+        Value::F64(x) => Some(*x),
+        Value::I64(x) => Some(*x as f64),
+        Value::U64(x) => Some(*x as f64),
+        _ => None,
+    };
+    let not_numbers = || {
+        format!(
+            "an activation must be a tensor or a number, not {value} (is the backend's tensor type registered with giving_burn::probe_autodiff_tensors?)"
+        )
+    };
+    match value {
+        Value::List(items) => items.iter().map(number).collect::<Option<_>>(),
+        one => number(one).map(|x| vec![x]),
+    }
+    .ok_or_else(not_numbers)
 }
 
 /// [`stats`] on the host: [`STATS`] then `bins` counts, the same definitions in two passes.
@@ -463,11 +631,10 @@ fn host_ratio(before: &[f64], after: &[f64]) -> f64 {
     delta.sqrt() / norm.sqrt()
 }
 
-/// A statistic of a [`Packed`] vector: one element, or the elements from an index on (the
-/// histogram).
+/// A statistic of a [`Packed`] vector: one element, or a range of them (a histogram).
 enum Stat<B: Backend> {
     One(Arc<Packed<B>>, usize),
-    Rest(Arc<Packed<B>>, usize),
+    Range(Arc<Packed<B>>, std::ops::Range<usize>),
 }
 
 impl<B: Backend> Resolve for Stat<B> {
@@ -477,9 +644,9 @@ impl<B: Backend> Resolve for Stat<B> {
                 let values = packed.values()?;
                 Ok(Value::F64(values.get(*index).copied().unwrap_or(f64::NAN)))
             }
-            Stat::Rest(packed, from) => {
+            Stat::Range(packed, range) => {
                 let values = packed.values()?;
-                let rest = values.get(*from..).unwrap_or_default();
+                let rest = values.get(range.clone()).unwrap_or_default();
                 Ok(Value::List(rest.iter().copied().map(Value::F64).collect()))
             }
         }

@@ -239,3 +239,97 @@ fn between_watched_steps_nothing_is_given() {
     gv.finish().unwrap();
     assert_eq!(count.join().unwrap(), 0);
 }
+
+/// A network whose forward is instrumented: its hidden layer is the variable `hidden`.
+#[derive(Module, Debug)]
+struct Probed<B: Backend> {
+    net: Net<B>,
+}
+
+/// The hidden layer, in a type of its own so that the test counts its captures.
+#[derive(Clone)]
+struct Hidden(Tensor<B, 2>);
+
+/// How many times a probe captured `hidden`.
+static CAPTURES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Gives `hidden` as probes give a tensor (lazily), counting.
+fn capture(hidden: &Hidden) -> giving::Value {
+    CAPTURES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    giving_burn::LazyTensor::<Flex, 2>::detached(&hidden.0).into()
+}
+
+#[giving::probe]
+impl Probed<B> {
+    fn forward(&self, x: Tensor<B, 2>) -> Tensor<B, 2> {
+        let hidden = Hidden(burn::tensor::activation::relu(self.net.fc1.forward(x)));
+        self.net.fc2.forward(hidden.0)
+    }
+}
+
+#[test]
+fn activations_are_watched_on_watched_steps_only_with_the_statistics_of_their_values() {
+    // SAFETY: `Hidden` has no lifetime parameter.
+    unsafe { giving::probe::register_value::<Hidden>(capture) };
+    let device = Default::default();
+    let mut model = Probed::<B> {
+        net: Net::new(&device),
+    };
+    let x = Tensor::<B, 2>::from_data(
+        TensorData::new(
+            (0..32).map(|i| (i % 7) as f32 / 7.0 - 0.4).collect(),
+            [8, 4],
+        ),
+        &device,
+    );
+    let mut optim = SgdConfig::new().init();
+    let gv = given();
+    let events = gv.spawn(gv.stream().where_eq(keys::WATCH, "act").collect::<Vec<_>>());
+    let mut watch = ModelWatch::new()
+        .every(3)
+        .activations("Probed.forward > hidden")
+        .unwrap();
+    let mut hidden_of_step = Vec::new();
+    for step in 0..7u64 {
+        let hidden = burn::tensor::activation::relu(model.net.fc1.forward(x.clone()));
+        hidden_of_step.push(values(hidden.inner()));
+        let loss = model.forward(x.clone()).powi_scalar(2).mean();
+        let grads = GradientsParams::from_grads(loss.backward(), &model);
+        watch.observe(step, &model, &grads);
+        model = optim.step(0.1, model, grads);
+    }
+    gv.finish().unwrap();
+    let events = events.join().unwrap();
+    let steps: Vec<u64> = events
+        .iter()
+        .map(|e| e.get_as::<u64>(keys::GLOBAL_STEP).unwrap())
+        .collect();
+    assert_eq!(steps, [0, 3, 6]);
+    for event in &events {
+        let step = event.get_as::<u64>(keys::GLOBAL_STEP).unwrap() as usize;
+        assert_eq!(
+            event.get_as::<String>(keys::PARAM).unwrap(),
+            "Probed.forward > hidden"
+        );
+        let hidden = &hidden_of_step[step];
+        let n = hidden.len() as f64;
+        let max = hidden.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let zeros = hidden.iter().filter(|&&x| x == 0.0).count() as f64 / n;
+        let norm = hidden.iter().map(|x| x * x).sum::<f64>().sqrt();
+        assert!(close(stat(event, keys::MAX), max), "step {step}");
+        assert!(close(stat(event, keys::NORM), norm), "step {step}");
+        assert_eq!(stat(event, keys::ZEROS), zeros, "step {step}");
+        let hist: Vec<f64> = event.get_as(keys::HIST).unwrap();
+        assert_eq!(hist.iter().sum::<f64>(), n, "step {step}");
+    }
+    // The probe is open for the watched steps' forward only (steps 0, 3 and 6).
+    assert_eq!(CAPTURES.load(std::sync::atomic::Ordering::Relaxed), 3);
+}
+
+#[test]
+fn a_selector_that_names_no_instrumented_variable_is_refused() {
+    let error = ModelWatch::<Flex>::new()
+        .activations("Probed.forward > hiden")
+        .unwrap_err();
+    assert!(error.to_string().contains("hidden"), "{error}");
+}

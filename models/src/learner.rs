@@ -276,7 +276,11 @@ fn train_mlp_learner_observed<B: AutodiffBackend>(
     match (observed, config.watch) {
         // The line a burn-train user adds to watch the model: the optimiser, watched.
         (Observed::Giving, Some(every)) => {
-            let watched = ModelWatch::new().every(every).optimizer(adam);
+            let watch = crate::train::watch_with_activations(
+                ModelWatch::new().every(every),
+                &config.watch_act,
+            )?;
+            let watched = watch.optimizer(adam);
             learn::<B, _>(device, config, observed, watched)
         }
         _ => learn::<B, _>(device, config, observed, adam),

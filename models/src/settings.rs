@@ -109,6 +109,20 @@ pub struct TrainConfig {
     )]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub watch: Option<u64>,
+    /// With [`watch`](Self::watch): the probed variables whose activations are watched too
+    /// (`"Cnn.forward > x"`: a ptera selector on a function annotated with `#[giving::probe]`,
+    /// as `giving probes` lists them); none by default.
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long = "watch-act",
+            value_name = "SELECTOR",
+            requires = "watch",
+            help = "With --watch: also watch the activations this probe selector catches, e.g. \"Cnn.forward > x\" (repeatable; `giving probes` lists the variables)"
+        )
+    )]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub watch_act: Vec<String>,
 }
 
 /// The settings every model shares unless it says otherwise
@@ -127,6 +141,7 @@ impl Default for TrainConfig {
             valid_size: 1_000,
             window: 10,
             watch: None,
+            watch_act: Vec::new(),
         }
     }
 }

@@ -149,6 +149,20 @@ pub trait Workload<B: AutodiffBackend> {
     ) -> Option<Evaluation<B::InnerBackend>>;
 }
 
+/// `watch`, also watching the activations `selectors` catch (`--watch-act`); a selector that
+/// is malformed or names no instrumented variable is refused, named, with the reason.
+pub(crate) fn watch_with_activations<B: Backend>(
+    mut watch: ModelWatch<B>,
+    selectors: &[String],
+) -> Result<ModelWatch<B>, Error> {
+    for selector in selectors {
+        watch = watch
+            .activations(selector)
+            .map_err(|e| Error::InvalidConfig(format!("watch-act {selector:?}: {e}")))?;
+    }
+    Ok(watch)
+}
+
 /// Trains `model` on `workload` with Adam: the hand-written loop all bundled models share.
 ///
 /// See the module documentation for what it gives. The loop never reads a loss: the final
@@ -172,7 +186,13 @@ pub fn fit<B: AutodiffBackend, W: Workload<B>>(
     let mut stopped = false;
     let mut sync_error = None;
     let mut first = None;
-    let mut watch = config.watch.map(|every| ModelWatch::new().every(every));
+    let mut watch = match config.watch {
+        Some(every) => Some(watch_with_activations(
+            ModelWatch::new().every(every),
+            &config.watch_act,
+        )?),
+        None => None,
+    };
 
     // What the run plans, for whole-run progress: planning an epoch's batches costs a shuffle
     // of indices, nothing is loaded.

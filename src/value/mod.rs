@@ -25,6 +25,17 @@ pub use error::ResolveError;
 /// assert_eq!(Value::from(None::<f64>), Value::Null);
 /// assert_eq!(Value::from("train").to_string(), "train");
 /// ```
+///
+/// Floats are stored as `f64`; one given as an `f32` prints as that `f32`, not widened:
+///
+/// ```
+/// use giving::Value;
+///
+/// assert_eq!(Value::from(0.1f32).to_string(), "0.1");
+/// assert_eq!(Value::from(0.1f64).to_string(), "0.1");
+/// assert_eq!(Value::from(1.0f64 / 3.0).to_string(), "0.3333333333333333");
+/// assert_eq!(format!("{:.3}", Value::from(0.1f32)), "0.100");
+/// ```
 #[derive(Clone, Debug, Default)]
 pub enum Value {
     /// No value (`None`, `()`).
@@ -282,7 +293,18 @@ impl fmt::Display for Value {
             Value::Bool(b) => fmt::Display::fmt(b, f),
             Value::I64(x) => fmt::Display::fmt(x, f),
             Value::U64(x) => fmt::Display::fmt(x, f),
-            Value::F64(x) => fmt::Display::fmt(x, f),
+            Value::F64(x) => {
+                // burn's floats and most losses are `f32`, widened to `f64` when given: one
+                // that is exactly an `f32` prints as that `f32` (`0.1`, not
+                // `0.10000000149011612`), the shortest form that reads back as it. A precision
+                // asked for (`{:.3}`) formats the `f64` as it is.
+                let narrow = *x as f32;
+                if f.precision().is_none() && f64::from(narrow) == *x {
+                    fmt::Display::fmt(&narrow, f)
+                } else {
+                    fmt::Display::fmt(x, f)
+                }
+            }
             Value::Str(s) => f.pad(s),
             Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
             Value::List(items) => {

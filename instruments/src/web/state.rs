@@ -93,11 +93,26 @@ struct TaskRow {
     total: u64,
     first: Option<(Timestamp, u64)>,
     last: Option<Timestamp>,
-    rate: Option<f64>,
+    /// The latest rate of each source giving one (`None`: a run of one process, unlabelled):
+    /// the task's rate is their sum, the run's throughput, as milabench adds the rates of a
+    /// bench's processes.
+    rates: Vec<(Option<String>, f64)>,
     units: String,
 }
 
 impl TaskRow {
+    /// The run's rate on this task: the sum of every source's latest.
+    fn rate(&self) -> Option<f64> {
+        (!self.rates.is_empty()).then(|| self.rates.iter().map(|(_, rate)| rate).sum())
+    }
+
+    fn set_rate(&mut self, source: Option<&str>, rate: f64) {
+        match self.rates.iter_mut().find(|(s, _)| s.as_deref() == source) {
+            Some((_, latest)) => *latest = rate,
+            None => self.rates.push((source.map(str::to_owned), rate)),
+        }
+    }
+
     /// Seconds left at the pace since the task's first progress event.
     fn eta(&self) -> Option<f64> {
         let ((t0, d0), t1) = (self.first?, self.last?);
@@ -213,7 +228,7 @@ impl WebState {
         self.last_event = Some(self.last_event.map_or(time, |last| last.max(time)));
         self.run.observe(event);
         let label = source_label(event);
-        self.observe_task(event);
+        self.observe_task(event, label.as_deref());
         if let Some(label) = &label {
             self.observe_source(label, event);
         }
@@ -253,7 +268,7 @@ impl WebState {
         }
     }
 
-    fn observe_task(&mut self, event: &Event) {
+    fn observe_task(&mut self, event: &Event, source: Option<&str>) {
         let progress = ProgressEvent::of(event);
         let rate = RateEvent::of(event);
         let name = match (&progress, &rate) {
@@ -277,7 +292,7 @@ impl WebState {
             self.current_task = Some(index);
         }
         if let Some(r) = rate.filter(|r| r.rate.is_finite()) {
-            task.rate = Some(r.rate);
+            task.set_rate(source, r.rate);
             r.units.clone_into(&mut task.units);
         }
     }
@@ -415,7 +430,7 @@ impl WebState {
                 "done": t.done,
                 "total": t.total,
                 "eta": t.eta(),
-                "rate": t.rate,
+                "rate": t.rate(),
                 "units": t.units,
             })).collect::<Vec<_>>(),
             "sources": self.sources.iter().map(|s| json!({
@@ -657,6 +672,28 @@ mod tests {
         assert_eq!(task["eta"].as_f64(), Some(5.0));
         assert_eq!(batch["progress"].as_f64(), Some(0.5));
         assert_eq!(batch["current_task"], "train");
+    }
+
+    #[test]
+    fn the_task_rate_of_several_ranks_is_their_sum() {
+        let mut state = state();
+        let rate = |rank: u64, rate: f64| {
+            event(&[
+                (keys::TASK, Value::from("train")),
+                (keys::RANK, Value::from(rank)),
+                (keys::RATE, Value::F64(rate)),
+                (keys::UNITS, Value::from("items/s")),
+            ])
+        };
+        // Each rank's latest rate counts once: rank 0's second replaces its first.
+        for event in [rate(0, 100.0), rate(1, 120.0), rate(0, 110.0)] {
+            state.observe(&event);
+        }
+        let batch = parse(state.batch(&mut ClientView::default(), Timestamp::now()));
+        assert_eq!(batch["tasks"][0]["rate"].as_f64(), Some(230.0));
+        let sources = batch["sources"].as_array().unwrap();
+        let rates: Vec<_> = sources.iter().map(|s| s["rate"].as_f64()).collect();
+        assert_eq!(rates, [Some(110.0), Some(120.0)]);
     }
 
     #[test]
