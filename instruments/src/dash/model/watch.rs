@@ -56,7 +56,9 @@ impl WatchTable {
         let nonfinite = number(keys::NANS).unwrap_or(0.0) + number(keys::INFS).unwrap_or(0.0);
         row.nonfinite += nonfinite as u64;
         match watched.watch {
-            "weight" => row.weight_norm = number(keys::NORM),
+            // An activation's own norm goes where a parameter's weights' does: the row is
+            // named by its selector (`Cnn.forward > x`), which says what it is.
+            "weight" | "act" => row.weight_norm = number(keys::NORM),
             "grad" => row.grad_norm = number(keys::NORM),
             "update" => row.update_ratio = number(keys::UPDATE_RATIO),
             _ => {}
@@ -114,6 +116,17 @@ mod tests {
         assert_eq!(
             (rows[1].param.as_str(), rows[1].weight_norm),
             ("fc1.weight", Some(3.0))
+        );
+    }
+
+    #[test]
+    fn an_activation_is_a_row_named_by_its_selector_with_its_norm() {
+        let mut table = WatchTable::default();
+        table.observe(&watched(0, "Cnn.forward > x [1]", "act", keys::NORM, 7.5));
+        let row = &table.rows()[0];
+        assert_eq!(
+            (row.param.as_str(), row.weight_norm, row.grad_norm),
+            ("Cnn.forward > x [1]", Some(7.5), None)
         );
     }
 
