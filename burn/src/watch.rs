@@ -37,11 +37,11 @@ const STATS: [&str; 8] = [
 /// (‖Δw‖/‖w‖ of the optimiser's step).
 ///
 /// The statistics are given as lazy values: the training thread never waits for them, and
-/// the consumer that reads one statistic of a parameter gets that parameter's all at once. On
-/// a GPU backend they are computed on the device in a few reductions per parameter and read
-/// with one transfer; on burn's CPU backends the training thread keeps a handle to the values
-/// and the first reader computes the statistics in two passes on its own thread
-/// ([`StatsOn`], [`stats_on`](Self::stats_on)). `min`, `max`
+/// the consumer that reads one statistic gets the whole watched step's at once. The first
+/// reader computes them in two passes over the values on its own thread: on burn's CPU
+/// backends the training thread only keeps a handle to each tensor; on a GPU it queues one
+/// concatenation of the step's tensors, read with one transfer ([`StatsOn`]; computing them
+/// on the device instead is [`stats_on`](Self::stats_on)`(StatsOn::Device)`). `min`, `max`
 /// and the histogram count the finite elements (the histogram has [`bins`](Self::bins) equal
 /// bins from `min` to `max`); `norm`, `mean` and `std` are NaN when an element is. Between
 /// watched steps [`observe`](Self::observe) returns after one comparison.
@@ -79,9 +79,13 @@ const STATS: [&str; 8] = [
 pub struct ModelWatch<B: Backend> {
     every: u64,
     bins: usize,
-    /// Where the statistics are computed; `None` until the first watched step decides it by
-    /// the backend (see [`StatsOn`]), unless set.
+    /// Where the statistics are computed; `None` until the first watched step (the host,
+    /// see [`StatsOn`]), unless set.
     on: Option<StatsOn>,
+    /// Whether the host path reads a watched step's tensors with one transfer (a GPU backend,
+    /// where a read waits for the device's queue) or each in place (a CPU backend, where
+    /// reading is free and a concatenation would be a copy); decided with `on`.
+    gather: bool,
     giver: Giver,
     /// The parameters of the last watched step, to measure the optimiser's step at the next
     /// call.
@@ -97,6 +101,7 @@ impl<B: Backend> ModelWatch<B> {
             every: 100,
             bins: DEFAULT_BINS,
             on: None,
+            gather: false,
             giver: Giver::current(),
             before: None,
             activations: Activations::new(),
@@ -115,7 +120,7 @@ impl<B: Backend> ModelWatch<B> {
         self
     }
 
-    /// Computes the statistics on the device or on the host (default: by the backend, see
+    /// Computes the statistics on the device or on the host (default: the host, see
     /// [`StatsOn`]).
     pub fn stats_on(mut self, on: StatsOn) -> Self {
         self.on = Some(on);
@@ -222,9 +227,18 @@ impl<B: Backend> ModelWatch<B> {
             return;
         };
         // Decided once, by the backend, unless the user chose.
-        let on = *self
-            .on
-            .get_or_insert_with(|| StatsOn::for_backend(&B::name(&first.weights.device())));
+        let on = match self.on {
+            Some(on) => on,
+            None => {
+                let backend = B::name(&first.weights.device());
+                self.gather = !is_cpu_backend(&backend);
+                // The default everywhere: queuing the device statistics held the training
+                // thread 30 ms per watched step on flex, 170–220 ms on wgpu (`cargo run
+                // --release -p giving-models --features wgpu --example watch_cost`) and about
+                // 40 ms on an H100 (docs/watch.md); the host path holds it 50–75 µs.
+                *self.on.insert(StatsOn::Host)
+            }
+        };
         if let Some((step, before)) = self.before.take() {
             self.give_updates(on, step, &before, &visitor.params);
         }
@@ -287,6 +301,18 @@ impl<B: Backend> ModelWatch<B> {
                     self.give_packed(step, name, what, &packed, index * width);
                 }
             }
+            StatsOn::Host if self.gather && !tensors.is_empty() => {
+                let (labels, parts): (Vec<_>, Vec<_>) = tensors
+                    .into_iter()
+                    .map(|(name, what, tensor)| ((name, what), tensor))
+                    .unzip();
+                let lengths = parts.iter().map(|part| part.dims()[0]).collect();
+                let work = Work::StatsOfParts(Tensor::cat(parts, 0), lengths, self.bins);
+                let packed = Arc::new(Packed::new(work));
+                for (index, (name, what)) in labels.into_iter().enumerate() {
+                    self.give_packed(step, name, what, &packed, index * width);
+                }
+            }
             StatsOn::Host => {
                 for (name, what, tensor) in tensors {
                     let packed = Arc::new(Packed::new(Work::Stats(tensor, self.bins)));
@@ -322,6 +348,19 @@ impl<B: Backend> ModelWatch<B> {
     /// transfer (as [`give_stats`](Self::give_stats)).
     fn give_updates(&self, on: StatsOn, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
         let pairs = before.iter().zip(after);
+        if on == StatsOn::Host && self.gather && !before.is_empty() {
+            let (old, new): (Vec<_>, Vec<_>) = pairs
+                .clone()
+                .map(|(old, new)| (old.weights.clone(), new.weights.clone()))
+                .unzip();
+            let lengths = old.iter().map(|part| part.dims()[0]).collect();
+            let work = Work::RatiosOfParts(Tensor::cat(old, 0), Tensor::cat(new, 0), lengths);
+            let packed = Arc::new(Packed::new(work));
+            for (index, (old, _)) in pairs.enumerate() {
+                self.give_update(step, &old.name, Stat::One(packed.clone(), index));
+            }
+            return;
+        }
         let on_device = (on == StatsOn::Device && !before.is_empty()).then(|| {
             let ratios: Vec<_> = pairs
                 .clone()
@@ -344,16 +383,20 @@ impl<B: Backend> ModelWatch<B> {
                     0,
                 ),
             };
-            let name = &old.name;
-            self.giver.give(
-                Event::builder()
-                    .field(keys::GLOBAL_STEP, step)
-                    .field(keys::PARAM, name.as_str())
-                    .field(keys::WATCH, "update")
-                    .field(keys::UPDATE_RATIO, Value::lazy(Stat::One(packed, at)))
-                    .build(),
-            );
+            self.give_update(step, &old.name, Stat::One(packed, at));
         }
+    }
+
+    /// Gives one parameter's update ratio.
+    fn give_update(&self, step: u64, name: &str, ratio: Stat<B>) {
+        self.giver.give(
+            Event::builder()
+                .field(keys::GLOBAL_STEP, step)
+                .field(keys::PARAM, name)
+                .field(keys::WATCH, "update")
+                .field(keys::UPDATE_RATIO, Value::lazy(ratio))
+                .build(),
+        );
     }
 }
 
@@ -471,26 +514,24 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Visitor<'_, B> {
 /// Where a [`ModelWatch`] computes its statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatsOn {
-    /// On the device, in a few reductions and a scatter-add that the training thread queues;
-    /// the reader transfers one small tensor per parameter. The default on GPU backends, where
-    /// queuing costs the training thread little and a transfer of every parameter would cost
-    /// much.
+    /// On the device, in a few reductions and a scatter-add per tensor that the training
+    /// thread queues; the reader transfers one small tensor per watched step. Not the default:
+    /// queuing those few hundred small operations held the training thread for a whole watched
+    /// step's worth of device work (30 ms on flex, 170–220 ms on wgpu's software Vulkan, about
+    /// 40 ms on an H100 for the bundled MLP).
     Device,
-    /// On the host, by the first reader of a statistic, in two passes over the parameter's
-    /// values (the training thread only keeps a handle to them). The default on burn's CPU
-    /// backends (flex, ndarray, cubecl's cpu), which run each reduction at once on the thread
-    /// that asks for it: there, a dozen reductions per parameter on the training thread cost a
-    /// watched step as much as several training steps.
+    /// On the host, by the first reader of a statistic, in two passes over the values; the
+    /// default on every backend. On burn's CPU backends (flex, ndarray, cubecl's cpu) the
+    /// training thread only keeps a handle to each tensor, read in place; on a GPU it queues
+    /// one concatenation of the watched step's tensors, which the reader transfers at once.
     Host,
 }
 
-impl StatsOn {
-    /// The default for a backend, by its name (`Backend::name`).
-    fn for_backend(name: &str) -> Self {
-        // cubecl's cpu runtime may be wrapped (`fusion<cubecl<cpu>>`).
-        let cpu = name == "flex" || name == "ndarray" || name.contains("cubecl<cpu>");
-        if cpu { StatsOn::Host } else { StatsOn::Device }
-    }
+/// Whether `name` (`Backend::name`) is one of burn's CPU backends, where a tensor's values are
+/// read in place.
+fn is_cpu_backend(name: &str) -> bool {
+    // cubecl's cpu runtime may be wrapped (`fusion<cubecl<cpu>>`).
+    name == "flex" || name == "ndarray" || name.contains("cubecl<cpu>")
 }
 
 /// What a [`Packed`] reads: a tensor of statistics computed on the device, or the values to
@@ -505,6 +546,12 @@ enum Work<B: Backend> {
     /// A probed value (a lazy tensor, read by the first reader): its statistics and
     /// histogram of this many bins.
     Values(Value, usize),
+    /// Several tensors' values concatenated (one transfer), with each one's length: their
+    /// statistics one after the other.
+    StatsOfParts(Tensor<B, 1>, Vec<usize>, usize),
+    /// Several parameters before and after a step, concatenated, with each one's length:
+    /// their update ratios.
+    RatiosOfParts(Tensor<B, 1>, Tensor<B, 1>, Vec<usize>),
 }
 
 /// One packed vector of statistics, computed or read at most once (by the first statistic
@@ -534,6 +581,19 @@ impl<B: Backend> Packed<B> {
                         &host_values(after)?,
                     )]),
                     Work::Values(value, bins) => Ok(host_stats(&numbers(value)?, *bins)),
+                    Work::StatsOfParts(all, lengths, bins) => {
+                        let values = host_values(all)?;
+                        Ok(parts(&values, lengths)
+                            .flat_map(|part| host_stats(part, *bins))
+                            .collect())
+                    }
+                    Work::RatiosOfParts(before, after, lengths) => {
+                        let (before, after) = (host_values(before)?, host_values(after)?);
+                        Ok(parts(&before, lengths)
+                            .zip(parts(&after, lengths))
+                            .map(|(before, after)| host_ratio(before, after))
+                            .collect())
+                    }
                 }
             })
             .as_deref()
@@ -548,6 +608,15 @@ fn host_values<B: Backend>(tensor: &Tensor<B, 1>) -> Result<Vec<f64>, String> {
         .try_into_data()
         .map_err(|e| format!("reading model statistics: {e}"))?;
     Ok(data.iter::<f64>().collect())
+}
+
+/// `values` cut into consecutive parts of `lengths`.
+fn parts<'a>(values: &'a [f64], lengths: &'a [usize]) -> impl Iterator<Item = &'a [f64]> + 'a {
+    lengths.iter().scan(0, move |start, &length| {
+        let part = values.get(*start..*start + length).unwrap_or_default();
+        *start += length;
+        Some(part)
+    })
 }
 
 /// A probed value's numbers: a tensor's elements (read if lazy), or one number.
@@ -658,9 +727,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cpu_backends_compute_on_the_host_and_the_others_on_the_device() {
+    fn cpu_backends_read_in_place_and_the_others_with_one_transfer() {
         for cpu in ["flex", "ndarray", "cubecl<cpu>", "fusion<cubecl<cpu>>"] {
-            assert_eq!(StatsOn::for_backend(cpu), StatsOn::Host, "{cpu}");
+            assert!(is_cpu_backend(cpu), "{cpu}");
         }
         for gpu in [
             "cubecl<cuda>",
@@ -668,8 +737,26 @@ mod tests {
             "fusion<cubecl<cuda>>",
             "tch",
         ] {
-            assert_eq!(StatsOn::for_backend(gpu), StatsOn::Device, "{gpu}");
+            assert!(!is_cpu_backend(gpu), "{gpu}");
         }
+    }
+
+    #[test]
+    fn parts_read_with_one_transfer_give_each_parts_statistics_and_ratio() {
+        type F = burn::backend::Flex;
+        let device = Default::default();
+        let a = [-1.0, 0.0, 1.0, 2.0];
+        let b = [3.0, 4.0];
+        let tensor = |v: &[f64]| Tensor::<F, 1>::from_floats(v, &device);
+        let all = Tensor::cat(vec![tensor(&a), tensor(&b)], 0);
+        let packed = Packed::new(Work::StatsOfParts(all, vec![4, 2], 2));
+        let mut expected = host_stats(&a, 2);
+        expected.extend(host_stats(&b, 2));
+        assert_eq!(packed.values().unwrap(), expected);
+        let before = Tensor::cat(vec![tensor(&[1.0, 0.0]), tensor(&[3.0, 4.0])], 0);
+        let after = Tensor::cat(vec![tensor(&[1.0, 1.0]), tensor(&[3.0, 4.5])], 0);
+        let packed = Packed::new(Work::RatiosOfParts(before, after, vec![2, 2]));
+        assert_eq!(packed.values().unwrap(), [1.0, 0.1]);
     }
 
     #[test]

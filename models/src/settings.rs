@@ -164,6 +164,14 @@ impl TrainConfig {
         at_least_one("window", self.window)?;
         if let Some(every) = self.watch {
             at_least_one("watch", usize::try_from(every).unwrap_or(usize::MAX))?;
+        } else if let Some(selector) = self.watch_act.first() {
+            // Activations are watched on the watch's steps: without a watch, none would be.
+            return Err(Error::InvalidSetting {
+                setting: "watch-act",
+                value: format!("{selector:?}"),
+                rule: "given with --watch N (activations are watched on the watch's steps)"
+                    .to_owned(),
+            });
         }
         for (setting, size) in [
             ("train-size", self.train_size),
@@ -265,7 +273,7 @@ mod tests {
     fn a_bad_value_of_each_setting_is_refused_naming_the_setting_and_value() {
         let too_many = TrainConfig::MAX_ITEMS + 1;
         type Change = Box<dyn FnOnce(&mut TrainConfig)>;
-        let cases: [(&str, &str, Change); 10] = [
+        let cases: [(&str, &str, Change); 11] = [
             ("steps", "0", Box::new(|c| c.steps = Some(0))),
             ("epochs", "0", Box::new(|c| c.epochs = 0)),
             ("batch-size", "0", Box::new(|c| c.batch_size = 0)),
@@ -288,6 +296,11 @@ mod tests {
             ("lr", "0", Box::new(|c| c.lr = 0.0)),
             ("lr", "NaN", Box::new(|c| c.lr = f64::NAN)),
             ("train-size", "3", Box::new(|c| c.train_size = 3)),
+            (
+                "watch-act",
+                "\"Cnn.forward > x\"",
+                Box::new(|c| c.watch_act = vec!["Cnn.forward > x".to_owned()]),
+            ),
         ];
         for (setting, value, change) in cases {
             let message = refusal(change);
