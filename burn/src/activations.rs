@@ -37,7 +37,8 @@ impl Activations {
     pub(crate) fn add(&mut self, selector: &str) -> Result<(), ProbeError> {
         giving::probe::check(selector)?;
         self.selectors.push(selector.to_owned());
-        // Step 0 is watched: the probes are open from the start.
+        // Probes already open lack this selector's: they are opened again, with it, by the
+        // next `arm`.
         self.armed = None;
         Ok(())
     }
@@ -82,29 +83,33 @@ impl Activations {
                         .map(|(key, value)| (key.to_owned(), value.clone())),
                 );
             }
-            let keys: BTreeSet<&str> = values.iter().map(|(key, _)| key.as_str()).collect();
-            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
-            for (key, value) in &values {
-                let base = if keys.len() > 1 {
+            let several_keys = values
+                .iter()
+                .map(|(key, _)| key.as_str())
+                .collect::<BTreeSet<_>>()
+                .len()
+                > 1;
+            let name_of = |key: &str| {
+                if several_keys {
                     format!("{selector}: {key}")
                 } else {
                     selector.clone()
-                };
-                let count = values
-                    .iter()
-                    .filter(|(other, _)| keys.len() == 1 || other == key)
-                    .count();
+                }
+            };
+            let mut totals: BTreeMap<String, usize> = BTreeMap::new();
+            for (key, _) in &values {
+                *totals.entry(name_of(key)).or_default() += 1;
+            }
+            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+            for (key, value) in values {
+                let base = name_of(&key);
                 let nth = seen.entry(base.clone()).or_default();
                 *nth += 1;
-                let name = if count > 1 {
-                    format!("{base} [{nth}]")
-                } else {
-                    base
+                let name = match totals[&base] {
+                    1 => base,
+                    _ => format!("{base} [{nth}]"),
                 };
-                captured.push(Captured {
-                    name,
-                    value: value.clone(),
-                });
+                captured.push(Captured { name, value });
             }
         }
         // The scope ends here, with its probes: the next steps run unobserved.

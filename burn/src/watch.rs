@@ -11,7 +11,7 @@ use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::{IndexingUpdateOp, Tensor};
 use giving::probe::ProbeError;
 use giving::vocab::keys;
-use giving::{Event, Giver, Resolve, ResolveError, Value};
+use giving::{Event, FromValue, Giver, Resolve, ResolveError, Value};
 
 use crate::activations::Activations;
 
@@ -79,13 +79,13 @@ const STATS: [&str; 8] = [
 pub struct ModelWatch<B: Backend> {
     every: u64,
     bins: usize,
-    /// Where the statistics are computed; `None` until the first watched step (the host,
-    /// see [`StatsOn`]), unless set.
-    on: Option<StatsOn>,
+    /// Where the statistics are computed (see [`StatsOn`]).
+    on: StatsOn,
     /// Whether the host path reads a watched step's tensors with one transfer (a GPU backend,
     /// where a read waits for the device's queue) or each in place (a CPU backend, where
-    /// reading is free and a concatenation would be a copy); decided with `on`.
-    gather: bool,
+    /// reading is free and a concatenation would be a copy); `None` until the first watched
+    /// step tells the backend.
+    gather: Option<bool>,
     giver: Giver,
     /// The parameters of the last watched step, to measure the optimiser's step at the next
     /// call.
@@ -100,8 +100,12 @@ impl<B: Backend> ModelWatch<B> {
         Self {
             every: 100,
             bins: DEFAULT_BINS,
-            on: None,
-            gather: false,
+            // The default everywhere: queuing the device statistics held the training thread
+            // 30 ms per watched step on flex, 170–220 ms on wgpu (`cargo run --release -p
+            // giving-models --features wgpu --example watch_cost`) and about 40 ms on an H100
+            // (docs/watch.md); the host path holds it 50–75 µs.
+            on: StatsOn::Host,
+            gather: None,
             giver: Giver::current(),
             before: None,
             activations: Activations::new(),
@@ -123,7 +127,7 @@ impl<B: Backend> ModelWatch<B> {
     /// Computes the statistics on the device or on the host (default: the host, see
     /// [`StatsOn`]).
     pub fn stats_on(mut self, on: StatsOn) -> Self {
-        self.on = Some(on);
+        self.on = on;
         self
     }
 
@@ -226,21 +230,17 @@ impl<B: Backend> ModelWatch<B> {
         let Some(first) = visitor.params.first() else {
             return;
         };
-        // Decided once, by the backend, unless the user chose.
-        let on = match self.on {
-            Some(on) => on,
-            None => {
-                let backend = B::name(&first.weights.device());
-                self.gather = !is_cpu_backend(&backend);
-                // The default everywhere: queuing the device statistics held the training
-                // thread 30 ms per watched step on flex, 170–220 ms on wgpu (`cargo run
-                // --release -p giving-models --features wgpu --example watch_cost`) and about
-                // 40 ms on an H100 (docs/watch.md); the host path holds it 50–75 µs.
-                *self.on.insert(StatsOn::Host)
-            }
+        // Decided once, by the backend.
+        let gather = *self
+            .gather
+            .get_or_insert_with(|| !is_cpu_backend(&B::name(&first.weights.device())));
+        let reading = match self.on {
+            StatsOn::Device => Reading::Device,
+            StatsOn::Host if gather => Reading::HostGathered,
+            StatsOn::Host => Reading::HostInPlace,
         };
         if let Some((step, before)) = self.before.take() {
-            self.give_updates(on, step, &before, &visitor.params);
+            self.give_updates(reading, step, &before, &visitor.params);
         }
         if !watched {
             return;
@@ -255,7 +255,7 @@ impl<B: Backend> ModelWatch<B> {
                 watched_tensors.push((param.name.as_str(), "grad", grad));
             }
         }
-        self.give_stats(on, global_step, watched_tensors);
+        self.give_stats(reading, global_step, watched_tensors);
         self.before = Some((global_step, visitor.params));
     }
 
@@ -281,44 +281,36 @@ impl<B: Backend> ModelWatch<B> {
         }
     }
 
-    /// Gives the statistics of each `(param, what, values)`. On the device, every tensor's
-    /// statistics are packed into one device tensor, read with one transfer by the first
-    /// reader: a read waits for the device's queue, and one per parameter (a dozen per watched
-    /// step) held the training's launches up each time (measured on an H100, docs/watch.md).
-    fn give_stats(&self, on: StatsOn, step: u64, tensors: Vec<(&str, &str, Tensor<B, 1>)>) {
-        let width = STATS.len() + self.bins;
-        match on {
-            StatsOn::Device => {
-                let (labels, stats): (Vec<_>, Vec<_>) = tensors
+    /// Gives the statistics of each `(param, what, values)`, read as `reading` says.
+    fn give_stats(&self, reading: Reading, step: u64, tensors: Vec<(&str, &str, Tensor<B, 1>)>) {
+        let (labels, tensors): (Vec<_>, Vec<_>) = tensors
+            .into_iter()
+            .map(|(name, what, tensor)| ((name, what), tensor))
+            .unzip();
+        if labels.is_empty() {
+            return;
+        }
+        let bins = self.bins;
+        let reads = match reading {
+            Reading::Device => {
+                let stats = tensors.into_iter().map(|t| stats(t, bins)).collect();
+                Reads::shared(Work::Read(Tensor::cat(stats, 0)), STATS.len() + bins)
+            }
+            Reading::HostGathered => {
+                let lengths = tensors.iter().map(|t| t.dims()[0]).collect();
+                let work = Work::StatsOfParts(Tensor::cat(tensors, 0), lengths, bins);
+                Reads::shared(work, STATS.len() + bins)
+            }
+            Reading::HostInPlace => Reads::Each(
+                tensors
                     .into_iter()
-                    .map(|(name, what, tensor)| ((name, what), stats(tensor, self.bins)))
-                    .unzip();
-                if stats.is_empty() {
-                    return;
-                }
-                let packed = Arc::new(Packed::new(Work::Read(Tensor::cat(stats, 0))));
-                for (index, (name, what)) in labels.into_iter().enumerate() {
-                    self.give_packed(step, name, what, &packed, index * width);
-                }
-            }
-            StatsOn::Host if self.gather && !tensors.is_empty() => {
-                let (labels, parts): (Vec<_>, Vec<_>) = tensors
-                    .into_iter()
-                    .map(|(name, what, tensor)| ((name, what), tensor))
-                    .unzip();
-                let lengths = parts.iter().map(|part| part.dims()[0]).collect();
-                let work = Work::StatsOfParts(Tensor::cat(parts, 0), lengths, self.bins);
-                let packed = Arc::new(Packed::new(work));
-                for (index, (name, what)) in labels.into_iter().enumerate() {
-                    self.give_packed(step, name, what, &packed, index * width);
-                }
-            }
-            StatsOn::Host => {
-                for (name, what, tensor) in tensors {
-                    let packed = Arc::new(Packed::new(Work::Stats(tensor, self.bins)));
-                    self.give_packed(step, name, what, &packed, 0);
-                }
-            }
+                    .map(|t| Arc::new(Packed::new(Work::Stats(t, bins))))
+                    .collect(),
+            ),
+        };
+        for (index, (name, what)) in labels.into_iter().enumerate() {
+            let (packed, offset) = reads.slot(index);
+            self.give_packed(step, name, what, &packed, offset);
         }
     }
 
@@ -344,45 +336,48 @@ impl<B: Backend> ModelWatch<B> {
         self.giver.give(event.build());
     }
 
-    /// Gives each parameter's update ratio; on the device, all of them read with one
-    /// transfer (as [`give_stats`](Self::give_stats)).
-    fn give_updates(&self, on: StatsOn, step: u64, before: &[Watched<B>], after: &[Watched<B>]) {
-        let pairs = before.iter().zip(after);
-        if on == StatsOn::Host && self.gather && !before.is_empty() {
-            let (old, new): (Vec<_>, Vec<_>) = pairs
-                .clone()
-                .map(|(old, new)| (old.weights.clone(), new.weights.clone()))
-                .unzip();
-            let lengths = old.iter().map(|part| part.dims()[0]).collect();
-            let work = Work::RatiosOfParts(Tensor::cat(old, 0), Tensor::cat(new, 0), lengths);
-            let packed = Arc::new(Packed::new(work));
-            for (index, (old, _)) in pairs.enumerate() {
-                self.give_update(step, &old.name, Stat::One(packed.clone(), index));
-            }
+    /// Gives each parameter's update ratio, read as `reading` says.
+    fn give_updates(
+        &self,
+        reading: Reading,
+        step: u64,
+        before: &[Watched<B>],
+        after: &[Watched<B>],
+    ) {
+        if before.is_empty() {
             return;
         }
-        let on_device = (on == StatsOn::Device && !before.is_empty()).then(|| {
-            let ratios: Vec<_> = pairs
-                .clone()
-                .map(|(old, new)| {
-                    let (old, new) = (&old.weights, &new.weights);
-                    (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
-                        / old.clone().powi_scalar(2).sum().sqrt()
-                })
-                .collect();
-            Arc::new(Packed::new(Work::Read(Tensor::cat(ratios, 0))))
-        });
-        for (index, (old, new)) in pairs.enumerate() {
-            let (packed, at) = match &on_device {
-                Some(packed) => (packed.clone(), index),
-                None => (
-                    Arc::new(Packed::new(Work::Ratio(
-                        old.weights.clone(),
-                        new.weights.clone(),
-                    ))),
-                    0,
-                ),
-            };
+        let pairs = || {
+            before
+                .iter()
+                .zip(after)
+                .map(|(b, a)| (&b.weights, &a.weights))
+        };
+        let reads = match reading {
+            Reading::Device => {
+                let ratios = pairs()
+                    .map(|(old, new)| {
+                        (new.clone() - old.clone()).powi_scalar(2).sum().sqrt()
+                            / old.clone().powi_scalar(2).sum().sqrt()
+                    })
+                    .collect();
+                Reads::shared(Work::Read(Tensor::cat(ratios, 0)), 1)
+            }
+            Reading::HostGathered => {
+                let (old, new): (Vec<_>, Vec<_>) =
+                    pairs().map(|(old, new)| (old.clone(), new.clone())).unzip();
+                let lengths = old.iter().map(|t| t.dims()[0]).collect();
+                let work = Work::RatiosOfParts(Tensor::cat(old, 0), Tensor::cat(new, 0), lengths);
+                Reads::shared(work, 1)
+            }
+            Reading::HostInPlace => Reads::Each(
+                pairs()
+                    .map(|(old, new)| Arc::new(Packed::new(Work::Ratio(old.clone(), new.clone()))))
+                    .collect(),
+            ),
+        };
+        for (index, (old, _)) in before.iter().zip(after).enumerate() {
+            let (packed, at) = reads.slot(index);
             self.give_update(step, &old.name, Stat::One(packed, at));
         }
     }
@@ -534,6 +529,38 @@ fn is_cpu_backend(name: &str) -> bool {
     name == "flex" || name == "ndarray" || name.contains("cubecl<cpu>")
 }
 
+/// How a watched step's tensors are read: [`StatsOn`] and, on the host, the backend.
+#[derive(Debug, Clone, Copy)]
+enum Reading {
+    /// Statistics computed on the device, packed into one tensor.
+    Device,
+    /// The tensors concatenated on the device, read with one transfer (a GPU backend).
+    HostGathered,
+    /// Each tensor read in place (a CPU backend).
+    HostInPlace,
+}
+
+/// Where each of a watched step's tensors has its statistics: one packed vector shared by all,
+/// the i-th's from `i × width`, or one vector each.
+enum Reads<B: Backend> {
+    Shared(Arc<Packed<B>>, usize),
+    Each(Vec<Arc<Packed<B>>>),
+}
+
+impl<B: Backend> Reads<B> {
+    fn shared(work: Work<B>, width: usize) -> Self {
+        Reads::Shared(Arc::new(Packed::new(work)), width)
+    }
+
+    /// The vector of the `index`-th tensor, and where its statistics start in it.
+    fn slot(&self, index: usize) -> (Arc<Packed<B>>, usize) {
+        match self {
+            Reads::Shared(packed, width) => (packed.clone(), index * width),
+            Reads::Each(each) => (each[index].clone(), 0),
+        }
+    }
+}
+
 /// What a [`Packed`] reads: a tensor of statistics computed on the device, or the values to
 /// compute them from on the host.
 enum Work<B: Backend> {
@@ -621,25 +648,13 @@ fn parts<'a>(values: &'a [f64], lengths: &'a [usize]) -> impl Iterator<Item = &'
 
 /// A probed value's numbers: a tensor's elements (read if lazy), or one number.
 fn numbers(value: &Value) -> Result<Vec<f64>, String> {
-    let value = value
-        .resolved()
-        .map_err(|e| format!("reading an activation: {e}"))?;
-    let number = |item: &Value| match item {
-        Value::F64(x) => Some(*x),
-        Value::I64(x) => Some(*x as f64),
-        Value::U64(x) => Some(*x as f64),
-        _ => None,
-    };
-    let not_numbers = || {
-        format!(
-            "an activation must be a tensor or a number, not {value} (is the backend's tensor type registered with giving_burn::probe_autodiff_tensors?)"
-        )
-    };
-    match value {
-        Value::List(items) => items.iter().map(number).collect::<Option<_>>(),
-        one => number(one).map(|x| vec![x]),
-    }
-    .ok_or_else(not_numbers)
+    Vec::<f64>::from_value(value)
+        .or_else(|_| f64::from_value(value).map(|x| vec![x]))
+        .map_err(|e| {
+            format!(
+                "an activation must be a tensor or a number ({e}; is the backend's tensor type registered with giving_burn::probe_autodiff_tensors?)"
+            )
+        })
 }
 
 /// [`stats`] on the host: [`STATS`] then `bins` counts, the same definitions in two passes.

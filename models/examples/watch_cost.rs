@@ -6,11 +6,11 @@
 use std::time::{Duration, Instant};
 
 use burn::backend::Autodiff;
-use burn::module::AutodiffModule;
 use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
 use burn::tensor::backend::AutodiffBackend;
+use giving::prelude::*;
 use giving_burn::{ModelWatch, StatsOn};
 use giving_models::Classifier;
 
@@ -53,7 +53,6 @@ fn run<B: AutodiffBackend>(name: &str, device: &B::Device, on: StatsOn) {
             }
         }
     }
-    let _ = model.valid();
     gv.finish().unwrap();
     read.join().unwrap();
     println!(
@@ -64,8 +63,6 @@ fn run<B: AutodiffBackend>(name: &str, device: &B::Device, on: StatsOn) {
         median(unwatched)
     );
 }
-
-use giving::prelude::*;
 
 /// The time to queue each kind of operation the device statistics use, on a tensor of `n`
 /// elements, after a sync (so the queue is empty), median of 20 tries.
