@@ -34,8 +34,9 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 
+use crate::Value;
 use crate::clock::{Stamp, Timestamp};
-use crate::field::{Field, Origin};
+use crate::field::{Field, Key, Origin};
 
 /// Fields stored in a slot without an allocation of their own.
 pub(crate) const INLINE: usize = 4;
@@ -188,6 +189,30 @@ thread_local! {
             next: Cell::new(SLOTS),
         }
     };
+}
+
+/// Appends the field `key: value` to `fields`, the key and the value each stored in place.
+///
+/// Pushed as a tuple (`fields.push((key, value))`), the field is assembled on the stack (the
+/// value's tag a one-byte store) and then copied with 16-byte loads that straddle those
+/// stores, which the processor cannot forward from its store buffer: on the give path that
+/// stall was half the giving thread's time (measured with `perf annotate` on the peers bench,
+/// 103 → 64 ns per event end to end).
+#[inline(always)]
+pub(crate) fn push_field(fields: &mut Fields, key: Key, value: Value) {
+    let len = fields.len();
+    if len == fields.capacity() {
+        return fields.push((key, value));
+    }
+    // SAFETY: `len < capacity`: the slot at `len` is allocated and past the length, so nothing
+    // is overwritten; both parts are written before the length counts them. The tuple's parts
+    // are addressed by field, whatever order the compiler lays them out in.
+    unsafe {
+        let at = fields.as_mut_ptr().add(len);
+        addr_of_mut!((*at).0).write(key);
+        addr_of_mut!((*at).1).write(value);
+        fields.set_len(len + 1);
+    }
 }
 
 /// Appends the fields of `fields` (at most [`INLINE`]) to the empty inline storage `into`:
@@ -363,7 +388,13 @@ impl Clone for EventRef {
 impl Drop for EventRef {
     #[inline]
     fn drop(&mut self) {
-        if self.slot().refs.fetch_sub(1, Ordering::Release) != 1 {
+        let refs = &self.slot().refs;
+        // The last reference (the common case: a feed's slot, or an event taken by value
+        // from it) needs no read-modify-write: with a count of one, held by this reference,
+        // nobody else can clone or drop the event, so reading one (`Acquire`, ordered after
+        // every other reference's `Release` decrement) makes this the last use. A locked
+        // decrement costs the reader of a busy feed a few nanoseconds per event.
+        if refs.load(Ordering::Acquire) != 1 && refs.fetch_sub(1, Ordering::Release) != 1 {
             return;
         }
         fence(Ordering::Acquire);
@@ -468,6 +499,29 @@ mod tests {
                 assert_eq!(*value, Value::from(i as u64));
             }
         }
+    }
+
+    #[test]
+    fn fields_pushed_in_place_are_read_back_in_order_inline_and_spilled() {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let mut fields = Fields::new();
+        // Past the inline capacity, so that both the in-place write and the spill are taken
+        // (and checked by Miri); a value with a destructor, to see each dropped once.
+        for i in 0..INLINE + 2 {
+            let value = if i % 2 == 0 {
+                Value::lazy(Counted(drops.clone()))
+            } else {
+                Value::from(i as u64)
+            };
+            push_field(&mut fields, Key::Borrowed(["a", "b", "c", "d", "e", "f"][i]), value);
+        }
+        assert!(fields.spilled());
+        let event = EventRef::new(Timestamp::from_nanos(5), None, fields);
+        let keys: Vec<&str> = event.fields().iter().map(|(k, _)| k.as_ref()).collect();
+        assert_eq!(keys, ["a", "b", "c", "d", "e", "f"]);
+        assert_eq!(event.fields()[3].1, Value::from(3u64));
+        drop(event);
+        assert_eq!(drops.load(Ordering::SeqCst), INLINE.div_ceil(2) + 1);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use crate::arena::push_field;
 use crate::clock::Stamp;
 use crate::context;
 use crate::event::{Fields, Origin};
@@ -174,7 +175,7 @@ impl FieldWriter<'_> {
     /// Appends the field `key: value`.
     #[inline(always)]
     pub fn field(&mut self, key: &'static str, value: Value) {
-        self.fields.push((Key::Borrowed(key), value));
+        push_field(self.fields, Key::Borrowed(key), value);
     }
 }
 
