@@ -199,19 +199,74 @@ thread_local! {
 /// stall was half the giving thread's time (measured with `perf annotate` on the peers bench,
 /// 103 → 64 ns per event end to end).
 #[inline(always)]
-pub(crate) fn push_field(fields: &mut Fields, key: Key, value: Value) {
+pub(crate) fn push_field(fields: &mut impl FieldVec, key: Key, value: Value) {
+    fields.reserve_one();
     let len = fields.len();
-    if len == fields.capacity() {
-        return fields.push((key, value));
-    }
-    // SAFETY: `len < capacity`: the slot at `len` is allocated and past the length, so nothing
-    // is overwritten; both parts are written before the length counts them. The tuple's parts
-    // are addressed by field, whatever order the compiler lays them out in.
+    // SAFETY: room for one more was reserved: the slot at `len` is allocated and past the
+    // length, so nothing is overwritten; both parts are written before the length counts them.
+    // The tuple's parts are addressed by field, whatever order the compiler lays them out in.
     unsafe {
         let at = fields.as_mut_ptr().add(len);
         addr_of_mut!((*at).0).write(key);
         addr_of_mut!((*at).1).write(value);
         fields.set_len(len + 1);
+    }
+}
+
+/// The growable field lists [`push_field`] writes into: an event's [`Fields`] and the plain
+/// `Vec` that probes gather captures in.
+pub(crate) trait FieldVec {
+    /// Makes room for at least one more field.
+    fn reserve_one(&mut self);
+    fn len(&self) -> usize;
+    fn as_mut_ptr(&mut self) -> *mut Field;
+    /// # Safety
+    /// As `Vec::set_len`: the fields up to `len` are initialised and within the capacity.
+    unsafe fn set_len(&mut self, len: usize);
+}
+
+impl FieldVec for Fields {
+    #[inline(always)]
+    fn reserve_one(&mut self) {
+        // Checked first: `reserve` is not inlined, and the inline capacity is the common case.
+        if SmallVec::len(self) == self.capacity() {
+            self.reserve(1);
+        }
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        SmallVec::len(self)
+    }
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut Field {
+        SmallVec::as_mut_ptr(self)
+    }
+    #[inline(always)]
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller's.
+        unsafe { SmallVec::set_len(self, len) }
+    }
+}
+
+impl FieldVec for Vec<Field> {
+    #[inline(always)]
+    fn reserve_one(&mut self) {
+        if Vec::len(self) == self.capacity() {
+            self.reserve(1);
+        }
+    }
+    #[inline(always)]
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut Field {
+        Vec::as_mut_ptr(self)
+    }
+    #[inline(always)]
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller's.
+        unsafe { Vec::set_len(self, len) }
     }
 }
 
@@ -513,7 +568,11 @@ mod tests {
             } else {
                 Value::from(i as u64)
             };
-            push_field(&mut fields, Key::Borrowed(["a", "b", "c", "d", "e", "f"][i]), value);
+            push_field(
+                &mut fields,
+                Key::Borrowed(["a", "b", "c", "d", "e", "f"][i]),
+                value,
+            );
         }
         assert!(fields.spilled());
         let event = EventRef::new(Timestamp::from_nanos(5), None, fields);
