@@ -120,6 +120,38 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
         steps.into_iter().collect::<Vec<_>>(),
         [0, 50, 100, 150, 200, 250]
     );
+    // The histogram over time: the first layer's gradient chosen, a column per watched step,
+    // each of the watch's 64 bins at most, every column counting the same elements (the
+    // parameter's, all finite).
+    let hist = page.eval(
+        "[document.getElementById('hist-select').value, \
+          document.getElementById('hist-select').options.length, \
+          [...document.querySelectorAll('#hist g.column')].map(g => \
+            [Number(g.dataset.step), Number(g.dataset.total), Number(g.dataset.bins), \
+             g.querySelectorAll('rect.bin').length])]",
+    );
+    assert_eq!(hist[0], "grad/layers.0.weight", "{hist}");
+    // Weights, gradients and updates' histograms of six parameters (updates have none).
+    assert_eq!(hist[1], 12, "{hist}");
+    let columns = hist[2].as_array().unwrap();
+    let steps: Vec<u64> = columns.iter().map(|c| c[0].as_u64().unwrap()).collect();
+    assert_eq!(steps, [0, 50, 100, 150, 200, 250], "{hist}");
+    let total = columns[0][1].as_f64().unwrap();
+    assert!(total > 1000.0, "{hist}");
+    for column in columns {
+        assert_eq!(column[1].as_f64().unwrap(), total, "{hist}");
+        assert_eq!(column[2], 64, "{hist}");
+        let drawn = column[3].as_u64().unwrap();
+        assert!((1..=64).contains(&drawn), "{hist}");
+    }
+    // Another tensor chosen in the list is drawn in its place.
+    let weights = page.eval(
+        "(() => { const s = document.getElementById('hist-select'); \
+           s.value = 'weight/layers.2.bias'; s.dispatchEvent(new Event('change')); \
+           return [...document.querySelectorAll('#hist g.column')].map(g => Number(g.dataset.total)); })()",
+    );
+    let weights = weights.as_array().unwrap();
+    assert_eq!(weights.len(), 6, "{weights:?}");
     let rate = browser::attribute(&dom, r#"data-task="train""#, "data-task");
     assert!(rate.is_some() && dom.contains("items/s"), "no rate: {dom}");
     assert!(

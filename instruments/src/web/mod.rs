@@ -2,6 +2,8 @@
 //!
 //! - `state`: [`WebState`](state::WebState), what the page shows, folded from events at a
 //!   bounded size, and each client's batch of what it lacks;
+//! - `histograms`: a model watch's histograms over time, per watched tensor, bounded, and
+//!   the columns each client lacks;
 //! - `series`: a chart line over the whole run, thinned with `lttb` (downsampling with
 //!   buckets of equal width);
 //! - `server`: the HTTP/1 server on its own thread (connection cap, request limits);
@@ -11,6 +13,7 @@
 //! - `assets`: the page, embedded.
 
 mod assets;
+mod histograms;
 mod lttb;
 mod routes;
 mod series;

@@ -9,6 +9,7 @@ use giving::vocab::{GpuReading, ProgressEvent, RateEvent, WatchEvent, keys};
 use giving::{Event, Timestamp, Value};
 use serde_json::{Map, Value as Json, json};
 
+use super::histograms::{HistCursor, Histograms};
 use super::series::{Cursor, Series};
 
 /// Chart lines kept at most (a key per rank counts once per rank): keys past this are counted,
@@ -173,6 +174,8 @@ pub(crate) struct WebState {
     series: Vec<SeriesEntry>,
     index: HashMap<(String, Option<String>), usize>,
     series_refused: u64,
+    /// A model watch's histograms over time, per watched tensor.
+    histograms: Histograms,
     tasks: Vec<TaskRow>,
     current_task: Option<usize>,
     sources: Vec<SourceRow>,
@@ -191,6 +194,7 @@ pub(crate) struct WebState {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ClientView {
     cursors: Vec<Option<Cursor>>,
+    hist_cursors: Vec<Option<HistCursor>>,
     version: Option<u64>,
 }
 
@@ -204,6 +208,7 @@ impl WebState {
             series: Vec::new(),
             index: HashMap::new(),
             series_refused: 0,
+            histograms: Histograms::default(),
             tasks: Vec::new(),
             current_task: None,
             sources: Vec::new(),
@@ -237,6 +242,7 @@ impl WebState {
         let watched = WatchEvent::of(event).map(|watched| watched.label());
         let every_value = watched.is_some();
         self.observe_charts(event, watched.or(label), every_value);
+        self.histograms.observe(event);
         for gpu in GpuReading::all(event) {
             self.gpus.insert(
                 gpu.index.to_owned(),
@@ -452,6 +458,8 @@ impl WebState {
             "last_event_ms": self.last_event.map(millis),
             "sent_ms": millis(now),
             "series": series,
+            "hists": self.histograms.delta(&mut client.hist_cursors),
+            "hists_refused": self.histograms.refused(),
         });
         Some(batch.to_string())
     }

@@ -9,7 +9,7 @@ const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2"
 const WIDTH = 600, HEIGHT = 232, LEFT = 52, RIGHT = 8, TOP = 8, BOTTOM = 34;
 
 const state = { batch: null, lines: new Map(), logScale: new Set(), colors: new Map(),
-  xKeys: new Map() };
+  xKeys: new Map(), hists: new Map(), histLabel: null };
 const timings = { loadMs: null, latencies: [], updates: 0 };
 const $ = (id) => document.getElementById(id);
 
@@ -61,6 +61,11 @@ function merge(batch) {
     state.xKeys.set(s.key, s.x);
     const had = lines.get(label) || [];
     lines.set(label, s.from === 0 ? s.points : had.slice(0, s.from).concat(s.points));
+  }
+  // A model watch's histograms: columns appended, or the track whole after a thinning.
+  for (const h of batch.hists || []) {
+    const had = h.replace ? [] : state.hists.get(h.label) || [];
+    state.hists.set(h.label, had.concat(h.columns));
   }
 }
 
@@ -227,6 +232,7 @@ function renderCharts() {
     (a === "loss" ? -1 : b === "loss" ? 1 : a.localeCompare(b)));
   $("charts").replaceChildren(...keys.map((k) => chart(k, state.lines.get(k))));
   renderLayers();
+  renderHistogram();
 }
 
 // A colour from pale (0) to dark blue (1), for the heatmap's log scale.
@@ -284,6 +290,64 @@ function renderLayers() {
   const scale = lo <= hi ? `|grad| from ${fmt(10 ** lo)} (pale) to ${fmt(10 ** hi)} (dark), log scale; step →`
     : "every gradient norm is 0";
   $("layers").replaceChildren(svg, el("p", { class: "scale" }, scale));
+}
+
+// One watched tensor's histograms over time (TensorBoard's Histograms and Distributions tabs
+// for one tag): a column per watched step, the value on the y axis, each bin a cell shaded by
+// its share of the column's largest bin, so the spread of the weights or gradients and its
+// drift read at a glance; shaded on a log scale, since a gradient's elements crowd near zero
+// and its tails, a few elements each, would be invisible on a linear one. The tensor is chosen in the panel's list (a gradient first).
+function renderHistogram() {
+  const labels = [...state.hists.keys()];
+  $("hist-panel").hidden = labels.length === 0;
+  if (!labels.length) return;
+  const select = $("hist-select");
+  if (!state.histLabel || !state.hists.has(state.histLabel)) {
+    state.histLabel = labels.find((l) => l.startsWith("grad/")) || labels[0];
+  }
+  if (select.options.length !== labels.length) {
+    select.replaceChildren(...labels.map((l) => el("option", { value: l }, l)));
+    select.onchange = () => { state.histLabel = select.value; renderHistogram(); };
+  }
+  select.value = state.histLabel;
+  const columns = state.hists.get(state.histLabel);
+  const lo = Math.min(...columns.map((c) => c.min)), hi = Math.max(...columns.map((c) => c.max));
+  const span = hi > lo ? hi - lo : 1;
+  const H = 180, AXIS = 18;
+  const cell = (WIDTH - LEFT - RIGHT) / columns.length;
+  const y = (v) => TOP + H - ((v - lo) / span) * H;
+  const svg = el("svg:svg", { viewBox: `0 0 ${WIDTH} ${TOP + H + AXIS}`, role: "img",
+    "aria-label": `histogram over time of ${state.histLabel}` });
+  columns.forEach((c, i) => {
+    const total = c.counts.reduce((a, b) => a + b, 0);
+    const most = Math.max(...c.counts);
+    const width = (c.max - c.min) / c.counts.length;
+    const group = el("svg:g", { class: "column", "data-step": String(c.step),
+      "data-total": String(total), "data-bins": String(c.counts.length) });
+    c.counts.forEach((count, b) => {
+      if (count <= 0) return;
+      const top = y(c.min + (b + 1) * width), bottom = y(c.min + b * width);
+      const rect = el("svg:rect", { class: "bin", x: (LEFT + i * cell).toFixed(1),
+        y: top.toFixed(1), width: Math.max(1, cell - 0.5).toFixed(1),
+        height: Math.max(1, bottom - top).toFixed(1), fill: heat(Math.log1p(count) / Math.log1p(most)) });
+      rect.append(el("svg:title", {},
+        `step ${c.step}: ${fmt(count)} in [${fmt(c.min + b * width)}, ${fmt(c.min + (b + 1) * width)})`));
+      group.append(rect);
+    });
+    svg.append(group);
+  });
+  for (const v of hi > lo ? [lo, lo <= 0 && hi >= 0 ? 0 : (lo + hi) / 2, hi] : [lo]) {
+    svg.append(el("svg:text", { x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(v)));
+  }
+  const every = Math.max(1, Math.ceil(columns.length / 5));
+  columns.forEach((c, i) => {
+    if (i % every === 0) {
+      svg.append(el("svg:text", { x: LEFT + (i + 0.5) * cell, y: TOP + H + AXIS - 4,
+        "text-anchor": "middle" }, fmt(c.step)));
+    }
+  });
+  $("hist").replaceChildren(svg, el("p", { class: "scale" },
+    "each column a watched step (→), the values on the y axis; darker: more elements in the bin (log scale)"));
 }
 
 function renderMachine(b) {
