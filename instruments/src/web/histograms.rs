@@ -92,7 +92,7 @@ impl Histograms {
         true
     }
 
-    /// Histograms not kept (see [`Histograms::refused`]'s field).
+    /// Histograms not kept: of tensors past the cap, or unreadable (shown in the page header).
     pub(crate) fn refused(&self) -> u64 {
         self.refused
     }

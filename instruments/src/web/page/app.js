@@ -78,7 +78,8 @@ function renderHeader(b) {
   const started = new Date(b.started_ms);
   $("meta").textContent = `${b.host} · started ${started.toLocaleString()} · ` +
     `${b.events} events · ${b.dropped} dropped` +
-    (b.series_refused ? ` · ${b.series_refused} values past the chart cap` : "");
+    (b.series_refused ? ` · ${b.series_refused} values past the chart cap` : "") +
+    (b.hists_refused ? ` · ${b.hists_refused} histograms not kept` : "");
 }
 
 function bar(fraction) {
@@ -235,6 +236,16 @@ function renderCharts() {
   renderHistogram();
 }
 
+// Labels under columns of watched steps, evenly spaced from `left`, `cell` wide: about five.
+function stepLabels(svg, steps, left, cell, y) {
+  const every = Math.max(1, Math.ceil(steps.length / 5));
+  steps.forEach((x, i) => {
+    if (i % every === 0) {
+      svg.append(el("svg:text", { x: left + (i + 0.5) * cell, y, "text-anchor": "middle" }, fmt(x)));
+    }
+  });
+}
+
 // A colour from pale (0) to dark blue (1), for the heatmap's log scale.
 function heat(t) {
   const hue = 50 + 180 * t, light = 88 - 58 * t;
@@ -280,13 +291,7 @@ function renderLayers() {
   });
   const axisY = height - 5;
   // Columns are the watched steps, evenly spaced: about five of them labelled.
-  const every = Math.max(1, Math.ceil(steps.length / 5));
-  steps.forEach((x, i) => {
-    if (i % every === 0) {
-      svg.append(el("svg:text", { x: NAME + (i + 0.5) * cell, y: axisY, "text-anchor": "middle" },
-        fmt(x)));
-    }
-  });
+  stepLabels(svg, steps, NAME, cell, axisY);
   const scale = lo <= hi ? `|grad| from ${fmt(10 ** lo)} (pale) to ${fmt(10 ** hi)} (dark), log scale; step →`
     : "every gradient norm is 0";
   $("layers").replaceChildren(svg, el("p", { class: "scale" }, scale));
@@ -296,7 +301,8 @@ function renderLayers() {
 // for one tag): a column per watched step, the value on the y axis, each bin a cell shaded by
 // its share of the column's largest bin, so the spread of the weights or gradients and its
 // drift read at a glance; shaded on a log scale, since a gradient's elements crowd near zero
-// and its tails, a few elements each, would be invisible on a linear one. The tensor is chosen in the panel's list (a gradient first).
+// and its tails, a few elements each, would be invisible on a linear one. The tensor is
+// chosen in the panel's list (a gradient first).
 function renderHistogram() {
   const labels = [...state.hists.keys()];
   $("hist-panel").hidden = labels.length === 0;
@@ -339,13 +345,7 @@ function renderHistogram() {
   for (const v of hi > lo ? [lo, lo <= 0 && hi >= 0 ? 0 : (lo + hi) / 2, hi] : [lo]) {
     svg.append(el("svg:text", { x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, fmt(v)));
   }
-  const every = Math.max(1, Math.ceil(columns.length / 5));
-  columns.forEach((c, i) => {
-    if (i % every === 0) {
-      svg.append(el("svg:text", { x: LEFT + (i + 0.5) * cell, y: TOP + H + AXIS - 4,
-        "text-anchor": "middle" }, fmt(c.step)));
-    }
-  });
+  stepLabels(svg, columns.map((c) => c.step), LEFT, cell, TOP + H + AXIS - 4);
   $("hist").replaceChildren(svg, el("p", { class: "scale" },
     "each column a watched step (→), the values on the y axis; darker: more elements in the bin (log scale)"));
 }
