@@ -139,17 +139,19 @@ fn rescale(x: f64) -> f64 {
     x * scale
 }
 
+/// As in ptera, every assignment of an overridable variable goes through the override, not
+/// only its `let`.
 #[test]
-fn a_mutable_binding_is_overridden_where_it_is_bound() {
+fn a_mutable_binding_is_overridden_at_each_assignment() {
     let gv = given();
     let half = gv
         .probe("rescale > scale")
         .unwrap()
         .override_with(|s: f64| s / 2.0)
         .unwrap();
-    // Bound to 2.0, replaced by 1.0, then `+= 1.0`.
-    assert_eq!(rescale(10.0), 20.0);
-    assert_eq!(half.replaced(), 1);
+    // Bound to 2.0, replaced by 1.0; `+= 1.0` makes 2.0, replaced by 1.0.
+    assert_eq!(rescale(10.0), 10.0);
+    assert_eq!(half.replaced(), 2);
     drop(half);
     assert_eq!(rescale(10.0), 30.0);
 }
@@ -169,9 +171,36 @@ fn a_dropped_override_drops_its_closure() {
             s / 2.0
         })
         .unwrap();
-    assert_eq!(rescale(10.0), 20.0);
+    assert_eq!(rescale(10.0), 10.0);
     assert_eq!(Arc::strong_count(&captured), 2);
     drop(halve);
     assert_eq!(Arc::strong_count(&captured), 1);
+    gv.finish().unwrap();
+}
+
+#[giving::probe(overridable(step))]
+fn count_up(steps: Vec<u32>) -> u32 {
+    let mut last = 0;
+    for (n, mut step) in steps.into_iter().enumerate() {
+        step += n as u32;
+        last = step;
+    }
+    last
+}
+
+/// A `for` variable bound `mut` in a tuple pattern is replaced at each iteration, and its
+/// later assignment too.
+#[test]
+fn a_mutable_for_variable_in_a_tuple_pattern_is_overridden() {
+    assert_eq!(count_up(vec![1, 1, 1]), 3);
+    let gv = given();
+    let doubled = gv
+        .probe("count_up > step")
+        .unwrap()
+        .override_with(|s: u32| s * 2)
+        .unwrap();
+    // Last iteration: 1 → 2, `+= 2` → 4 → 8.
+    assert_eq!(count_up(vec![1, 1, 1]), 8);
+    assert_eq!(doubled.replaced(), 6);
     gv.finish().unwrap();
 }

@@ -132,7 +132,7 @@ mod milk {
 /// ptera tags `a` and `b` `@Bouffe`; here their written type is.
 type Bouffe = i64;
 
-#[giving::probe]
+#[giving::probe(overridable(x))]
 fn brie(x: i64, y: i64) -> i64 {
     let a: Bouffe = x * x;
     let b: Bouffe = y * y;
@@ -185,7 +185,7 @@ fn superbrie(n: i64) -> i64 {
     result
 }
 
-#[giving::probe]
+#[giving::probe(overridable(rval))]
 fn square(x: i64) -> i64 {
     let rval = x * x;
     rval
@@ -752,4 +752,135 @@ fn test_code_not_found() {
         given().probe("//what > x"),
         Err(ProbeError::UnknownFunction { .. })
     ));
+}
+
+/// ptera `test_immediate_evaluation`, its overrides: `superbrie(k=7) > brie > x` replaces the
+/// one `x` given while the enclosing `k` is 7, `superbrie(i=9) > brie > x` the ten under
+/// `i=9` (ptera's `Overlay.rewriting`).
+#[test]
+fn test_immediate_evaluation_overrides() {
+    let gv = given();
+    let zero = gv
+        .probe("superbrie(k=7) > brie > x")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    assert_eq!(superbrie(10), 328_701);
+    assert_eq!(zero.replaced(), 1);
+    drop(zero);
+    let zero = gv
+        .probe("superbrie(i=9) > brie > x")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    assert_eq!(superbrie(10), 239_365);
+    assert_eq!(zero.replaced(), 10);
+    drop(zero);
+    assert_eq!(superbrie(10), 328_750);
+}
+
+/// An overridable argument gives one event per call, with the other arguments bound, as any
+/// argument does (ptera binds every argument at entry).
+#[test]
+fn an_overridable_argument_gives_one_event_with_the_others_bound() {
+    assert_eq!(
+        probed("brie(!x, y)", || assert_eq!(brie(3, 4), 25)),
+        ["x=3 y=4"]
+    );
+    assert_eq!(probed("brie > x", || assert_eq!(brie(3, 4), 25)), ["x=3"]);
+}
+
+/// An override's conditions are the probe's: on another argument (`brie(y=4) > x`), on the
+/// enclosing call (`square(x=3) > rval`) and on the value itself (`square > rval=16`).
+#[test]
+fn overrides_apply_only_where_their_conditions_hold() {
+    let gv = given();
+    let on_y = gv
+        .probe("brie(y=4) > x")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    assert_eq!(brie(3, 4), 16);
+    assert_eq!(brie(3, 5), 34);
+    assert_eq!(on_y.replaced(), 1);
+    drop(on_y);
+
+    let on_x = gv
+        .probe("square(x=3) > rval")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    assert_eq!(sumsquares(3, 4), 16);
+    drop(on_x);
+    let on_value = gv
+        .probe("square > rval=16")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    assert_eq!(sumsquares(3, 4), 9);
+    assert_eq!(on_value.replaced(), 1);
+}
+
+/// Every probe sees the value the function goes on with: with `square > rval` := 5, another
+/// probe on `square > rval` gives 5 and 5 (ptera's overlay applies before its taps).
+#[test]
+fn other_probes_see_the_overridden_value() {
+    let gv = given();
+    let seen = gv.probe("square > rval").unwrap();
+    let five = gv
+        .probe("square > rval")
+        .unwrap()
+        .override_with(|_: i64| 5)
+        .unwrap();
+    assert_eq!(sumsquares(3, 4), 10);
+    drop(five);
+    assert_eq!(events(gv, seen), ["rval=5", "rval=5"]);
+}
+
+// `j = j + 1` as ptera's test writes it: a plain assignment, which the macro sees apart from `+=`.
+#[giving::probe(overridable(j))]
+#[allow(clippy::assign_op_pattern)]
+fn bump(n: i64) -> i64 {
+    let mut j = n;
+    j = j + 1;
+    j += 1;
+    j
+}
+
+#[giving::probe(overridable(i))]
+fn total(n: i64) -> i64 {
+    let mut sum = 0;
+    for i in 0..n {
+        sum += i;
+    }
+    sum
+}
+
+/// Every binding of an overridable variable goes through the override: its `let`, each later
+/// assignment (`j = j + 1`, `j += 1`) and a `for` variable's each iteration (ptera overrides
+/// every assignment of the focus variable).
+#[test]
+fn every_assignment_of_an_overridable_variable_is_replaced() {
+    let gv = given();
+    let tenfold = gv
+        .probe("bump > j")
+        .unwrap()
+        .override_with(|j: i64| j * 10)
+        .unwrap();
+    // 2 → 20 → 21 → 210 → 211 → 2110.
+    assert_eq!(bump(2), 2110);
+    assert_eq!(tenfold.replaced(), 3);
+    drop(tenfold);
+    assert_eq!(bump(2), 4);
+
+    let seen = gv.probe("total > i").unwrap();
+    let doubled = gv
+        .probe("total > i")
+        .unwrap()
+        .override_with(|i: i64| 2 * i)
+        .unwrap();
+    assert_eq!(total(4), 12);
+    assert_eq!(doubled.replaced(), 4);
+    drop(doubled);
+    assert_eq!(events(gv, seen), ["i=0", "i=2", "i=4", "i=6"]);
 }

@@ -26,9 +26,24 @@ fn every_form_parses() {
     let s = Selector::parse("f(!x)").unwrap();
     assert_eq!(s.focus().unwrap().name, "x");
 
-    let s = Selector::parse("outer > middle >> inner > x").unwrap();
+    let s = Selector::parse("outer > middle > inner > x").unwrap();
     let path: Vec<_> = s.elements().iter().map(|e| e.name()).collect();
     assert_eq!(path, ["outer", "middle", "inner"]);
+
+    // Grouping parentheses, as ptera's tests write them (`apple` == `(apple)`): `>` chains
+    // the same whichever way it is grouped.
+    for grouped in [
+        "(outer > middle > inner > x)",
+        "outer > (middle > inner) > x",
+        "((outer) > middle) > (inner > (x))",
+    ] {
+        assert_eq!(
+            shape(grouped),
+            shape("outer > middle > inner > x"),
+            "{grouped} is outer > middle > inner > x"
+        );
+    }
+    assert_eq!(shape("(x)"), shape("x"));
 
     let s = Selector::parse("f > loss as l").unwrap();
     assert_eq!(
@@ -64,7 +79,7 @@ fn every_form_parses() {
 }
 
 /// Each malformed selector: its column and the message.
-const MALFORMED: [(&str, usize, &str); 12] = [
+const MALFORMED: [(&str, usize, &str); 15] = [
     ("", 1, "expected a variable or function name, found the end"),
     (
         "m::f",
@@ -103,9 +118,20 @@ const MALFORMED: [(&str, usize, &str); 12] = [
         "expected a field name after `as`, found the end",
     ),
     (
-        "f >> > x",
+        "f >> x",
+        3,
+        "expected `>` (ptera 1.4 has no `>>`: `>` already means called within, at any depth), found `>>`",
+    ),
+    ("(f > x", 7, "expected `>`, `(`, `as` or `)`, found the end"),
+    (
+        "f > x)",
         6,
-        "expected a variable or function name, found `>`",
+        "expected `>`, `(`, `as` or the end of the selector, found `)`",
+    ),
+    (
+        "f > ()",
+        6,
+        "expected a variable or function name, found `)`",
     ),
     (
         "f(x) y",
@@ -118,6 +144,20 @@ const MALFORMED: [(&str, usize, &str); 12] = [
         "expected `as` only after a variable (a function cannot be renamed), found a renamed function",
     ),
 ];
+
+/// A selector's functions and captures, without the columns they were written at.
+fn shape(selector: &str) -> Vec<(Vec<String>, Vec<(String, String, Role)>)> {
+    let parsed = Selector::parse(selector).unwrap();
+    parsed
+        .elements()
+        .iter()
+        .map(|e| {
+            let captures = e.captures.iter();
+            let captures = captures.map(|c| (c.name.clone(), c.key.clone(), c.role));
+            (e.path.clone(), captures.collect())
+        })
+        .collect()
+}
 
 #[test]
 fn malformed_selectors_name_the_column_and_what_was_expected() {

@@ -69,6 +69,16 @@ pub(crate) fn plain_binding(pat: &Pat) -> Option<(&Ident, Option<syn::token::Mut
     }
 }
 
+/// The statement that passes overridable variable `ident` (number `index`) through the
+/// override hook and rebinds it, with `mutability`, to what the hook returns.
+fn rebind_overridable(ident: &Ident, mutability: Option<syn::token::Mut>, index: usize) -> Stmt {
+    let frame = frame_ident();
+    let value = to_value(quote!(__giving_value));
+    parse_quote! {
+        let #mutability #ident = #frame.overridable(#index, #ident, |__giving_value| #value);
+    }
+}
+
 /// Removes the `mut` of a plain binding (`mut x`, `mut x: T`).
 fn unset_mut(pat: &mut Pat) {
     match pat {
@@ -78,13 +88,29 @@ fn unset_mut(pat: &mut Pat) {
     }
 }
 
-/// The identifiers a `for` pattern binds: `x`, `(i, x)`, nested tuples.
-fn loop_bindings(pat: &Pat, out: &mut Vec<Ident>) {
+/// The identifiers a `for` pattern binds, each with its `mut`: `x`, `(i, mut x)`, nested
+/// tuples.
+fn loop_bindings(pat: &Pat, out: &mut Vec<(Ident, Option<syn::token::Mut>)>) {
     match pat {
-        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => out.push(p.ident.clone()),
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
+            out.push((p.ident.clone(), p.mutability))
+        }
         Pat::Tuple(t) => t.elems.iter().for_each(|p| loop_bindings(p, out)),
         Pat::Paren(p) => loop_bindings(&p.pat, out),
         Pat::Type(t) => loop_bindings(&t.pat, out),
+        _ => {}
+    }
+}
+
+/// Removes the `mut` of the bindings of a `for` pattern that `which` selects.
+fn unset_loop_mut(pat: &mut Pat, which: &impl Fn(&Ident) -> bool) {
+    match pat {
+        Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() && which(&p.ident) => {
+            p.mutability = None
+        }
+        Pat::Tuple(t) => t.elems.iter_mut().for_each(|p| unset_loop_mut(p, which)),
+        Pat::Paren(p) => unset_loop_mut(&mut p.pat, which),
+        Pat::Type(t) => unset_loop_mut(&mut t.pat, which),
         _ => {}
     }
 }
@@ -125,11 +151,7 @@ impl Rewriter<'_> {
             return;
         }
         if self.options.is_overridable(&ident.to_string()) {
-            let frame = frame_ident();
-            let value = to_value(quote!(__giving_value));
-            out.push(parse_quote! {
-                let #mutability #ident = #frame.overridable(#index, #ident, |__giving_value| #value);
-            });
+            out.push(rebind_overridable(&ident, mutability, index));
         } else {
             out.push(report(&ident, index));
         }
@@ -156,6 +178,29 @@ impl Rewriter<'_> {
             Expr::Binary(b) => self.visit_expr_mut(&mut b.right),
             _ => {}
         }
+        if self.options.is_overridable(&ident.to_string()) {
+            // The value assigned goes through the override hook: `x = e` assigns the hook's
+            // result (a `let x;` assigned later stays assigned once); `x += e` is computed,
+            // then passed through the hook and assigned back.
+            let frame = frame_ident();
+            let value = to_value(quote!(__giving_value));
+            *expr = match expr {
+                Expr::Assign(a) => {
+                    let right = &a.right;
+                    parse_quote! {
+                        #ident = #frame.overridable(#index, #right, |__giving_value| #value)
+                    }
+                }
+                _ => {
+                    let compound = expr.clone();
+                    parse_quote! {{
+                        #compound;
+                        #ident = #frame.overridable(#index, #ident, |__giving_value| #value);
+                    }}
+                }
+            };
+            return true;
+        }
         let report = report(&ident, index);
         let assign = expr.clone();
         *expr = parse_quote! {{ #assign; #report }};
@@ -169,12 +214,22 @@ impl Rewriter<'_> {
         let mut reports = Vec::new();
         let mut begins = Vec::new();
         let mut ends = Vec::new();
-        for ident in &idents {
+        for (ident, mutability) in &idents {
             let index = self.vars.add(ident.to_string());
-            reports.push(report(ident, index));
+            reports.push(if self.options.is_overridable(&ident.to_string()) {
+                // Rebound at the top of the body, through the override hook.
+                rebind_overridable(ident, *mutability, index)
+            } else {
+                report(ident, index)
+            });
             begins.push(self.vars.add(format!("#loop_{ident}")));
             ends.push(self.vars.add(format!("#endloop_{ident}")));
         }
+        // An overridable variable is rebound, with its `mut`, at the top of the body: the
+        // pattern's own binding is only moved from.
+        unset_loop_mut(&mut for_loop.pat, &|ident| {
+            self.options.is_overridable(&ident.to_string())
+        });
         self.visit_block_mut(&mut for_loop.body);
         if idents.is_empty() {
             return;

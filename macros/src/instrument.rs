@@ -115,6 +115,7 @@ pub(crate) fn function(
 
     // Arguments: reported at entry, after `#enter`.
     let mut argument_hooks = Vec::new();
+    let mut override_hooks = Vec::new();
     for input in &sig.inputs {
         match input {
             FnArg::Receiver(receiver) => {
@@ -129,14 +130,15 @@ pub(crate) fn function(
                     continue;
                 };
                 let index = vars.add_argument(ident.to_string(), type_tag(&typed.ty));
+                argument_hooks.push(quote! { #frame.argument(#index, &#ident); });
                 if options.is_overridable(&ident.to_string()) {
+                    // After every argument is kept (an override's conditions may read the
+                    // others), before their events.
                     let value = to_value(quote!(__giving_value));
-                    argument_hooks.push(quote! {
+                    override_hooks.push(quote! {
                         let #mutability #ident =
-                            #frame.overridable(#index, #ident, |__giving_value| #value);
+                            #frame.override_argument(#index, #ident, |__giving_value| #value);
                     });
-                } else {
-                    argument_hooks.push(quote! { #frame.argument(#index, &#ident); });
                 }
             }
         }
@@ -195,6 +197,7 @@ pub(crate) fn function(
             let #frame = &#owned;
             #frame.fire(#ENTER);
             #(#argument_hooks)*
+            #(#override_hooks)*
             #frame.arguments_bound(#arguments);
             let #result = #run;
             #frame.returned(|| #value, || #error);

@@ -22,6 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use smallvec::SmallVec;
 
 use super::active::next_wrap_id;
+use super::overrides::Overrider;
 use super::plan::{LastPlan, SitePlan, Slot, send_lone_each, type_tag};
 use super::selector::Role;
 use super::site::Site;
@@ -201,20 +202,51 @@ fn capture_one(
     plan: &SitePlan,
     values: &[Option<(Value, &'static str)>],
 ) -> bool {
+    match context_value(slot, plan, values) {
+        Some(Some(value)) => {
+            push_field(fields, Key::Borrowed(slot.key), value.clone());
+            true
+        }
+        Some(None) => true,
+        None => false,
+    }
+}
+
+/// What one context slot reads from `values`: `None` when its condition does not hold (or its
+/// variable, which it tests, is not bound yet): then there is no event; `Some(None)` when it
+/// captures nothing (unbound, or a value of another tag).
+#[inline(always)]
+fn context_value<'v>(
+    slot: &Slot,
+    plan: &SitePlan,
+    values: &'v [Option<(Value, &'static str)>],
+) -> Option<Option<&'v Value>> {
     let kept = plan.slot(slot.index).and_then(|at| values.get(at));
     match kept.and_then(Option::as_ref) {
         Some((value, type_name)) => {
             if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
-                return true;
+                return Some(None);
             }
             if slot.condition.as_ref().is_some_and(|c| !c.matches(value)) {
-                return false;
+                return None;
             }
-            push_field(fields, Key::Borrowed(slot.key), value.clone());
-            true
+            Some(Some(value))
         }
-        None => slot.condition.is_none(),
+        None => slot.condition.is_none().then_some(None),
     }
+}
+
+/// Whether every context slot's condition in `slots` holds on `values` (what [`capture`]
+/// checks, without capturing).
+fn conditions_hold(
+    slots: &[Slot],
+    plan: &SitePlan,
+    values: &[Option<(Value, &'static str)>],
+) -> bool {
+    slots
+        .iter()
+        .filter(|s| s.role == Role::Context)
+        .all(|slot| context_value(slot, plan, values).is_some())
 }
 
 /// The probes (indices into the plan's `lasts`) that a lone `f > x` event of variable `index`
@@ -630,44 +662,108 @@ impl ActiveFrame {
         ));
     }
 
+    /// Variable `index` (a `let` binding, an assignment or a `for` variable) was bound to
+    /// `value`, which an override may replace: the overrides first, then the events, so that
+    /// every probe sees the value the function goes on with.
     pub(super) fn overridable<T: 'static>(
         &self,
         index: usize,
         value: T,
-        conv: impl FnOnce(&T) -> Value,
+        conv: impl Fn(&T) -> Value,
     ) -> T {
+        let value = self.apply_overrides(index, value, &conv);
         self.set(index, std::any::type_name::<T>(), || conv(&value));
+        value
+    }
+
+    /// Argument `index`, kept with the others by [`ActiveFrame::argument`], may be replaced:
+    /// called once every argument is kept, so that an override's conditions see them all, and
+    /// before [`ActiveFrame::arguments_bound`] gives their events (one per argument, with the
+    /// value the function goes on with).
+    pub(super) fn override_argument<T: 'static>(
+        &self,
+        index: usize,
+        value: T,
+        conv: impl Fn(&T) -> Value,
+    ) -> T {
+        let value = self.apply_overrides(index, value, &conv);
+        self.argument(index, std::any::type_name::<T>(), || conv(&value));
+        value
+    }
+
+    /// `value` after the overrides that apply to variable `index`, in the plan's order.
+    fn apply_overrides<T: 'static>(
+        &self,
+        index: usize,
+        value: T,
+        conv: &impl Fn(&T) -> Value,
+    ) -> T {
+        let overriders = self.overriders(index, std::any::type_name::<T>(), || conv(&value));
         let mut slot = Some(value);
-        let plan = self.plan();
-        let matches: Vec<usize> = self.with_state(|state| {
-            state
-                .matches
-                .iter()
-                .filter(|m| m.active)
-                .map(|m| m.last)
-                .collect()
-        });
-        for last in matches.into_iter().map(|i| &plan.lasts[i]) {
-            let focus = last
-                .slots()
-                .slots
-                .iter()
-                .any(|s| s.role == Role::Focus && s.index == index);
-            if !focus {
-                continue;
-            }
-            let overrider = lock(&last.probe.overrider).clone();
-            if let Some(overrider) = overrider {
-                overrider.apply(
-                    &mut slot,
-                    self.site.info.variables[index],
-                    self.site.info.name,
-                );
-            }
+        // Outside the frame's state: an override is the user's code, and may call probed
+        // functions.
+        for overrider in overriders {
+            overrider.apply(
+                &mut slot,
+                self.site.info.variables[index],
+                self.site.info.name,
+            );
         }
         // `apply` always puts a value back; it is only empty if an override panicked, which
         // unwinds past this line.
         slot.expect("an override puts a value back")
+    }
+
+    /// The overrides for variable `index`, bound to a value of type `type_name`: those of the
+    /// active probes whose focus it is and whose conditions hold — on the value itself
+    /// (`square > rval=16`), on the frame's other captures and on the enclosing frames'
+    /// (`superbrie(k=7) > brie > x`), as for the event the probe would give.
+    fn overriders(
+        &self,
+        index: usize,
+        type_name: &'static str,
+        value: impl FnOnce() -> Value,
+    ) -> SmallVec<[Overrider; 1]> {
+        let plan = self.plan();
+        let mut value = Some(value);
+        let mut converted = None;
+        self.with_state(|state| {
+            let mut found = SmallVec::new();
+            for m in state.matches.iter().filter(|m| m.active) {
+                let last = &plan.lasts[m.last];
+                let slots = &last.slots().slots;
+                let focus: SmallVec<[&Slot; 1]> = slots
+                    .iter()
+                    .filter(|s| s.role == Role::Focus && s.index == index)
+                    .collect();
+                // Not `is_open`: an override's probe has no stream (`override_with` took it).
+                if focus.is_empty() {
+                    continue;
+                }
+                let Some(overrider) = lock(&last.probe.overrider).clone() else {
+                    continue;
+                };
+                // Converted once, and only when an override may apply.
+                let value = converted.get_or_insert_with(|| (value.take().expect("once"))());
+                let holds = focus.iter().any(|slot| passes(slot, value, type_name))
+                    && conditions_hold(slots, plan, &state.values)
+                    && m.parents.iter().all(|parent| {
+                        let outer = &last.probe.elements[parent.element].sites[parent.at];
+                        outer.slots.is_empty()
+                            || parent.frame.with_state(|outer_state| {
+                                conditions_hold(
+                                    &outer.slots,
+                                    parent.frame.plan(),
+                                    &outer_state.values,
+                                )
+                            })
+                    });
+                if holds {
+                    found.push(overrider);
+                }
+            }
+            found
+        })
     }
 }
 

@@ -142,17 +142,30 @@ impl Frame {
         }
     }
 
-    /// Variable `index` was bound to `value`, which a probe may replace.
+    /// Variable `index` was bound to `value` (a `let`, an assignment, a `for` variable), which
+    /// a probe may replace; its events carry the value returned.
     #[inline(always)]
-    pub fn overridable<T: 'static>(
-        &self,
-        index: usize,
-        value: T,
-        conv: impl FnOnce(&T) -> Value,
-    ) -> T {
+    pub fn overridable<T: 'static>(&self, index: usize, value: T, conv: impl Fn(&T) -> Value) -> T {
         match &self.active {
             None => value,
             Some(active) => active.overridable(index, value, conv),
+        }
+    }
+
+    /// Argument `index`, already passed to [`Frame::argument`], may be replaced by a probe:
+    /// called after every argument's hook and before [`Frame::arguments_bound`], so that an
+    /// override's conditions see every argument and the argument's one event carries the value
+    /// returned.
+    #[inline(always)]
+    pub fn override_argument<T: 'static>(
+        &self,
+        index: usize,
+        value: T,
+        conv: impl Fn(&T) -> Value,
+    ) -> T {
+        match &self.active {
+            None => value,
+            Some(active) => active.override_argument(index, value, conv),
         }
     }
 

@@ -19,7 +19,8 @@ pub use literal::Literal;
 /// this does not):
 ///
 /// ```text
-/// selector := segment ((">" | ">>") segment)*
+/// selector := item (">" item)*
+/// item     := segment | "(" selector ")"                      (grouping: `(a)` is `a`)
 /// segment  := function | variable                              (a variable: last only)
 /// function := fpath ("(" [capture ("," capture)*] ")")? ("as" name)? ("=" literal)?
 /// fpath    := path | "*" | "/" path ("/" name)* | "//" name ("/" name)*
@@ -30,8 +31,8 @@ pub use literal::Literal;
 /// literal  := number | 'string' | "string" | true | false | None
 /// ```
 ///
-/// `f > x` is `f(!x)`; `x` alone is `*(!x)` (any function); `>` and `>>` both mean "called
-/// within, at any depth", as in ptera 1.4; a function without a focus (`f(a, b)`) gives one
+/// `f > x` is `f(!x)`; `x` alone is `*(!x)` (any function); `>` means "called within, at any
+/// depth", as in ptera 1.4 (which has no `>>`); a function without a focus (`f(a, b)`) gives one
 /// event when it returns; `!!x` ends a wrapper probe begun by `!y`; `f() as x` is
 /// `f(!#value as x)`; `f(a(b))` is `f > a(b)`; `$x` is `* as x`.
 ///

@@ -127,25 +127,57 @@ impl<'a> Parser<'a> {
     }
 
     pub(super) fn selector(mut self) -> Result<Vec<Element>, SelectorError> {
-        let mut raw = vec![self.segment(false)?];
+        let mut raw = Vec::new();
+        self.chain(&mut raw, false)?;
+        self.finish(raw)
+    }
+
+    /// Segments joined by `>`, up to the end of the selector or, inside grouping parentheses
+    /// (`grouped`), up to the `)` that closes them (left for the caller).
+    fn chain(&mut self, raw: &mut Vec<Raw>, grouped: bool) -> Result<(), SelectorError> {
+        self.item(raw)?;
         loop {
             match self.peek() {
-                Token::Gt | Token::GtGt => {
+                Token::Gt => {
                     self.bump();
-                    raw.push(self.segment(false)?);
+                    self.item(raw)?;
                 }
-                Token::End => break,
+                Token::GtGt => {
+                    // ptera 1.4's grammar has no `>>` (its action is a commented-out legacy).
+                    return Err(self.expected(
+                        "`>` (ptera 1.4 has no `>>`: `>` already means called within, at any depth)",
+                    ));
+                }
+                Token::End if !grouped => return Ok(()),
+                Token::Close if grouped => return Ok(()),
                 _ => {
-                    let expected = if raw.last().is_some_and(|r| r.call.is_some()) {
-                        "`>` or the end of the selector"
+                    let close = if grouped {
+                        "`)`"
                     } else {
-                        "`>`, `(`, `as` or the end of the selector"
+                        "the end of the selector"
                     };
-                    return Err(self.expected(expected));
+                    let expected = if raw.last().is_some_and(|r| r.call.is_some()) {
+                        format!("`>` or {close}")
+                    } else {
+                        format!("`>`, `(`, `as` or {close}")
+                    };
+                    return Err(self.expected(&expected));
                 }
             }
         }
-        self.finish(raw)
+    }
+
+    /// A segment, or a chain in grouping parentheses (ptera's `(apple)` is `apple`, and
+    /// `a > (b > c)` is `a > b > c`: `>` chains the same whichever way it is grouped).
+    fn item(&mut self, raw: &mut Vec<Raw>) -> Result<(), SelectorError> {
+        if *self.peek() == Token::Open {
+            self.bump();
+            self.chain(raw, true)?;
+            self.bump();
+            return Ok(());
+        }
+        raw.push(self.segment(false)?);
+        Ok(())
     }
 
     /// One segment: a head, then its call, tag, renaming and condition, each optional.
