@@ -145,8 +145,11 @@ const MALFORMED: [(&str, usize, &str); 15] = [
     ),
 ];
 
+/// One function of a selector: its path and its captures (name, key, role).
+type Shape = (Vec<String>, Vec<(String, String, Role)>);
+
 /// A selector's functions and captures, without the columns they were written at.
-fn shape(selector: &str) -> Vec<(Vec<String>, Vec<(String, String, Role)>)> {
+fn shape(selector: &str) -> Vec<Shape> {
     let parsed = Selector::parse(selector).unwrap();
     parsed
         .elements()
