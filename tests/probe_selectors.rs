@@ -30,12 +30,12 @@ fn every_form_parses() {
     let path: Vec<_> = s.elements().iter().map(|e| e.name()).collect();
     assert_eq!(path, ["outer", "middle", "inner"]);
 
-    // Grouping parentheses, as ptera's tests write them (`apple` == `(apple)`): `>` chains
-    // the same whichever way it is grouped.
+    // Grouping parentheses, as ptera's tests write them (`apple` == `(apple)`); `>` nests to
+    // the right, so a group on the right changes nothing.
     for grouped in [
         "(outer > middle > inner > x)",
-        "outer > (middle > inner) > x",
-        "((outer) > middle) > (inner > (x))",
+        "outer > (middle > (inner > x))",
+        "((outer)) > middle > (inner) > (x)",
     ] {
         assert_eq!(
             shape(grouped),
@@ -79,7 +79,7 @@ fn every_form_parses() {
 }
 
 /// Each malformed selector: its column and the message.
-const MALFORMED: [(&str, usize, &str); 15] = [
+const MALFORMED: [(&str, usize, &str); 16] = [
     ("", 1, "expected a variable or function name, found the end"),
     (
         "m::f",
@@ -123,6 +123,11 @@ const MALFORMED: [(&str, usize, &str); 15] = [
         "expected `>` (ptera 1.4 has no `>>`: `>` already means called within, at any depth), found `>>`",
     ),
     ("(f > x", 7, "expected `>`, `(`, `as` or `)`, found the end"),
+    (
+        "(a > b) > c",
+        9,
+        "expected the end or `)` after a parenthesised chain (ptera reads `(a > b) > c` as `a(!b, !c)`, not `a > b > c`), found `>`",
+    ),
     (
         "f > x)",
         6,

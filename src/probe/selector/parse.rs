@@ -135,12 +135,20 @@ impl<'a> Parser<'a> {
     /// Segments joined by `>`, up to the end of the selector or, inside grouping parentheses
     /// (`grouped`), up to the `)` that closes them (left for the caller).
     fn chain(&mut self, raw: &mut Vec<Raw>, grouped: bool) -> Result<(), SelectorError> {
-        self.item(raw)?;
+        let mut several = self.item(raw)?;
         loop {
             match self.peek() {
+                Token::Gt if several => {
+                    // ptera nests `>` to the right: `a > (b > c)` is `a > b > c`, but
+                    // `(a > b) > c` makes `c` a second capture of `a`, beside `b`.
+                    return Err(self.expected(
+                        "the end or `)` after a parenthesised chain (ptera reads `(a > b) > c` as \
+                         `a(!b, !c)`, not `a > b > c`)",
+                    ));
+                }
                 Token::Gt => {
                     self.bump();
-                    self.item(raw)?;
+                    several = self.item(raw)?;
                 }
                 Token::GtGt => {
                     // ptera 1.4's grammar has no `>>` (its action is a commented-out legacy).
@@ -168,16 +176,17 @@ impl<'a> Parser<'a> {
     }
 
     /// A segment, or a chain in grouping parentheses (ptera's `(apple)` is `apple`, and
-    /// `a > (b > c)` is `a > b > c`: `>` chains the same whichever way it is grouped).
-    fn item(&mut self, raw: &mut Vec<Raw>) -> Result<(), SelectorError> {
+    /// `a > (b > c)` is `a > b > c`). Whether it was a group of several segments.
+    fn item(&mut self, raw: &mut Vec<Raw>) -> Result<bool, SelectorError> {
         if *self.peek() == Token::Open {
             self.bump();
+            let before = raw.len();
             self.chain(raw, true)?;
             self.bump();
-            return Ok(());
+            return Ok(raw.len() - before > 1);
         }
         raw.push(self.segment(false)?);
-        Ok(())
+        Ok(false)
     }
 
     /// One segment: a head, then its call, tag, renaming and condition, each optional.
