@@ -27,9 +27,7 @@ use super::plan::{LastPlan, SitePlan, Slot, send_lone_each, type_tag};
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
-use crate::arena::push_field;
-use crate::clock::Stamp;
-use crate::field::Field;
+use crate::arena::{FieldVec, push_field};
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Value, WrapStep};
 
@@ -88,9 +86,6 @@ struct State {
     values: Vec<Option<(Value, &'static str)>>,
     /// One per probe of the plan's `lasts`, in its order.
     matches: Vec<Match>,
-    /// The fields of the event being built, written into the event's slot from here (a
-    /// pooled buffer: building an event allocates nothing but its slot).
-    scratch: Vec<Field>,
 }
 
 /// An enclosing frame matched to one of a selector's outer functions.
@@ -183,7 +178,7 @@ fn passes(slot: &Slot, value: &Value, type_name: &str) -> bool {
 /// Adds the captures `slots` reads from `values` to `fields`; `false` when a condition does not
 /// hold (or its variable is not bound yet): then there is no event.
 fn capture(
-    fields: &mut Vec<Field>,
+    fields: &mut impl FieldVec,
     slots: &[Slot],
     plan: &SitePlan,
     values: &[Option<(Value, &'static str)>],
@@ -197,7 +192,7 @@ fn capture(
 /// [`capture`] of one context slot.
 #[inline(always)]
 fn capture_one(
-    fields: &mut Vec<Field>,
+    fields: &mut impl FieldVec,
     slot: &Slot,
     plan: &SitePlan,
     values: &[Option<(Value, &'static str)>],
@@ -551,11 +546,7 @@ impl ActiveFrame {
     #[inline(always)]
     fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
-        let State {
-            values,
-            matches,
-            scratch,
-        } = state;
+        let State { values, matches } = state;
         for m in matches.iter_mut().filter(|m| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
@@ -581,7 +572,7 @@ impl ActiveFrame {
                             m.open.push(id);
                             (WrapStep::Begin, id)
                         });
-                        self.emit(last, m, values, scratch, Some((slot, value)), wrap);
+                        self.emit(last, m, values, Some((slot, value)), wrap);
                     }
                     Role::End if slot.index == index => {
                         if let Some(id) = m.open.pop() {
@@ -589,7 +580,6 @@ impl ActiveFrame {
                                 last,
                                 m,
                                 values,
-                                scratch,
                                 Some((slot, value)),
                                 Some((WrapStep::End, id)),
                             );
@@ -599,67 +589,79 @@ impl ActiveFrame {
                 }
             }
             if !has_focus && index == EXIT {
-                self.emit(last, m, values, scratch, None, None);
+                self.emit(last, m, values, None, None);
             }
         }
     }
     /// Gives one event of `last`'s probe: the enclosing frames' captures, then this frame's,
-    /// with `given` (the variable that triggered it) in its place.
+    /// with `given` (the variable that triggered it) in its place. The conditions are checked
+    /// first, and the fields are then written straight into the event's slot (no list built
+    /// and copied).
     fn emit(
         &self,
         last: &LastPlan,
         m: &Match,
         values: &[Option<(Value, &'static str)>],
-        fields: &mut Vec<Field>,
         given: Option<(&Slot, &Value)>,
         wrap: Option<(WrapStep, u64)>,
     ) {
         let slots = &last.slots().slots;
-        fields.clear();
-        if let Some((step, id)) = wrap {
-            let name = slots
-                .iter()
-                .find(|s| s.role == Role::Focus)
-                .map(|s| s.key)
-                .unwrap_or_default();
-            let mark = BTreeMap::from([
-                ("id".to_owned(), Value::U64(id)),
-                ("name".to_owned(), Value::from(name)),
-                ("step".to_owned(), Value::from(step.as_str())),
-            ]);
-            push_field(fields, Key::Borrowed(WRAP), Value::Map(mark));
-        }
-        for parent in &m.parents {
+        let plan = self.plan();
+        // `outer > f > x` reads nothing of `outer`: no lock to take.
+        let outer_slots = |parent: &Parent| {
             let outer = &last.probe.elements[parent.element].sites[parent.at];
-            // `outer > f > x` reads nothing of `outer`: no lock to take.
-            if outer.slots.is_empty() {
-                continue;
-            }
-            let frame = &parent.frame;
-            if !frame.with_state(|state| capture(fields, &outer.slots, frame.plan(), &state.values))
-            {
-                return;
-            }
+            (!outer.slots.is_empty()).then_some(&outer.slots)
+        };
+        let holds = conditions_hold(slots, plan, values)
+            && m.parents.iter().all(|parent| {
+                outer_slots(parent).is_none_or(|outer| {
+                    let frame = &parent.frame;
+                    frame.with_state(|state| conditions_hold(outer, frame.plan(), &state.values))
+                })
+            });
+        if !holds {
+            return;
         }
-        // This frame's captures in the selector's order, the trigger in its place.
-        let mut pushed_given = false;
-        for slot in slots {
-            if let Some((g, value)) = given
-                && std::ptr::eq(slot, g)
-            {
-                push_field(fields, Key::Borrowed(slot.key), value.clone());
-                pushed_given = true;
-            } else if slot.role == Role::Context && !capture_one(fields, slot, self.plan(), values)
-            {
-                return;
+        // An enclosing frame another thread runs (a carried task) may change between the check
+        // and the capture: an event whose condition no longer holds then is not sent.
+        let mut whole = true;
+        let event = Event::from_writer(self.origin(), |fields| {
+            if let Some((step, id)) = wrap {
+                let name = slots
+                    .iter()
+                    .find(|s| s.role == Role::Focus)
+                    .map(|s| s.key)
+                    .unwrap_or_default();
+                let mark = BTreeMap::from([
+                    ("id".to_owned(), Value::U64(id)),
+                    ("name".to_owned(), Value::from(name)),
+                    ("step".to_owned(), Value::from(step.as_str())),
+                ]);
+                push_field(fields, Key::Borrowed(WRAP), Value::Map(mark));
             }
+            for parent in &m.parents {
+                if let Some(outer) = outer_slots(parent) {
+                    let frame = &parent.frame;
+                    whole &= frame
+                        .with_state(|state| capture(fields, outer, frame.plan(), &state.values));
+                }
+            }
+            // This frame's captures in the selector's order, the trigger in its place.
+            for slot in slots {
+                match given {
+                    Some((g, value)) if std::ptr::eq(slot, g) => {
+                        push_field(fields, Key::Borrowed(slot.key), value.clone());
+                    }
+                    _ if slot.role == Role::Context => {
+                        capture_one(fields, slot, plan, values);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        if whole {
+            last.probe.send(event);
         }
-        debug_assert!(given.is_none() || pushed_given);
-        last.probe.send(Event::from_fields(
-            fields.drain(..),
-            Stamp::now(),
-            self.origin(),
-        ));
     }
 
     /// Variable `index` (a `let` binding, an assignment or a `for` variable) was bound to
