@@ -174,22 +174,14 @@ fn train_with_web_shows_the_loss_progress_and_rate_in_a_real_browser() {
         first_ms < 5000.0,
         "page load in a new browser took {first_ms} ms"
     );
-    drop(page);
-
+    // The reloaded page shows the final state again, and is what the screenshot shows.
+    let shown = format!("{STATUS} === 'finished' && {PERCENT} === '100'");
+    assert!(page.wait_for(&shown, Duration::from_secs(30)));
     let dir = tempfile::tempdir().unwrap();
     let png = screenshot_path(dir.path());
-    // Chromium shoots `--timeout` after the load; on a loaded 2-core machine the first batch may
-    // not be drawn by then (a blank page), so a small picture is taken again with a longer wait.
-    // With the model watch's dozen charts and the other browser tests starting their own
-    // Chromium beside it, 10 s was once not enough here.
-    let mut bytes = Vec::new();
-    for wait in [2, 5, 10, 20, 30] {
-        browser::screenshot(&chromium, &url, &png, Duration::from_secs(wait));
-        bytes = std::fs::read(&png).unwrap();
-        if bytes.len() > 20_000 {
-            break;
-        }
-    }
+    page.screenshot(&png);
+    drop(page);
+    let bytes = std::fs::read(&png).unwrap();
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
     // A blank page compresses to a few kB; charts, tables and text make it larger.
     assert!(bytes.len() > 20_000, "screenshot of {} bytes", bytes.len());

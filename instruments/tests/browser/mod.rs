@@ -1,5 +1,5 @@
 //! A real headless Chromium for the web dashboard's tests: the DOM after the page ran a while,
-//! and a screenshot. Shared by giving-instruments' and giving-cli's tests (`#[path]`).
+//! a page driven over the DevTools protocol, and its screenshot. Shared by giving-instruments' and giving-cli's tests (`#[path]`).
 
 #![allow(dead_code)] // each test crate uses its part
 
@@ -119,23 +119,42 @@ impl Browser {
         }
     }
 
-    /// Evaluates `expression` in the page and returns its value as JSON.
-    pub fn eval(&mut self, expression: &str) -> serde_json::Value {
+    /// Sends the DevTools command `method` with `params` and returns its result.
+    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
         self.next_id += 1;
         let id = self.next_id;
-        let command = serde_json::json!({
-            "id": id,
-            "method": "Runtime.evaluate",
-            "params": {"expression": expression, "returnByValue": true},
-        });
+        let command = serde_json::json!({"id": id, "method": method, "params": params});
         send_text(&mut self.socket, &command.to_string());
         loop {
             let message: serde_json::Value =
                 serde_json::from_str(&read_text(&mut self.socket)).unwrap();
             if message["id"] == id {
-                return message["result"]["result"]["value"].clone();
+                return message["result"].clone();
             }
         }
+    }
+
+    /// Evaluates `expression` in the page and returns its value as JSON.
+    pub fn eval(&mut self, expression: &str) -> serde_json::Value {
+        let params = serde_json::json!({"expression": expression, "returnByValue": true});
+        self.call("Runtime.evaluate", params)["result"]["value"].clone()
+    }
+
+    /// A PNG of the page as it is now (the window, 1280×900), written to `file`. Of this page,
+    /// in real time: `chromium --screenshot` runs the page on virtual time, which a stream of
+    /// server-sent events outruns (its budget of seconds passed in milliseconds, before a debug
+    /// build's first batch came).
+    pub fn screenshot(&mut self, file: &Path) {
+        use base64::Engine as _;
+        let result = self.call(
+            "Page.captureScreenshot",
+            serde_json::json!({"format": "png"}),
+        );
+        let data = result["data"].as_str().expect("a screenshot's data");
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .expect("base64");
+        std::fs::write(file, png).unwrap();
     }
 
     /// The page's DOM now.
@@ -267,22 +286,6 @@ fn read_text(stream: &mut std::net::TcpStream) -> String {
             return String::from_utf8_lossy(&message).into_owned();
         }
     }
-}
-
-/// A 1280×900 screenshot of the page once it ran for `wait`, written to `file`.
-pub fn screenshot(chromium: &Path, url: &str, file: &Path, wait: Duration) {
-    let profile = tempfile::tempdir().unwrap();
-    let status = headless(chromium, profile.path())
-        .arg(format!("--timeout={}", wait.as_millis()))
-        .arg(format!("--screenshot={}", file.display()))
-        .arg("--window-size=1280,900")
-        .arg("--hide-scrollbars")
-        .arg(url)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("chromium runs");
-    assert!(status.success(), "chromium --screenshot failed: {status}");
 }
 
 /// The value of attribute `name` on the first element whose tag text contains `marker`
