@@ -47,9 +47,18 @@ pub(crate) type Fields = SmallVec<[Field; INLINE]>;
 /// Slots per block: one allocation per this many events.
 const SLOTS: usize = 64;
 
+// Four cache lines per slot: any more and the give path writes a line more per event.
+const _: () = assert!(std::mem::size_of::<Slot>() == 256);
+
 /// References above this abort, as `Arc` does (a leak of clones, not a real count).
 const MAX_REFS: u32 = i32::MAX as u32;
 
+/// Aligned to a cache line, and 256 bytes (four lines): a slot shares no line with its
+/// neighbours, whatever address the block's allocation got. Unaligned, a slot's last line
+/// (where its fields' length may sit) was also the next slot's first, which the giving
+/// thread writes while the reader reads this one, and how often that happened depended on
+/// where each block landed.
+#[repr(align(64))]
 struct Slot {
     refs: AtomicU32,
     /// Where this slot is in its block (to find the block from the slot).
@@ -60,6 +69,8 @@ struct Slot {
     fields: MaybeUninit<Fields>,
 }
 
+/// The count first, on a line of its own (the slots' alignment pads it): every slot's death
+/// decrements it, on whichever thread drops the event.
 #[repr(C)]
 struct Block {
     /// Slots not yet dead, plus one while the thread still allocates from the block.
