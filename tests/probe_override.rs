@@ -204,3 +204,39 @@ fn a_mutable_for_variable_in_a_tuple_pattern_is_overridden() {
     assert_eq!(doubled.replaced(), 6);
     gv.finish().unwrap();
 }
+
+// A late initialisation is the point: the form the macro must keep assigned once.
+#[giving::probe(overridable(chosen))]
+#[allow(clippy::needless_late_init)]
+fn choose(flag: bool) -> u32 {
+    let chosen;
+    if flag {
+        chosen = 1;
+    } else {
+        chosen = 2;
+    }
+    chosen
+}
+
+/// A `let` without a value, assigned once later (in either branch), is overridden at that
+/// assignment: the binding stays assigned once, as the compiler requires of a non-`mut` one.
+#[test]
+fn a_deferred_binding_is_overridden_where_it_is_assigned() {
+    use giving::prelude::*;
+
+    assert_eq!(choose(true), 1);
+    let gv = given();
+    let seen = gv.probe("choose > chosen").unwrap();
+    let tenfold = gv
+        .probe("choose > chosen")
+        .unwrap()
+        .override_with(|c: u32| c * 10)
+        .unwrap();
+    assert_eq!(choose(true), 10);
+    assert_eq!(choose(false), 20);
+    assert_eq!(tenfold.replaced(), 2);
+    drop(tenfold);
+    gv.finish().unwrap();
+    let seen: Vec<u32> = futures::executor::block_on(seen.key::<u32>("chosen").collect());
+    assert_eq!(seen, [10, 20]);
+}
