@@ -84,7 +84,10 @@ impl Probe {
     /// `override`): as milabench wraps a data loader to time it. The variable must be marked
     /// `#[probe(overridable(name))]` (replacing a value needs an owned, `'static` type, which
     /// the macro cannot see). Its type is checked at run time: when it is not `T`, the value is
-    /// left alone and [`Override::error`] names both types.
+    /// left alone and [`Override::error`] names both types. As ptera's overlays: every binding
+    /// is replaced (the `let`, each later assignment, a `for` variable at each iteration, an
+    /// argument at entry), only where the probe's conditions hold, and before the binding's
+    /// events, so every probe sees the replaced value.
     ///
     /// Consumes the stream: the probe stays active, overriding, while the returned
     /// [`Override`] lives.
