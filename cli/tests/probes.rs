@@ -75,8 +75,8 @@ fn a_bad_probe_is_refused_before_training_with_where_and_why() {
     assert!(!ok);
     assert_eq!(
         out.trim(),
-        "error: --probe \"fit > (loss\"\n  caused by: selector `fit > (loss`, column 7: expected a \
-         variable or function name, found `(`"
+        "error: --probe \"fit > (loss\"\n  caused by: selector `fit > (loss`, column 12: expected \
+         `>`, `(`, `as` or `)`, found the end"
     );
     let (ok, out) = giving(&["train", "mlp", "--steps", "1", "--probe", "fti > loss"]);
     assert!(!ok);
