@@ -244,6 +244,14 @@ fn conditions_hold(
         .all(|slot| context_value(slot, plan, values).is_some())
 }
 
+/// What `last`'s probe reads in the enclosing frame `parent`; `None` when nothing (`outer > f
+/// > x` reads nothing of `outer`: no lock to take).
+#[inline(always)]
+fn outer_slots<'a>(last: &'a LastPlan, parent: &Parent) -> Option<&'a [Slot]> {
+    let outer = &last.probe.elements[parent.element].sites[parent.at];
+    (!outer.slots.is_empty()).then_some(&outer.slots[..])
+}
+
 /// The probes (indices into the plan's `lasts`) that a lone `f > x` event of variable `index`
 /// goes to: the active matches whose probe is lone on that variable.
 fn lone_reporting<'a>(
@@ -607,19 +615,7 @@ impl ActiveFrame {
     ) {
         let slots = &last.slots().slots;
         let plan = self.plan();
-        // `outer > f > x` reads nothing of `outer`: no lock to take.
-        let outer_slots = |parent: &Parent| {
-            let outer = &last.probe.elements[parent.element].sites[parent.at];
-            (!outer.slots.is_empty()).then_some(&outer.slots)
-        };
-        let holds = conditions_hold(slots, plan, values)
-            && m.parents.iter().all(|parent| {
-                outer_slots(parent).is_none_or(|outer| {
-                    let frame = &parent.frame;
-                    frame.with_state(|state| conditions_hold(outer, frame.plan(), &state.values))
-                })
-            });
-        if !holds {
+        if !self.match_holds(last, m, values) {
             return;
         }
         // An enclosing frame another thread runs (a carried task) may change between the check
@@ -640,7 +636,7 @@ impl ActiveFrame {
                 push_field(fields, Key::Borrowed(WRAP), Value::Map(mark));
             }
             for parent in &m.parents {
-                if let Some(outer) = outer_slots(parent) {
+                if let Some(outer) = outer_slots(last, parent) {
                     let frame = &parent.frame;
                     whole &= frame
                         .with_state(|state| capture(fields, outer, frame.plan(), &state.values));
@@ -662,6 +658,24 @@ impl ActiveFrame {
         if whole {
             last.probe.send(event);
         }
+    }
+
+    /// Whether the conditions of `last`'s probe hold for match `m`: on this frame's `values`
+    /// and on the enclosing frames' (what its event needs, and what its override needs).
+    #[inline(always)]
+    fn match_holds(
+        &self,
+        last: &LastPlan,
+        m: &Match,
+        values: &[Option<(Value, &'static str)>],
+    ) -> bool {
+        conditions_hold(&last.slots().slots, self.plan(), values)
+            && m.parents.iter().all(|parent| {
+                outer_slots(last, parent).is_none_or(|outer| {
+                    let frame = &parent.frame;
+                    frame.with_state(|state| conditions_hold(outer, frame.plan(), &state.values))
+                })
+            })
     }
 
     /// Variable `index` (a `let` binding, an assignment or a `for` variable) was bound to
@@ -733,13 +747,10 @@ impl ActiveFrame {
             let mut found = SmallVec::new();
             for m in state.matches.iter().filter(|m| m.active) {
                 let last = &plan.lasts[m.last];
-                let slots = &last.slots().slots;
-                let focus: SmallVec<[&Slot; 1]> = slots
-                    .iter()
-                    .filter(|s| s.role == Role::Focus && s.index == index)
-                    .collect();
+                let is_focus = |s: &&Slot| s.role == Role::Focus && s.index == index;
+                let mut focus = last.slots().slots.iter().filter(is_focus).peekable();
                 // Not `is_open`: an override's probe has no stream (`override_with` took it).
-                if focus.is_empty() {
+                if focus.peek().is_none() {
                     continue;
                 }
                 let Some(overrider) = lock(&last.probe.overrider).clone() else {
@@ -747,20 +758,9 @@ impl ActiveFrame {
                 };
                 // Converted once, and only when an override may apply.
                 let value = converted.get_or_insert_with(|| (value.take().expect("once"))());
-                let holds = focus.iter().any(|slot| passes(slot, value, type_name))
-                    && conditions_hold(slots, plan, &state.values)
-                    && m.parents.iter().all(|parent| {
-                        let outer = &last.probe.elements[parent.element].sites[parent.at];
-                        outer.slots.is_empty()
-                            || parent.frame.with_state(|outer_state| {
-                                conditions_hold(
-                                    &outer.slots,
-                                    parent.frame.plan(),
-                                    &outer_state.values,
-                                )
-                            })
-                    });
-                if holds {
+                if focus.any(|slot| passes(slot, value, type_name))
+                    && self.match_holds(last, m, &state.values)
+                {
                     found.push(overrider);
                 }
             }
