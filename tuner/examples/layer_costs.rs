@@ -4,6 +4,12 @@
 //! `cargo run --release -p giving-tuner --example layer_costs -- [CHANNELS] [BATCH]`
 //! (CHANNELS comma-separated, default the bundled network's).
 //!
+//! Each knob's line: its cost factor (the share of the exact layer's multiply-adds it does),
+//! its speedup over burn's `conv2d` (the exact layer the tuner measures against), its time
+//! over `factor × conv2d` (the target: at most 1.1), and its speedup over the exact layer
+//! computed as the knobs are on the host ([`giving_tuner::exact_on_host`]: the saving of the
+//! knob apart from the kernel's).
+//!
 //! Every figure is a median of 5 and includes reading the output back. What follows a
 //! convolution (ReLU, pooling) is timed on an output that nothing else holds, as in a pass:
 //! on a CPU backend a shared tensor cannot be rectified in place, and timing it on a clone
@@ -17,6 +23,7 @@ use giving_models::data::{SHAPE_SIDE, Split, shapes};
 use giving_tuner::ApproxConv;
 use giving_tuner::Knob;
 use giving_tuner::default_vgg;
+use giving_tuner::exact_on_host;
 
 const RUNS: usize = 5;
 
@@ -58,10 +65,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "perf_row_k2_o0",
         "perf_row_k2_o1",
         "perf_col_k2_o0",
+        "perf_col_k2_o1",
         "perf_row_k3_o0",
+        "perf_col_k3_o1",
         "perf_row_k4_o0",
-        "samp_k3_o0",
+        "perf_col_k4_o2",
         "samp_k2_o0",
+        "samp_k3_o0",
+        "samp_k4_o0",
     ]
     .iter()
     .map(|k| k.parse())
@@ -76,16 +87,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let after = time(|| exact.forward(x.clone()), |y| vgg.after_conv(i, y));
         convs += e;
         afters += after;
-        let mut line = format!(
-            "layer {i} ({side}px, {:?}): exact {e:7.2} ms, relu/pool {after:6.2} ms;",
-            conv.weight.dims()
+        let host = time(
+            || x.clone(),
+            |x| exact_on_host(conv, x).expect("flex is a host backend"),
         );
+        println!(
+            "layer {i} ({side}px, {:?}): conv2d {e:7.2} ms, exact on the host {host:7.2} ms \
+             ({:.2}x), relu/pool {after:6.2} ms",
+            conv.weight.dims(),
+            e / host
+        );
+        println!("  knob              factor  vs conv2d  time/(factor·conv2d)  vs host exact");
         for k in &knobs {
             let a = ApproxConv::new(conv, *k, side)?;
             let t = time(|| x.clone(), |x| a.forward(x));
-            line += &format!(" {k} {:.2}x", e / t);
+            let factor = k.cost_factor();
+            println!(
+                "  {:<16} {factor:6.3} {:9.2}x {:21.2} {:13.2}x",
+                k.to_string(),
+                e / t,
+                t / (factor * e),
+                host / t
+            );
         }
-        println!("{line}");
         x = vgg.after_conv(i, exact.forward(x));
         if i % 2 == 1 {
             side /= 2;

@@ -52,7 +52,7 @@ mod settings;
 mod tunable;
 mod weights;
 
-pub use approx::ApproxConv;
+pub use approx::{ApproxConv, exact_on_host};
 pub use configs::{Baseline, ConfigRecord, ConfigsFile, DataInfo, Dropped, NetworkInfo, Timing};
 pub use error::Error;
 pub use job::{

@@ -3,6 +3,7 @@
 //! An [`ApproxConv`] is prepared once per layer and knob (its weights resliced, its index
 //! tensors built) and then run on any batch of the layer's input size.
 
+mod host_conv;
 mod perforate;
 mod precision;
 mod sample;
@@ -89,6 +90,17 @@ impl<B: Backend> ApproxConv<B> {
         })
     }
 
+    /// The host product this layer runs on a host backend, if it runs one (tests check its
+    /// shape).
+    #[cfg(test)]
+    pub(crate) fn host(&self) -> Option<&host_conv::HostConv> {
+        match self {
+            ApproxConv::Perforate(p) => p.host(),
+            ApproxConv::Sample(Sampled::Im2col(s)) => s.host(),
+            _ => None,
+        }
+    }
+
     /// The layer's output for `x` `[batch, channels, side, side]`.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
         match self {
@@ -100,6 +112,27 @@ impl<B: Backend> ApproxConv<B> {
             ApproxConv::InHalf(h) => h.forward(x),
         }
     }
+}
+
+/// The exact layer computed as the knobs are on a host backend (`Flex`): one im2col of every
+/// position and filter element and one matrix product per image. It tells how much of a
+/// knob's speedup over burn's `conv2d` (the exact layer the tuner measures against) is the
+/// knob's saved work and how much the kernel's: on the bundled VGG on `Flex` this product is
+/// itself faster than `conv2d` (docs/tuner.md, "Each knob alone"). `None` where the backend
+/// is not a host backend or the layer cannot be approximated.
+pub fn exact_on_host<B: Backend>(conv: &Conv2d<B>, x: Tensor<B, 4>) -> Option<Tensor<B, 4>> {
+    let padding = same_padding(conv).ok()?;
+    let bias = conv.bias.as_ref().map(|b| b.val());
+    host_conv::HostConv::new(
+        &conv.weight.val(),
+        bias.as_ref(),
+        padding,
+        &host_conv::every_element(conv.weight.dims()),
+        1.0,
+        host_conv::Positions::All,
+    )?
+    .forward(x)
+    .ok()
 }
 
 /// The `[rows, cols]` padding of a stride-1 convolution that keeps the input size, or why the

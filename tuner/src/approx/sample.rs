@@ -15,6 +15,7 @@ use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Int, Tensor, TensorData};
 
+use super::host_conv::{HostConv, Positions};
 use crate::error::Error;
 
 /// For each kernel tap `(ky, kx)`: the input channels whose element `(c, ky, kx)` is kept.
@@ -48,6 +49,9 @@ pub struct SampledIm2col<B: Backend> {
     bias: Option<Tensor<B, 3>>,
     taps: Taps<B>,
     padding: [usize; 2],
+    /// The same im2col and product on the host (each image's columns built in cache and
+    /// multiplied at once), on a backend that keeps its tensors there.
+    host: Option<HostConv>,
 }
 
 /// Whether sampling with `stride` and `offset` skips element `(c, ky, kx)` of a `kernel`
@@ -235,6 +239,19 @@ impl<B: Backend> SampledIm2col<B> {
         // HPVM's rescale (`fac` in its CPU runtime, PredTuner's `interp_rate` 1): the kept
         // elements times stride / (stride − 1), whatever the exact count kept.
         let scale = stride as f32 / (stride - 1) as f32;
+        let bias = conv.bias.as_ref().map(|b| b.val());
+        let elements: Vec<(usize, usize, usize)> = taps
+            .iter()
+            .flat_map(|(ky, kx, cs)| cs.iter().map(move |&c| (c, *ky, *kx)))
+            .collect();
+        let host = HostConv::new(
+            &weight,
+            bias.as_ref(),
+            padding,
+            &elements,
+            scale,
+            Positions::All,
+        );
         let flat: Tensor<B, 2> = weight.reshape([out, total]);
         let index = Tensor::from_data(TensorData::new(columns, [kept]), &device);
         let weight = (flat.select(1, index) * scale).reshape([1, out, kept]);
@@ -248,14 +265,27 @@ impl<B: Backend> SampledIm2col<B> {
             .collect();
         Ok(Self {
             weight,
-            bias: conv.bias.as_ref().map(|b| b.val().reshape([1, out, 1])),
+            bias: bias.map(|b| b.reshape([1, out, 1])),
             taps,
             padding,
+            host,
         })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn host(&self) -> Option<&HostConv> {
+        self.host.as_ref()
     }
 
     /// The layer's output: `weight[out, kept] × columns[kept, h·w]` per image, plus the bias.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        let x = match &self.host {
+            Some(host) => match host.forward(x) {
+                Ok(y) => return y,
+                Err(x) => x,
+            },
+            None => x,
+        };
         let [batch, _, h, w] = x.dims();
         let [ph, pw] = self.padding;
         let x = pad_zeros(x, ph, pw);

@@ -17,6 +17,7 @@ use burn::tensor::module::conv2d;
 use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Int, Tensor, TensorData};
 
+use super::host_conv::{HostConv, Positions, every_element};
 use super::perforate::phase_options;
 use crate::error::Error;
 use crate::knob::Axis;
@@ -34,6 +35,9 @@ pub struct SkipPerforated<B: Backend> {
     offset: usize,
     /// The gather of the prepared side.
     gather: Gather<B>,
+    /// The layer as an im2col of the computed rows (columns) and one matrix product, on a
+    /// backend that keeps its tensors on the host.
+    host: Option<HostConv>,
 }
 
 /// Where each output row comes from, for one side.
@@ -98,6 +102,19 @@ impl<B: Backend> SkipPerforated<B> {
         }
         let weight = conv.weight.val();
         let device = weight.device();
+        let bias = conv.bias.as_ref().map(|b| b.val());
+        let host = HostConv::new(
+            &weight,
+            bias.as_ref(),
+            padding,
+            &every_element(weight.dims()),
+            1.0,
+            Positions::Perforated {
+                axis,
+                stride,
+                offset,
+            },
+        );
         let phases = (0..stride)
             .filter(|&p| p != offset && p < side)
             .map(|p| {
@@ -108,16 +125,29 @@ impl<B: Backend> SkipPerforated<B> {
         Ok(Self {
             gather: gather_indices(side, stride, offset, &device),
             weight,
-            bias: conv.bias.as_ref().map(|b| b.val()),
+            bias,
             phases,
             axis,
             stride,
             offset,
+            host,
         })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn host(&self) -> Option<&HostConv> {
+        self.host.as_ref()
     }
 
     /// The layer's output: the computed rows (columns) exactly, the skipped ones interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
+        let x = match &self.host {
+            Some(host) => match host.forward(x) {
+                Ok(y) => return y,
+                Err(x) => x,
+            },
+            None => x,
+        };
         let dim = self.axis.tensor_dim();
         let size = x.dims()[dim];
         let parts: Vec<Tensor<B, 4>> = self

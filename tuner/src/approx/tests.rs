@@ -580,3 +580,108 @@ fn fp16_knobs_compute_in_f16() {
         assert!(got.iter().all(|&g| g == 40000.0), "{knob}");
     }
 }
+
+/// `conv` with the same weights on `Autodiff<Flex>`, where no host kernel runs: the layer
+/// through burn's operations, as on a GPU backend.
+fn through_operations(conv: &Conv2d<B>) -> Conv2d<burn::backend::Autodiff<B>> {
+    let device = Default::default();
+    let mut other = Conv2dConfig::new([conv.weight.dims()[1], conv.weight.dims()[0]], [3, 3])
+        .with_padding(PaddingConfig2d::Same)
+        .init(&device);
+    other.weight = Param::from_tensor(Tensor::from_data(conv.weight.val().into_data(), &device));
+    other.bias = conv
+        .bias
+        .as_ref()
+        .map(|b| Param::from_tensor(Tensor::from_data(b.val().into_data(), &device)));
+    other
+}
+
+#[test]
+fn the_host_product_equals_burns_operations_for_every_hpvm_knob() {
+    // Five channels (the sampling's per-channel taps), odd and even sides, the smallest.
+    let conv = layer(5, 3);
+    let ops = through_operations(&conv);
+    let knobs: Vec<Knob> = (2..=4)
+        .flat_map(|stride| (0..stride).map(move |offset| Knob::Sample { stride, offset }))
+        .chain(
+            perforations(2..=4).map(|(axis, stride, offset)| Knob::Perforate {
+                axis,
+                stride,
+                offset,
+            }),
+        )
+        .collect();
+    for side in [7, 8, 2] {
+        let x = input(5, side);
+        let x_ops = Tensor::from_data(x.clone().into_data(), &Default::default());
+        for &knob in &knobs {
+            let host = ApproxConv::new(&conv, knob, side).unwrap();
+            assert!(host.host().is_some(), "{knob}: flex runs the host product");
+            let through = ApproxConv::new(&ops, knob, side).unwrap();
+            assert!(
+                through.host().is_none(),
+                "{knob}: autodiff runs burn's operations"
+            );
+            let (got, dims) = values(host.forward(x.clone()));
+            let expected = through
+                .forward(x_ops.clone())
+                .into_data()
+                .to_vec::<f32>()
+                .unwrap();
+            assert_eq!(dims, [2, 3, side, side]);
+            for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+                assert!(close(*g, *e, 1e-5), "{knob} side {side} [{i}]: {g} vs {e}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_exact_host_product_is_the_exact_layer() {
+    let conv = layer(5, 3);
+    for side in [7, 2] {
+        let x = input(5, side);
+        let expected = reference(&conv, x.clone(), |_| false, 1.0);
+        let (got, _) = values(super::exact_on_host(&conv, x).unwrap());
+        for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+            assert!(close(*g, *e, 1e-5), "side {side} [{i}]: {g} vs {e}");
+        }
+    }
+    let ops = through_operations(&conv);
+    let x = Tensor::from_data(input(5, 4).into_data(), &Default::default());
+    assert!(
+        super::exact_on_host(&ops, x).is_none(),
+        "autodiff is not a host backend"
+    );
+}
+
+#[test]
+fn the_host_product_shrinks_by_the_knobs_factor() {
+    // 32 channels of 3×3: 288 filter elements; a 12×12 output: 144 positions.
+    let conv = layer(32, 16);
+    let shape = |knob: Knob| {
+        ApproxConv::new(&conv, knob, 12)
+            .unwrap()
+            .host()
+            .map(|h| h.product_shape(12, 12))
+            .unwrap()
+    };
+    for (axis, stride, offset) in perforations(2..=4) {
+        // One row (column) in `stride` skipped: 12/stride of the 12 (12 is a multiple).
+        let knob = Knob::Perforate {
+            axis,
+            stride,
+            offset,
+        };
+        assert_eq!(shape(knob), [16, 144 - 144 / stride, 288], "{knob}");
+    }
+    for stride in 2..=4 {
+        for offset in 0..stride {
+            let knob = Knob::Sample { stride, offset };
+            let [m, n, k] = shape(knob);
+            assert_eq!([m, n], [16, 144], "{knob}");
+            // One element in `stride` of every filter skipped (288 is a multiple of 2, 3, 4).
+            assert_eq!(k, 288 - 288 / stride, "{knob}");
+        }
+    }
+}
