@@ -13,7 +13,7 @@ use giving::vocab::keys;
 use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
 use giving_tuner::{
-    ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
+    ApplyJob, CostModel, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
     default_training, default_vgg, vgg16_width, vgg16_width_training,
 };
 
@@ -324,6 +324,29 @@ fn summary(outcome: &TuneOutcome) {
             top.knobs.join(",")
         );
     }
+    // How well the cost model predicted what was measured, over the best (timed over
+    // --repeats rounds): the figure that says whether to trust its ranking.
+    let mut errors: Vec<f64> = file
+        .configs
+        .iter()
+        .filter(|c| c.best)
+        .filter_map(|c| {
+            let m = c.measured_speedup?;
+            Some((c.predicted_speedup - m).abs() / m)
+        })
+        .collect();
+    if !errors.is_empty() {
+        errors.sort_by(f64::total_cmp);
+        say!(
+            "[tune] cost model ({}): median |predicted - measured| / measured speedup of the best {:.1}%",
+            match file.settings.cost_model {
+                CostModel::Linear => "linear",
+                CostModel::Measured => "measured",
+                CostModel::Auto => "auto",
+            },
+            100.0 * errors[errors.len() / 2]
+        );
+    }
     say!(
         "[tune] wrote {} and {}",
         outcome.configs_path.display(),
@@ -357,6 +380,19 @@ fn apply(args: ApplyArgs) -> Result<()> {
         record
             .test_qos
             .map(|q| format!(" (recorded {q:.2}%)"))
+            .unwrap_or_default()
+    );
+    // Timings vary from run to run (the session's were taken under its own load): reported
+    // beside the recorded one, not required to match.
+    say!(
+        "[apply] measured speedup {:.2}x{}",
+        outcome.speedup,
+        record
+            .measured_speedup
+            .map(|s| format!(
+                " (recorded {s:.2}x, predicted {:.2}x)",
+                record.predicted_speedup
+            ))
             .unwrap_or_default()
     );
     let same = outcome.qos == record.qos && record.test_qos.is_none_or(|q| q == outcome.test_qos);

@@ -94,15 +94,17 @@ pub struct ConfigRecord {
     /// Accuracy in percent on the test set (measured for every kept configuration; absent
     /// from files written before it was).
     pub test_qos: Option<f64>,
+    /// End-to-end speedup on the test set, timed interleaved with the exact network: the best
+    /// configurations over `repeats` rounds, the other kept ones over one round. Written
+    /// before the prediction: it is the figure a user gets.
+    pub measured_speedup: Option<f64>,
     /// Speedup predicted by the cost model.
     pub predicted_speedup: f64,
-    /// End-to-end speedup on the test set, timed interleaved with the exact network: the best
-    /// configurations over `repeats` rounds, the other kept ones over one round.
-    pub measured_speedup: Option<f64>,
-    /// Whether the configuration is on the Pareto front of (QoS, predicted speedup).
+    /// Whether the configuration is on the Pareto front of (QoS, predicted speedup) and
+    /// measured at least as fast as the exact network.
     pub pareto: bool,
     /// Whether it is among the best (the front, then close-to-optimal ones up to
-    /// `take_best_n`).
+    /// `take_best_n`) and measured at least as fast as the exact network.
     pub best: bool,
 }
 

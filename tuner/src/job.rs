@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::knob::Knob;
 use crate::network::{Dataset, Network};
 use crate::qos_model::{ProfileStore, fnv1a_hex};
-use crate::session::tune_with;
+use crate::session::{measure_speedup, tune_with};
 use crate::settings::TuneSettings;
 use crate::{plot, weights};
 
@@ -228,7 +228,10 @@ impl TuneJob {
                 tune_size: self.tune_size,
                 test_size: self.test_size,
             },
-            settings: self.settings.recorded()?,
+            settings: TuneSettings {
+                cost_model: tuning.cost_model,
+                ..self.settings.recorded()?
+            },
             baseline: Baseline {
                 qos: tuning.baseline_qos,
                 test_qos: tuning.baseline_test_qos,
@@ -282,6 +285,9 @@ pub struct ApplyOutcome {
     pub qos: f64,
     /// Its QoS on the test set, measured now.
     pub test_qos: f64,
+    /// Its end-to-end speedup over the exact network on the test set, timed now as the
+    /// session timed the best configurations (interleaved, the file's `repeats` rounds).
+    pub speedup: f64,
 }
 
 impl ApplyJob {
@@ -320,11 +326,15 @@ impl ApplyJob {
             )
         };
         let qos = net.qos(&config, &data(Split::Tune, file.data.tune_size))?;
-        let test_qos = net.qos(&config, &data(Split::Test, file.data.test_size))?;
+        let test = data(Split::Test, file.data.test_size);
+        let test_qos = net.qos(&config, &test)?;
+        net.time(&vec![0; config.len()], &test)?; // warm-up, as in the session
+        let speedup = measure_speedup(&net, &config, &test, file.settings.repeats)?;
         Ok(ApplyOutcome {
             record,
             qos,
             test_qos,
+            speedup,
         })
     }
 }

@@ -35,8 +35,10 @@ pub struct Tuning {
     pub baseline_qos: f64,
     /// The exact network's QoS on the test set.
     pub baseline_test_qos: f64,
-    /// The kept configurations, best predicted speedup first.
+    /// The kept configurations, fastest measured first.
     pub configs: Vec<ConfigRecord>,
+    /// The cost model the search predicted speedups with ([`CostModel::Auto`] decided).
+    pub cost_model: CostModel,
     /// How long the stages took.
     pub timing: Timing,
     /// How the QoS model's profile was obtained (`None` with the empirical QoS).
@@ -93,8 +95,8 @@ pub fn tune_with<B: Backend, M: Tunable<B>>(
     let mut timing = Timing::default();
 
     let started = Instant::now();
-    let cost = match settings.cost_model {
-        CostModel::Linear => {
+    let cost = match settings.cost_model.resolved::<B>() {
+        CostModel::Linear | CostModel::Auto => {
             Cost::Linear(LinearCost::new(net.conv_macs().to_vec(), net.other_macs()))
         }
         CostModel::Measured => {
@@ -203,6 +205,9 @@ pub fn tune_with<B: Backend, M: Tunable<B>>(
             dropped.test += 1;
             continue;
         }
+        // A configuration measured slower than the exact network is no one's best choice,
+        // whatever the cost model predicted: kept (with its figures) but not marked.
+        let faster = measured >= 1.0;
         configs.push(ConfigRecord {
             knobs: k.config.iter().map(|&i| knobs[i].id()).collect(),
             qos: k.qos,
@@ -211,21 +216,23 @@ pub fn tune_with<B: Backend, M: Tunable<B>>(
             test_qos: Some(test_qos),
             predicted_speedup: k.speedup,
             measured_speedup: Some(measured),
-            pareto: front.binary_search(&i).is_ok(),
-            best: is_best,
+            pareto: faster && front.binary_search(&i).is_ok(),
+            best: faster && is_best,
         });
     }
     span.end();
     timing.measurement = measure_start.elapsed().as_secs_f64();
     configs.sort_by(|a, b| {
-        b.predicted_speedup
-            .total_cmp(&a.predicted_speedup)
+        let measured = |c: &ConfigRecord| c.measured_speedup.unwrap_or(0.0);
+        measured(b)
+            .total_cmp(&measured(a))
             .then(b.qos.total_cmp(&a.qos))
     });
     Ok(Tuning {
         baseline_qos,
         baseline_test_qos,
         configs,
+        cost_model: settings.cost_model.resolved::<B>(),
         timing,
         profile,
         dropped,
@@ -302,6 +309,9 @@ mod tests {
         settings.repeats = 1;
         // An untrained network: keep everything, so that approximated layers are kept too.
         settings.qos_keep_threshold = 100.0;
+        // FLOPs, not timings, steer the search: the same configurations every run (the
+        // measured model, `auto`'s choice on flex, has a test of its own).
+        settings.cost_model = CostModel::Linear;
         settings
     }
 
@@ -313,8 +323,23 @@ mod tests {
         assert_eq!(tuning.configs.len(), 12);
         assert!(tuning.configs.iter().any(|c| !c.best));
         let knobs = net.knobs();
+        let measured: Vec<f64> = tuning
+            .configs
+            .iter()
+            .map(|c| c.measured_speedup.unwrap())
+            .collect();
+        assert!(
+            measured.windows(2).all(|w| w[0] >= w[1]),
+            "fastest measured first: {measured:?}"
+        );
         for c in &tuning.configs {
             assert!(c.measured_speedup.is_some_and(|s| s > 0.0), "{c:?}");
+            if c.best || c.pareto {
+                assert!(
+                    c.measured_speedup.unwrap() >= 1.0,
+                    "slower than exact: {c:?}"
+                );
+            }
             let config = c.knob_indices(knobs).unwrap();
             // The search started each configuration at its first approximated layer; a whole
             // pass from the images gives exactly the same QoS, on both sets.
@@ -378,11 +403,16 @@ mod tests {
             let report = second.profile.clone().unwrap();
             assert!(report.loaded, "{qos_model:?}");
             assert_eq!(report.built, 0, "{qos_model:?}");
+            // In the same order whatever the timings (the configurations are listed fastest
+            // measured first).
             let predicted = |t: &Tuning| -> Vec<_> {
-                t.configs
+                let mut p: Vec<_> = t
+                    .configs
                     .iter()
-                    .map(|c| (c.knobs.clone(), c.predicted_qos))
-                    .collect()
+                    .map(|c| (c.knobs.clone(), c.predicted_qos.map(f64::to_bits)))
+                    .collect();
+                p.sort();
+                p
             };
             assert_eq!(predicted(&first), predicted(&second));
             // Another key (other weights or data) does not reuse it.

@@ -40,6 +40,24 @@ pub enum CostModel {
         )
     )]
     Measured,
+    /// `measured` on a backend that computes on the CPU (`flex`), where a knob's time follows
+    /// its kernel more than its FLOPs; `linear` on a GPU backend.
+    #[cfg_attr(
+        feature = "cli",
+        value(help = "measured on the CPU backend, linear on a GPU backend")
+    )]
+    Auto,
+}
+
+impl CostModel {
+    /// The model a session uses on backend `B`: [`CostModel::Auto`] decided.
+    pub fn resolved<B: burn::prelude::Backend>(self) -> CostModel {
+        match self {
+            CostModel::Auto if giving_models::host::on_host::<B>() => CostModel::Measured,
+            CostModel::Auto => CostModel::Linear,
+            other => other,
+        }
+    }
 }
 
 /// How a configuration's QoS is obtained during the search.
@@ -221,7 +239,7 @@ impl TuneSettings {
             qos_keep_threshold: 3.0,
             relative: true,
             take_best_n: 20,
-            cost_model: CostModel::Linear,
+            cost_model: CostModel::Auto,
             qos_model: QosModel::Empirical,
             knobs: Self::default_knobs(false),
             knobs_file: None,
@@ -381,5 +399,18 @@ mod tests {
             ..TuneSettings::new()
         };
         assert!(settings.validate().is_ok());
+    }
+
+    #[test]
+    fn auto_cost_model_is_measured_on_the_cpu_and_linear_elsewhere() {
+        use burn::backend::{Autodiff, Flex};
+        assert_eq!(TuneSettings::new().cost_model, CostModel::Auto);
+        assert_eq!(CostModel::Auto.resolved::<Flex>(), CostModel::Measured);
+        // A backend that is not a host one (autodiff here, a GPU in use) gets the linear one.
+        assert_eq!(
+            CostModel::Auto.resolved::<Autodiff<Flex>>(),
+            CostModel::Linear
+        );
+        assert_eq!(CostModel::Linear.resolved::<Flex>(), CostModel::Linear);
     }
 }
