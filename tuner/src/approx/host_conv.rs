@@ -22,6 +22,12 @@ use giving_models::host::{map_host, on_host};
 use super::skip_perforate::hpvm_sources;
 use crate::knob::Axis;
 
+/// The output positions whose im2col columns are built and multiplied at once: whole lines,
+/// about this many positions, so that the columns (`positions × elements` values: 288 kB
+/// for a 32-channel 3×3 layer) stay in the core's cache between being written and read by the
+/// product, as `flex`'s own convolution tiles its im2col.
+const BLOCK_POSITIONS: usize = 256;
+
 /// Every filter element `(c, ky, kx)` of a `[out, channels, kh, kw]` weight, in memory order.
 pub(crate) fn every_element([_, channels, kh, kw]: [usize; 4]) -> Vec<(usize, usize, usize)> {
     (0..channels)
@@ -177,6 +183,7 @@ impl HostConv {
         let computed = self.computed(lines);
         let m = computed.len() * length;
         let k = self.elements.len();
+        let block = (BLOCK_POSITIONS / length).max(1) * length;
         let direct = self.skip.is_none();
         let [ph, pw] = self.padding;
         let padded_side = [lines + 2 * ph, length + 2 * pw];
@@ -191,15 +198,14 @@ impl HostConv {
                     };
                     // The border stays zero: each image overwrites only the inside.
                     let padded = vec![0.0f32; self.in_channels * padded_side[0] * padded_side[1]];
-                    (padded, vec![0.0f32; k * m], product)
+                    (padded, vec![0.0f32; k * block], product)
                 },
                 |(padded, columns, product), (image_out, image)| {
                     self.pad(image, [h, w], padded);
-                    self.im2col(padded, padded_side, &computed, length, columns);
                     if direct {
-                        self.multiply(columns, image_out, m);
+                        self.multiply(padded, padded_side, &computed, length, columns, image_out);
                     } else {
-                        self.multiply(columns, product, m);
+                        self.multiply(padded, padded_side, &computed, length, columns, product);
                         self.place(product, image_out, [h, w], &computed);
                     }
                 },
@@ -251,40 +257,58 @@ impl HostConv {
         }
     }
 
-    /// `target[o][p] = bias[o] + Σ_e weight[o][e] · columns[e][p]` for `m` positions.
-    fn multiply(&self, columns: &[f32], target: &mut [f32], m: usize) {
+    /// `target[o][p] = bias[o] + Σ_e weight[o][e] · columns[e][p]` for the `m` positions of
+    /// `target`, the columns built and multiplied one block of lines at a time
+    /// ([`BLOCK_POSITIONS`]).
+    fn multiply(
+        &self,
+        padded: &[f32],
+        padded_side: [usize; 2],
+        computed: &[usize],
+        length: usize,
+        columns: &mut [f32],
+        target: &mut [f32],
+    ) {
         let k = self.elements.len();
+        let m = computed.len() * length;
         for (row, &b) in target.chunks_exact_mut(m).zip(&self.bias) {
             row.fill(b);
         }
-        debug_assert_eq!(target.len(), self.out_channels * m);
-        debug_assert_eq!(columns.len(), k * m);
-        debug_assert_eq!(self.weight.len(), self.out_channels * k);
-        // SAFETY: every matrix lies inside its slice: `target` is `out_channels × m` with rows
-        // `m` apart, `weight` is `out_channels × k` with rows `k` apart, `columns` is `k × m`
-        // with rows `m` apart (the lengths checked above); the slices do not overlap.
-        unsafe {
-            gemm::gemm(
-                self.out_channels,
-                m,
-                k,
-                target.as_mut_ptr(),
-                1,
-                m as isize,
-                true,
-                self.weight.as_ptr(),
-                1,
-                k as isize,
-                columns.as_ptr(),
-                1,
-                m as isize,
-                1.0f32,
-                1.0f32,
-                false,
-                false,
-                false,
-                gemm::Parallelism::None,
-            );
+        let block_lines = (BLOCK_POSITIONS / length).max(1);
+        for (b, lines) in computed.chunks(block_lines).enumerate() {
+            let mb = lines.len() * length;
+            let block = &mut columns[..k * mb];
+            self.im2col(padded, padded_side, lines, length, block);
+            let first = b * block_lines * length;
+            assert!(target.len() >= (self.out_channels - 1) * m + first + mb);
+            assert_eq!(self.weight.len(), self.out_channels * k);
+            // SAFETY: every matrix lies inside its slice (the lengths checked above): the
+            // destination is `out_channels × mb` starting at position `first` of `target`'s
+            // rows, `m` apart; `weight` is `out_channels × k` with rows `k` apart; `block` is
+            // `k × mb` with rows `mb` apart; the three slices do not overlap.
+            unsafe {
+                gemm::gemm(
+                    self.out_channels,
+                    mb,
+                    k,
+                    target.as_mut_ptr().add(first),
+                    1,
+                    m as isize,
+                    true,
+                    self.weight.as_ptr(),
+                    1,
+                    k as isize,
+                    block.as_ptr(),
+                    1,
+                    mb as isize,
+                    1.0f32,
+                    1.0f32,
+                    false,
+                    false,
+                    false,
+                    gemm::Parallelism::None,
+                );
+            }
         }
     }
 

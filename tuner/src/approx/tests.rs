@@ -598,7 +598,8 @@ fn through_operations(conv: &Conv2d<B>) -> Conv2d<burn::backend::Autodiff<B>> {
 
 #[test]
 fn the_host_product_equals_burns_operations_for_every_hpvm_knob() {
-    // Five channels (the sampling's per-channel taps), odd and even sides, the smallest.
+    // Five channels (the sampling's per-channel taps), odd and even sides, the smallest, and
+    // one whose lines are built and multiplied in several blocks (6 lines of 40 at a time).
     let conv = layer(5, 3);
     let ops = through_operations(&conv);
     let knobs: Vec<Knob> = (2..=4)
@@ -611,7 +612,7 @@ fn the_host_product_equals_burns_operations_for_every_hpvm_knob() {
             }),
         )
         .collect();
-    for side in [7, 8, 2] {
+    for side in [7, 8, 2, 40] {
         let x = input(5, side);
         let x_ops = Tensor::from_data(x.clone().into_data(), &Default::default());
         for &knob in &knobs {
