@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use giving_models::host::{map_host, on_host};
 
-use super::skip_perforate::hpvm_sources;
+use super::hpvm_rows::hpvm_sources;
 use crate::knob::Axis;
 
 /// The output positions whose im2col columns are built and multiplied at once: whole lines,

@@ -4,6 +4,7 @@
 //! tensors built) and then run on any batch of the layer's input size.
 
 mod host_conv;
+mod hpvm_rows;
 mod perforate;
 mod precision;
 mod sample;

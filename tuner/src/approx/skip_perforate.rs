@@ -18,6 +18,7 @@ use burn::tensor::ops::ConvOptions;
 use burn::tensor::{Int, Tensor, TensorData};
 
 use super::host_conv::{HostConv, Positions, every_element};
+use super::hpvm_rows::hpvm_sources;
 use super::perforate::phase_options;
 use crate::error::Error;
 use crate::knob::Axis;
@@ -50,24 +51,6 @@ struct Gather<B: Backend> {
     means: Option<(Tensor<B, 1, Int>, Tensor<B, 1, Int>)>,
     /// For each output row, its position in the concatenated phases followed by the means.
     order: Tensor<B, 1, Int>,
-}
-
-/// Where output row `r < size` comes from in HPVM's perforation: `(lo, hi)` computed rows
-/// whose mean it is (`lo == hi`: a copy). Rows are numbered in the full output.
-pub(crate) fn hpvm_sources(size: usize, stride: usize, offset: usize) -> Vec<(usize, usize)> {
-    (0..size)
-        .map(|r| {
-            if r % stride != offset {
-                (r, r)
-            } else if r == 0 {
-                (1, 1)
-            } else if r == size - 1 {
-                (r - 1, r - 1)
-            } else {
-                (r - 1, r + 1)
-            }
-        })
-        .collect()
 }
 
 /// The number of rows `phase, phase + stride, … < size`.
