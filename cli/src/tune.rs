@@ -6,14 +6,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Result, anyhow, bail};
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use giving::Event;
 use giving::prelude::*;
 use giving::vocab::keys;
 use giving_instruments::{InstrumentArgs, Overseer};
 use giving_models::DeviceSpec;
 use giving_tuner::{
-    ApplyJob, CostModel, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
+    ApplyJob, Knob, TuneJob, TuneOutcome, TuneSettings, configs_file, default_cache_dir,
     default_training, default_vgg, vgg16_width, vgg16_width_training,
 };
 
@@ -339,11 +339,12 @@ fn summary(outcome: &TuneOutcome) {
         errors.sort_by(f64::total_cmp);
         say!(
             "[tune] cost model ({}): median |predicted - measured| / measured speedup of the best {:.1}%",
-            match file.settings.cost_model {
-                CostModel::Linear => "linear",
-                CostModel::Measured => "measured",
-                CostModel::Auto => "auto",
-            },
+            // The name the flag takes (`--cost-model measured`).
+            file.settings
+                .cost_model
+                .to_possible_value()
+                .map(|v| v.get_name().to_owned())
+                .unwrap_or_default(),
             100.0 * errors[errors.len() / 2]
         );
     }

@@ -7,9 +7,8 @@
 //! replace: each strided convolution converts the whole input to its own layout, and the
 //! gathers and concatenations move every output value several times.
 //!
-//! Skipped rows (columns) are filled as [`super::skip_perforate`] fills them (HPVM's rule:
-//! the mean of the two neighbours, a copy at either end), in the same pass that puts the
-//! computed ones in place. A layer perforated along its columns works on each image
+//! Skipped rows (columns) are filled by HPVM's rule ([`super::hpvm_rows`]: the mean of the two
+//! neighbours, a copy at either end), in the same pass that puts the computed ones in place. A layer perforated along its columns works on each image
 //! transposed (rows and columns of the image and of the kernel swapped), so that its im2col,
 //! like every other's, copies whole contiguous lines instead of gathering single values.
 
@@ -148,6 +147,18 @@ impl HostConv {
             }
             (out, [batch, self.out_channels, h, w])
         })
+    }
+
+    /// `x` through `host` where there is one and it can compute `x` (`Ok`), else `x` back for
+    /// burn's operations: how a layer that holds an optional host product runs.
+    pub(crate) fn first<B: Backend>(
+        host: Option<&HostConv>,
+        x: Tensor<B, 4>,
+    ) -> Result<Tensor<B, 4>, Tensor<B, 4>> {
+        match host {
+            Some(host) => host.forward(x),
+            None => Err(x),
+        }
     }
 
     /// The matrix product an image of `h × w` pixels takes: `[out channels, positions
@@ -330,36 +341,36 @@ impl HostConv {
                     }
                 }
                 for row in plane.chunks_exact_mut(w) {
-                    fill_skipped(row, &sources, stride, offset);
+                    fill_skipped(row, 1, &sources, stride, offset);
                 }
             } else {
                 for (&y, row) in computed.iter().zip(values.chunks_exact(length)) {
                     plane[y * w..(y + 1) * w].copy_from_slice(row);
                 }
-                for r in (offset..lines).step_by(stride) {
-                    let (lo, hi) = sources[r];
-                    for x in 0..w {
-                        plane[r * w + x] = if lo == hi {
-                            plane[lo * w + x]
-                        } else {
-                            (plane[lo * w + x] + plane[hi * w + x]) * 0.5
-                        };
-                    }
-                }
+                fill_skipped(plane, w, &sources, stride, offset);
             }
         }
     }
 }
 
-/// Fills the skipped positions `offset, offset + stride, …` of `line` from the computed ones
-/// by HPVM's rule (`sources`, [`hpvm_sources`]).
-fn fill_skipped(line: &mut [f32], sources: &[(usize, usize)], stride: usize, offset: usize) {
+/// Fills the skipped lines `offset, offset + stride, …` of `lines` (each `width` values, one
+/// after the other) from the computed ones by HPVM's rule (`sources`, [`hpvm_sources`]): a
+/// copy is taken as it is, never added to itself.
+fn fill_skipped(
+    lines: &mut [f32],
+    width: usize,
+    sources: &[(usize, usize)],
+    stride: usize,
+    offset: usize,
+) {
     for r in (offset..sources.len()).step_by(stride) {
         let (lo, hi) = sources[r];
-        line[r] = if lo == hi {
-            line[lo]
-        } else {
-            (line[lo] + line[hi]) * 0.5
-        };
+        for x in 0..width {
+            lines[r * width + x] = if lo == hi {
+                lines[lo * width + x]
+            } else {
+                (lines[lo * width + x] + lines[hi * width + x]) * 0.5
+            };
+        }
     }
 }

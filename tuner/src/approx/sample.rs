@@ -279,12 +279,9 @@ impl<B: Backend> SampledIm2col<B> {
 
     /// The layer's output: `weight[out, kept] × columns[kept, h·w]` per image, plus the bias.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let x = match &self.host {
-            Some(host) => match host.forward(x) {
-                Ok(y) => return y,
-                Err(x) => x,
-            },
-            None => x,
+        let x = match HostConv::first(self.host.as_ref(), x) {
+            Ok(y) => return y,
+            Err(x) => x,
         };
         let [batch, _, h, w] = x.dims();
         let [ph, pw] = self.padding;

@@ -124,12 +124,9 @@ impl<B: Backend> SkipPerforated<B> {
 
     /// The layer's output: the computed rows (columns) exactly, the skipped ones interpolated.
     pub fn forward(&self, x: Tensor<B, 4>) -> Tensor<B, 4> {
-        let x = match &self.host {
-            Some(host) => match host.forward(x) {
-                Ok(y) => return y,
-                Err(x) => x,
-            },
-            None => x,
+        let x = match HostConv::first(self.host.as_ref(), x) {
+            Ok(y) => return y,
+            Err(x) => x,
         };
         let dim = self.axis.tensor_dim();
         let size = x.dims()[dim];

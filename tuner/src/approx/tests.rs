@@ -581,18 +581,19 @@ fn fp16_knobs_compute_in_f16() {
     }
 }
 
-/// `conv` with the same weights on `Autodiff<Flex>`, where no host kernel runs: the layer
-/// through burn's operations, as on a GPU backend.
-fn through_operations(conv: &Conv2d<B>) -> Conv2d<burn::backend::Autodiff<B>> {
-    let device = Default::default();
-    let mut other = Conv2dConfig::new([conv.weight.dims()[1], conv.weight.dims()[0]], [3, 3])
+/// `conv` with the same weights and bias on backend `O`'s `device` (a GPU, or
+/// `Autodiff<Flex>`, where no host kernel runs: the layer through burn's operations, as on a
+/// GPU backend).
+fn conv_on<O: burn::prelude::Backend>(conv: &Conv2d<B>, device: &O::Device) -> Conv2d<O> {
+    let [c_out, c_in, kh, kw] = conv.weight.dims();
+    let mut other = Conv2dConfig::new([c_in, c_out], [kh, kw])
         .with_padding(PaddingConfig2d::Same)
-        .init(&device);
-    other.weight = Param::from_tensor(Tensor::from_data(conv.weight.val().into_data(), &device));
+        .init(device);
+    other.weight = Param::from_tensor(Tensor::from_data(conv.weight.val().into_data(), device));
     other.bias = conv
         .bias
         .as_ref()
-        .map(|b| Param::from_tensor(Tensor::from_data(b.val().into_data(), &device)));
+        .map(|b| Param::from_tensor(Tensor::from_data(b.val().into_data(), device)));
     other
 }
 
@@ -601,7 +602,7 @@ fn the_host_product_equals_burns_operations_for_every_hpvm_knob() {
     // Five channels (the sampling's per-channel taps), odd and even sides, the smallest, and
     // one whose lines are built and multiplied in several blocks (6 lines of 40 at a time).
     let conv = layer(5, 3);
-    let ops = through_operations(&conv);
+    let ops = conv_on::<burn::backend::Autodiff<B>>(&conv, &Default::default());
     let knobs: Vec<Knob> = (2..=4)
         .flat_map(|stride| (0..stride).map(move |offset| Knob::Sample { stride, offset }))
         .chain(
@@ -648,7 +649,7 @@ fn the_exact_host_product_is_the_exact_layer() {
             assert!(close(*g, *e, 1e-5), "side {side} [{i}]: {g} vs {e}");
         }
     }
-    let ops = through_operations(&conv);
+    let ops = conv_on::<burn::backend::Autodiff<B>>(&conv, &Default::default());
     let x = Tensor::from_data(input(5, 4).into_data(), &Default::default());
     assert!(
         super::exact_on_host(&ops, x).is_none(),

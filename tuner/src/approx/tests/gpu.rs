@@ -3,13 +3,10 @@
 //! with `--features cuda`; SKIPPED where there is no NVIDIA device): the same values as on
 //! `flex` within f16's rounding, every output an f16 value, the same rounding and overflow.
 
-use burn::module::Param;
-use burn::nn::PaddingConfig2d;
-use burn::nn::conv::{Conv2d, Conv2dConfig};
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
 
-use super::{B, F16_TOL, all_f16, close, identity_layer, input, layer, values};
+use super::{B, F16_TOL, all_f16, close, conv_on, identity_layer, input, layer, values};
 use crate::approx::ApproxConv;
 use crate::knob::{Axis, Knob};
 
@@ -41,20 +38,6 @@ fn to_gpu<G: Backend, const D: usize>(t: Tensor<B, D>, device: &G::Device) -> Te
     Tensor::from_data(t.into_data(), device)
 }
 
-/// `conv` with the same weights and bias, on `device`.
-fn conv_on_gpu<G: Backend>(conv: &Conv2d<B>, device: &G::Device) -> Conv2d<G> {
-    let [c_out, c_in, kh, kw] = conv.weight.dims();
-    let mut gpu = Conv2dConfig::new([c_in, c_out], [kh, kw])
-        .with_padding(PaddingConfig2d::Same)
-        .init(device);
-    gpu.weight = Param::from_tensor(to_gpu(conv.weight.val(), device));
-    gpu.bias = conv
-        .bias
-        .as_ref()
-        .map(|b| Param::from_tensor(to_gpu(b.val(), device)));
-    gpu
-}
-
 fn gpu_values<G: Backend>(t: Tensor<G, 4>) -> Vec<f32> {
     t.into_data().to_vec::<f32>().unwrap()
 }
@@ -77,7 +60,7 @@ fn match_flex<G: Backend>(device: &G::Device) {
     }
     for channels in [5, 1] {
         let conv = layer(channels, 4);
-        let gpu_conv = conv_on_gpu::<G>(&conv, device);
+        let gpu_conv = conv_on::<G>(&conv, device);
         let x = input(channels, side);
         for &knob in &knobs {
             let (flex, _) = values(
@@ -98,7 +81,7 @@ fn match_flex<G: Backend>(device: &G::Device) {
     }
     // A value f16 cannot hold comes out rounded, and a mean of two neighbours past f16's
     // largest value overflows, as on `flex`.
-    let conv = conv_on_gpu::<G>(&identity_layer(), device);
+    let conv = conv_on::<G>(&identity_layer(), device);
     let rows = Knob::PerforateFp16 {
         axis: Axis::Rows,
         stride: 2,
