@@ -38,6 +38,9 @@ pub(crate) const MIN_PERIOD: Duration = Duration::from_millis(1);
 /// `Reverse`).
 struct Due {
     at: Instant,
+    /// The period whose tick this is: the thread expects the same period's next tick to be
+    /// asked for again (see [`Sleep`]).
+    period: Duration,
     /// Registration order: ties on the deadline wake in the order they came.
     seq: u64,
     waker: Waker,
@@ -81,6 +84,31 @@ struct Pacer {
 struct Queue {
     heap: BinaryHeap<Reverse<Due>>,
     next_seq: u64,
+    /// What the thread will do next on its own, so that a registration signals it only when
+    /// it must.
+    sleep: Sleep,
+    /// Signals sent to the thread (a registration earlier than its next wake-up).
+    #[cfg(test)]
+    signals: usize,
+}
+
+#[cfg(not(all(test, giving_loom)))]
+/// The pacer thread's state, read by registrations under the lock.
+///
+/// A paced reader woken at a tick reads its batch and asks for the next tick of its period at
+/// once; were the thread asleep with no deadline by then, each tick would cost it a second
+/// wake-up (the signal) besides the tick's own. So after waking readers it sleeps until the
+/// next tick of the shortest period it woke, expecting them back, and a registration for that
+/// tick (or later) does not signal it.
+#[derive(Default, Clone, Copy)]
+enum Sleep {
+    /// Running: it looks at the heap before it sleeps again.
+    #[default]
+    Awake,
+    /// Asleep until this instant.
+    Until(Instant),
+    /// Asleep until signalled.
+    Forever,
 }
 
 #[cfg(not(all(test, giving_loom)))]
@@ -106,20 +134,7 @@ fn pacer() -> &'static Pacer {
 pub(crate) fn wake_at_next_tick(period: Duration, waker: &Waker) {
     let pacer = pacer();
     let at = pacer.next_tick(period.max(MIN_PERIOD), Instant::now());
-    let mut queue = pacer.lock();
-    let earliest = queue.heap.peek().is_none_or(|Reverse(due)| at < due.at);
-    let seq = queue.next_seq;
-    queue.next_seq += 1;
-    queue.heap.push(Reverse(Due {
-        at,
-        seq,
-        waker: waker.clone(),
-    }));
-    drop(queue);
-    // Only a new earliest deadline changes how long the thread sleeps.
-    if earliest {
-        pacer.changed.notify_one();
-    }
+    pacer.register(at, period.max(MIN_PERIOD), waker);
 }
 
 #[cfg(not(all(test, giving_loom)))]
@@ -127,6 +142,33 @@ impl Pacer {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         // Nothing under this lock can panic halfway (heap pushes and pops of plain data).
         self.due.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `waker` for the tick `at` of `period`, signalling the thread only if it would
+    /// otherwise sleep past `at`.
+    fn register(&self, at: Instant, period: Duration, waker: &Waker) {
+        let mut queue = self.lock();
+        let seq = queue.next_seq;
+        queue.next_seq += 1;
+        queue.heap.push(Reverse(Due {
+            at,
+            period,
+            seq,
+            waker: waker.clone(),
+        }));
+        let signal = match queue.sleep {
+            Sleep::Awake => false,
+            Sleep::Until(wakes) => at < wakes,
+            Sleep::Forever => true,
+        };
+        #[cfg(test)]
+        {
+            queue.signals += usize::from(signal);
+        }
+        drop(queue);
+        if signal {
+            self.changed.notify_one();
+        }
     }
 
     /// The first tick of `period`'s grid strictly after `now`.
@@ -138,12 +180,15 @@ impl Pacer {
         self.origin + Duration::from_nanos(u64::try_from(offset).unwrap_or(u64::MAX))
     }
 
-    /// The thread: sleeps until the earliest deadline, wakes what is due, forever.
+    /// The thread: sleeps until the earliest deadline (or the tick it expects readers back
+    /// for, see [`Sleep`]), wakes what is due, forever.
     fn run(&self) {
         let mut ready = Vec::new();
+        let mut expected: Option<Instant> = None;
         let mut queue = self.lock();
         loop {
             let now = Instant::now();
+            let mut shortest: Option<Duration> = None;
             while let Some(Reverse(due)) = queue.heap.peek() {
                 if due.at > now {
                     break;
@@ -151,20 +196,31 @@ impl Pacer {
                 let Some(Reverse(due)) = queue.heap.pop() else {
                     break;
                 };
+                shortest = Some(shortest.map_or(due.period, |p| p.min(due.period)));
                 ready.push(due.waker);
             }
-            if !ready.is_empty() {
+            if let Some(period) = shortest {
+                expected = Some(self.next_tick(period, now));
                 // Woken without the lock: a waker may run arbitrary code (even park again).
                 drop(queue);
                 ready.drain(..).for_each(Waker::wake);
                 queue = self.lock();
                 continue;
             }
-            queue = match queue.heap.peek() {
-                Some(Reverse(due)) => {
-                    let wait = due.at.saturating_duration_since(now);
+            // An expected tick that came and went with nobody back: sleep on the heap alone.
+            if expected.is_some_and(|at| at <= now) {
+                expected = None;
+            }
+            let next = queue.heap.peek().map(|Reverse(due)| due.at);
+            let until = match (next, expected) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            queue.sleep = until.map_or(Sleep::Forever, Sleep::Until);
+            queue = match until {
+                Some(at) => {
                     self.changed
-                        .wait_timeout(queue, wait)
+                        .wait_timeout(queue, at.saturating_duration_since(now))
                         .unwrap_or_else(PoisonError::into_inner)
                         .0
                 }
@@ -173,6 +229,7 @@ impl Pacer {
                     .wait(queue)
                     .unwrap_or_else(PoisonError::into_inner),
             };
+            queue.sleep = Sleep::Awake;
         }
     }
 }
@@ -206,6 +263,39 @@ mod tests {
         );
         // On the grid itself, the next tick is one period on: never "now".
         assert_eq!(pacer.next_tick(period, tick), tick + period);
+    }
+
+    #[test]
+    fn a_reader_back_for_its_next_tick_does_not_signal_the_thread() {
+        // A pacer of its own: the global one serves the other tests' paced streams.
+        let pacer: &'static Pacer = Box::leak(Box::new(Pacer {
+            origin: Instant::now(),
+            due: Mutex::new(Queue::default()),
+            changed: Condvar::new(),
+        }));
+        std::thread::spawn(move || pacer.run());
+        while !matches!(pacer.lock().sleep, Sleep::Forever) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let count = Arc::new(Count(AtomicUsize::new(0), std::thread::current()));
+        let waker = Waker::from(count.clone());
+        // Long enough that the reader is back well before its next tick, even on a busy CI.
+        let period = Duration::from_secs(1);
+        let wait_for = |n: usize| {
+            while count.0.load(Ordering::SeqCst) < n {
+                std::thread::park_timeout(Duration::from_millis(50));
+            }
+        };
+        pacer.register(pacer.next_tick(period, Instant::now()), period, &waker);
+        wait_for(1);
+        // Back at once for the next tick, as a paced reader is after reading its batch.
+        pacer.register(pacer.next_tick(period, Instant::now()), period, &waker);
+        wait_for(2);
+        assert_eq!(
+            pacer.lock().signals,
+            1,
+            "only the first registration, with the thread asleep without a deadline, signals it"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! buffer out, or a flush request. Shared by the sinks that write files as they go (the
 //! MessagePack log, the trace), so they serve flushes and deadlines alike.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use giving::{Event, EventStream};
@@ -94,6 +94,21 @@ pub(crate) trait FileSink {
     fn write_out_deadline(&self) -> Option<Instant>;
 }
 
+/// The end of a paced stream's batch (nothing more queued): what would be due before the next
+/// tick is done now — held lazy values read, buffered bytes written out — so that the thread
+/// sleeps until that tick instead of waking for a timer in between (on a machine the training
+/// keeps busy, each wake-up takes a core from it). The write-out bound becomes the later of
+/// the sink's own and the pace.
+fn write_out_due_within(pace: Duration, window: &mut LazyWindow, sink: &mut impl FileSink) {
+    let horizon = Instant::now() + pace;
+    if window.deadline().is_some_and(|due| due <= horizon) {
+        window.release(|e| sink.write(e));
+    }
+    if sink.write_out_deadline().is_some_and(|due| due <= horizon) {
+        sink.flush();
+    }
+}
+
 /// Drives `sink` until its scope ends: events as they come, lazy values read once per sync
 /// window ([`LazyWindow`]), bytes written out when due, flushes served when asked.
 pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, control: &SinkControl) {
@@ -102,7 +117,14 @@ pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, cont
     loop {
         let deadline = earliest(sink.write_out_deadline(), window.deadline());
         match drain.next(stream, deadline, control).await {
-            Next::Event(event) => window.push_ref(event, |e| sink.write(e)),
+            Next::Event(event) => {
+                window.push_ref(event, |e| sink.write(e));
+                if let Some(pace) = stream.pace()
+                    && stream.pending() == 0
+                {
+                    write_out_due_within(pace, &mut window, sink);
+                }
+            }
             Next::End => {
                 window.release(|e| sink.write(e));
                 return;

@@ -99,10 +99,21 @@ pub use timeline::Trace;
 pub use web::{Web, WebError};
 pub use window::LazyWindow;
 
-/// How often the instruments read the run's events: every sink and derivation here (rate,
-/// early stop, log, trace, dashboards, TensorBoard, MLflow, NATS) reads a
+/// How often the instruments that show or decide read the run's events: rate, early stop,
+/// the non-finite stop, the dashboards, NATS publishing and the CLI's progress lines read a
 /// [paced](giving::EventStream::paced) stream, woken at this period's ticks rather than by the
-/// training thread at each step. Twice the terminal dashboard's redraw rate and five times the
-/// web page's; the early stop's count, and so the stop, may come up to this much later than the
-/// event that completes it.
-pub const SINK_PACE: Duration = Duration::from_millis(50);
+/// training thread at each step. The terminal dashboard's redraw period (each redraw has one
+/// fresh batch) and two and a half times the web page's rate; the early stop's count, and so the
+/// stop, may come up to this much later than the event that completes it.
+///
+/// Each tick wakes the pacer and every thread that runs a paced reader, and on a machine whose
+/// cores the training keeps busy each wake-up preempts a thread of the training (a rayon worker
+/// that the others then wait for): docs/architecture.md measures what 50 ms cost.
+pub const SINK_PACE: Duration = Duration::from_millis(100);
+
+/// How often the instruments that write the run's events to a file or a server read them: the
+/// log, the trace, TensorBoard and MLflow. Nobody watches these live to the millisecond, so
+/// they wake five times less often than [`SINK_PACE`] (on the same grid: every fifth of its
+/// ticks), and write bigger batches. A process killed outright loses what it had not written,
+/// at most this much; a run that ends, stops or panics writes everything.
+pub const WRITER_PACE: Duration = Duration::from_millis(500);

@@ -67,10 +67,37 @@ impl SinkControl {
         self.done_changed.notify_all();
     }
 
-    /// Asks the thread to stop (it checks [`should_stop`](SinkControl::should_stop)).
+    /// Asks the thread to stop (it checks [`should_stop`](SinkControl::should_stop), or waits
+    /// in [`wait_for_stop`](SinkControl::wait_for_stop)).
     pub fn stop(&self) {
         self.stop.store(true, Ordering::SeqCst);
         self.wake.notify_one();
+        // Under the lock, so that a thread between its check and its wait cannot miss it.
+        let _done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        self.done_changed.notify_all();
+    }
+
+    /// Sleeps up to `timeout` or until the thread is asked to stop; whether it was. For a
+    /// blocking body with nothing to do between its periodic tasks: it wakes for the next one
+    /// or for the stop, not on a short poll in between (each wake-up of a sink's thread is a
+    /// core taken from a training that keeps every core busy).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use giving_instruments::SinkControl;
+    ///
+    /// let control = SinkControl::default();
+    /// assert!(!control.wait_for_stop(Duration::from_millis(1)));
+    /// control.stop();
+    /// assert!(control.wait_for_stop(Duration::from_secs(60)), "returns at once once asked");
+    /// ```
+    pub fn wait_for_stop(&self, timeout: Duration) -> bool {
+        let done = self.done.lock().unwrap_or_else(PoisonError::into_inner);
+        let _done = self
+            .done_changed
+            .wait_timeout_while(done, timeout, |_| !self.should_stop())
+            .unwrap_or_else(PoisonError::into_inner);
+        self.should_stop()
     }
 
     /// Whether the thread was asked to stop.

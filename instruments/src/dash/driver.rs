@@ -49,6 +49,10 @@ impl Shared {
     }
 }
 
+/// The shortest sleep between plain lines, so that a `plain_every` of zero prints a line per
+/// wake-up rather than spinning.
+const MIN_PLAIN_WAIT: Duration = Duration::from_millis(10);
+
 /// How the thread shows the state.
 pub(crate) struct Driver {
     pub(crate) shared: Arc<Shared>,
@@ -164,7 +168,10 @@ impl Driver {
                     }
                 }
             } else {
-                std::thread::sleep(self.redraw);
+                // Plain lines: sleep until the next line is due, not a redraw period (ten
+                // wake-ups a second for a line every two), or until the run ends.
+                let until_next = self.plain_every.saturating_sub(last_plain.elapsed());
+                control.wait_for_stop(until_next.max(MIN_PLAIN_WAIT));
             }
         }
         if let Some(mut s) = screen {

@@ -203,7 +203,7 @@ impl MsgpackLog {
                 source: std::io::Error::other("this log was already started"),
             }));
         };
-        let stream = gv.stream_with(self.delivery).paced(crate::SINK_PACE);
+        let stream = gv.stream_with(self.delivery).paced(crate::WRITER_PACE);
         // The header was written with placeholder fields at creation; rewrite it now that the
         // builder is done (the buffer has not reached the file yet).
         let writer = writer.with_header(&self.header)?;

@@ -275,7 +275,7 @@ impl Instrument for MlflowRun {
     fn start(&mut self, start: &mut Start<'_>) -> Result<(), InstrumentError> {
         let auth = self.auth.clone().unwrap_or_else(MlflowAuth::from_env);
         let api = Api::new(&self.uri, &auth).map_err(InstrumentError::other)?;
-        let stream = start.given().stream().paced(crate::SINK_PACE);
+        let stream = start.given().stream().paced(crate::WRITER_PACE);
         let sink = Sink {
             api,
             run_id: None,

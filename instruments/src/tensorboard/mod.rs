@@ -169,7 +169,7 @@ impl Instrument for TensorBoard {
                 "this TensorBoard sink was already started",
             ));
         };
-        let stream = start.given().stream().paced(crate::SINK_PACE);
+        let stream = start.given().stream().paced(crate::WRITER_PACE);
         let sink = Sink {
             file,
             scalars: Scalars::new(&self.step_key),

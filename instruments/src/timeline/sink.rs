@@ -127,7 +127,7 @@ impl Trace {
                 source: std::io::Error::other("this trace was already started"),
             }));
         };
-        let stream = gv.stream_with(self.delivery).paced(crate::SINK_PACE);
+        let stream = gv.stream_with(self.delivery).paced(crate::WRITER_PACE);
         // Events without a thread (iterate's, the loop's own) were given where the run runs:
         // the thread starting the instruments is the one that runs the training function.
         let run_thread = ThreadInfo::current();
