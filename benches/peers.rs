@@ -30,7 +30,7 @@
 //! event over every run of the row, warm-up runs included), with busy / quiet and giving's
 //! rows against tokio's and crossbeam's tuple in the same mode. "giving, membarrier refused"
 //! is the path taken where the feed cannot be claimed (every append under its lock). The
-//! "paced" rows read as the instruments do ([`EventStream::paced`], 50 ms): the giving thread
+//! "paced" rows read as the instruments do ([`EventStream::paced`], 100 ms): the giving thread
 //! never wakes the reader, which takes what came since its last tick in one batch.
 //!
 //! Run: `cargo bench -p giving --bench peers`; short: add `-- --warm-up-time 1
@@ -52,7 +52,7 @@ use giving::{Delivery, EventStream, give, given};
 const EVENTS: u64 = 1_000_000;
 
 /// The paced rows' period: the instruments' (`giving_instruments::SINK_PACE`).
-const PACE: Duration = Duration::from_millis(50);
+const PACE: Duration = Duration::from_millis(100);
 
 /// What a user sends by hand instead of `give!(step, loss)`.
 type Plain = (u64, f64);
@@ -497,10 +497,10 @@ fn fan_out(c: &mut Criterion, machine: Machine) {
         });
         // The instruments' way (a log, a dashboard, a rate): woken by the pacer's ticks,
         // never by the giving thread, and reading what came meanwhile in one batch.
-        group.timed("giving paced (50 ms), by value", || {
+        group.timed("giving paced (100 ms), by value", || {
             giving_fan_out(subscribers, Delivery::Lossless, Take::ByValue, Some(PACE))
         });
-        group.timed("giving paced (50 ms), by reference", || {
+        group.timed("giving paced (100 ms), by reference", || {
             giving_fan_out(
                 subscribers,
                 Delivery::Lossless,

@@ -21,10 +21,11 @@ const NAME_ATTEMPTS: u32 = 1000;
 /// record when the scope ends.
 ///
 /// Events are encoded and written on a dedicated thread (`giving-log`), so the training loop
-/// only pays for a queue push; lazy values (a loss tensor) are resolved there. Bytes are
-/// handed to the operating system (`write`, not `fsync`) when 256 KiB are buffered and at most
-/// [`FLUSH_EVERY`] (200 ms) after the first of them was buffered, whether events keep coming
-/// or not: a run killed with `SIGKILL` keeps every event received more than 200 ms before.
+/// only pays for a queue push; lazy values (a loss tensor) are resolved there. The thread reads
+/// the run's events every [`WRITER_PACE`](crate::WRITER_PACE) (500 ms) and hands each batch to
+/// the operating system (`write`, not `fsync`) once it has taken it; within a long batch, when
+/// 256 KiB are buffered or [`FLUSH_EVERY`] (200 ms) after the first byte was. A run killed
+/// with `SIGKILL` keeps every event given more than about 500 ms before.
 /// They are also written when the [`Overseer`](crate::Overseer) asks on Ctrl-C and when the
 /// scope ends; dropping the log during a panic flushes what was received.
 ///

@@ -23,7 +23,7 @@ const NAME_ATTEMPTS: u32 = 1000;
 ///
 /// The training loop pays a queue push per event; lazy values (the loss) are read on the
 /// trace's thread. The file is written as it goes, with the log's policy: bytes reach the
-/// operating system at most 200 ms after they were buffered, on Ctrl-C, when the scope ends
+/// operating system at the end of each 500-ms batch (`WRITER_PACE`), on Ctrl-C, when the scope ends
 /// and when the instrument is dropped unfinished; a process killed mid-run leaves a trace
 /// that reads up to its last complete packet. Spans still open at the end are closed there,
 /// so every slice has its end.
