@@ -132,9 +132,7 @@ fn pacer() -> &'static Pacer {
 #[cfg(not(all(test, giving_loom)))]
 /// Wakes `waker` at the next tick of `period` (at least [`MIN_PERIOD`]) after now.
 pub(crate) fn wake_at_next_tick(period: Duration, waker: &Waker) {
-    let pacer = pacer();
-    let at = pacer.next_tick(period.max(MIN_PERIOD), Instant::now());
-    pacer.register(at, period.max(MIN_PERIOD), waker);
+    pacer().register(period.max(MIN_PERIOD), waker);
 }
 
 #[cfg(not(all(test, giving_loom)))]
@@ -144,9 +142,10 @@ impl Pacer {
         self.due.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `waker` for the tick `at` of `period`, signalling the thread only if it would
-    /// otherwise sleep past `at`.
-    fn register(&self, at: Instant, period: Duration, waker: &Waker) {
+    /// Queues `waker` for the next tick of `period`, signalling the thread only if it would
+    /// otherwise sleep past that tick.
+    fn register(&self, period: Duration, waker: &Waker) {
+        let at = self.next_tick(period, Instant::now());
         let mut queue = self.lock();
         let seq = queue.next_seq;
         queue.next_seq += 1;
@@ -212,10 +211,7 @@ impl Pacer {
                 expected = None;
             }
             let next = queue.heap.peek().map(|Reverse(due)| due.at);
-            let until = match (next, expected) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            let until = next.into_iter().chain(expected).min();
             queue.sleep = until.map_or(Sleep::Forever, Sleep::Until);
             queue = match until {
                 Some(at) => {
@@ -286,10 +282,10 @@ mod tests {
                 std::thread::park_timeout(Duration::from_millis(50));
             }
         };
-        pacer.register(pacer.next_tick(period, Instant::now()), period, &waker);
+        pacer.register(period, &waker);
         wait_for(1);
         // Back at once for the next tick, as a paced reader is after reading its batch.
-        pacer.register(pacer.next_tick(period, Instant::now()), period, &waker);
+        pacer.register(period, &waker);
         wait_for(2);
         assert_eq!(
             pacer.lock().signals,

@@ -19,7 +19,9 @@ const BUFFER: usize = 256 * 1024;
 /// How long giving-instruments' `MsgpackLog` keeps bytes buffered at most: they are handed
 /// to the operating system (`write`, not `fsync`) this long after the first of them was
 /// buffered, even while events keep coming, so a run killed with `SIGKILL` loses at most the
-/// events of the last `FLUSH_EVERY`.
+/// events the writer received in the last `FLUSH_EVERY`. (`MsgpackLog` receives the run's
+/// events in batches every 500 ms, `WRITER_PACE`, and writes each batch out once taken: what a
+/// kill loses is bounded by that pace.)
 pub const FLUSH_EVERY: Duration = Duration::from_millis(200);
 
 /// What a closed log holds.

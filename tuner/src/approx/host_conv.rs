@@ -8,9 +8,10 @@
 //! gathers and concatenations move every output value several times.
 //!
 //! Skipped rows (columns) are filled by HPVM's rule ([`super::hpvm_rows`]: the mean of the two
-//! neighbours, a copy at either end), in the same pass that puts the computed ones in place. A layer perforated along its columns works on each image
-//! transposed (rows and columns of the image and of the kernel swapped), so that its im2col,
-//! like every other's, copies whole contiguous lines instead of gathering single values.
+//! neighbours, a copy at either end), in the same pass that puts the computed ones in place.
+//! A layer perforated along its columns works on each image transposed (rows and columns of
+//! the image and of the kernel swapped), so that its im2col, like every other's, copies whole
+//! contiguous lines instead of gathering single values.
 
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
