@@ -19,7 +19,11 @@
 //!   it goes on instead of waiting at a locked instruction.
 //! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
 //!   written before it is visible, and slots are never rewritten (append only, no reuse), so
-//!   the reader can clone the event without further synchronisation.
+//!   the reader can clone the event without further synchronisation. A reader checks up to
+//!   [`RUN`] slots at once (each `ready` acquired, then the reader's end read once after the
+//!   last acquire, which orders a close before any of them) and takes the run's other events
+//!   without a look at their slots: slots stay ready once ready, and an end set later is past
+//!   them (a close ends a reader at the events appended so far).
 //! - **No lost wake-up, no fence per event.** A reader parks only under the mutex and only
 //!   while nobody appends without it: it first takes the claim away (`Owner::release`, which
 //!   waits for an append in progress; even from its own thread, whose later lock-free appends
@@ -358,7 +362,7 @@ impl Feed {
         });
         let sole = self.readers.fetch_add(1, Ordering::SeqCst) == 0;
         FeedReader {
-            run: 0,
+            checked: cursor.pos,
             sole,
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
@@ -438,17 +442,20 @@ fn wake(waiters: Vec<(u64, Waker)>) {
     }
 }
 
-/// Events taken in a row without finding the cursor's slot empty, after which a reader counts
-/// as behind and prefetches (see [`FeedReader::prefetch_ahead`]).
-const BEHIND_AFTER: u32 = 16;
+/// The longest run of events a reader checks at once (see [`FeedReader::take`]): 8 slots,
+/// four cache lines of the feed. Longer runs would save little more (a run's check is a few
+/// loads per slot) and would charge tokio's cooperative budget more coarsely: once per run, so
+/// that a reader behind yields after at most 128 × 8 events.
+const RUN: usize = if cfg!(all(test, giving_loom)) { 2 } else { 8 };
 
-/// How many slots ahead of its cursor a reader that is behind prefetches.
+/// How many slots ahead of its cursor a reader in a run prefetches.
 const PREFETCH_AHEAD: usize = 4;
 
 /// One lossless subscriber's cursor into a [`Feed`].
 pub(crate) struct FeedReader {
-    /// Events taken in a row without waiting, up to [`BEHIND_AFTER`].
-    run: u32,
+    /// The end of the run of slots, from `pos` in the current chunk, already found ready,
+    /// before the reader's end and not to be skipped: taken without a look at the slot.
+    checked: usize,
     /// Whether this reader spins before parking: it was the feed's only reader when it
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
@@ -506,70 +513,103 @@ impl FeedReader {
         sync::spin_until(|| self.has_next())
     }
 
-    /// A reader that is behind (it took [`BEHIND_AFTER`] events in a row without waiting)
-    /// asks for the event [`PREFETCH_AHEAD`] slots on to be brought into its cache: the slots
-    /// were written on the giving thread's core, and each is a cache miss (its count's line,
-    /// which the clone or the drop writes); asked ahead, several misses overlap instead of
-    /// following one another. A reader that keeps up does not look ahead: the slot there is
-    /// the one the loop writes next.
+    /// A reader in a run of at least [`PREFETCH_AHEAD`] more events asks for the event that
+    /// far ahead to be brought into its cache: the slots were written on the giving thread's
+    /// core, and each is a cache miss (its count's line, which the clone or the drop writes);
+    /// asked ahead, several misses overlap instead of following one another. A reader that
+    /// keeps up has no such run: the slot there is the one the loop writes next.
     #[inline(always)]
-    fn prefetch_ahead(&mut self) {
-        // The models would look ahead too, one more load for loom to interleave: a hint has
-        // nothing to check.
+    fn prefetch_ahead(&self) {
+        // The models would look ahead too: a hint has nothing to check.
         if cfg!(all(test, giving_loom)) {
             return;
         }
-        if self.run < BEHIND_AFTER {
-            self.run += 1;
-            return;
-        }
         let ahead = self.pos + PREFETCH_AHEAD;
-        if ahead >= CHUNK {
-            return;
-        }
-        // SAFETY: `ahead < CHUNK`, the length of every chunk's slots.
-        let slot = unsafe { self.chunk.slots.get_unchecked(ahead) };
-        if slot.ready.load(Ordering::Acquire) {
-            // SAFETY: the slot is ready (acquired above): its event was written before and
-            // is never written again, and the chunk outlives this borrow.
-            unsafe { (*slot.event.get()).assume_init_ref() }.prefetch();
+        if ahead < self.checked {
+            // SAFETY: `ahead < checked <= CHUNK`, and the slots before `checked` were found
+            // ready: their events were written before and are never written again, and the
+            // chunk outlives this borrow.
+            unsafe { (*self.chunk.slots.get_unchecked(ahead).event.get()).assume_init_ref() }
+                .prefetch();
         }
     }
 
-    /// Takes the event at the cursor if it is there (no lock).
+    /// Takes the next event of the run already checked, if any: no atomic load, no look at
+    /// the slot. Ten readers of a feed each pay this per event, and the full check
+    /// ([`take`](Self::take)) once per run of up to [`RUN`] events.
+    #[inline(always)]
+    fn take_checked(&mut self) -> bool {
+        if self.pos >= self.checked {
+            return false;
+        }
+        self.pos += 1;
+        self.index += 1;
+        self.state.taken.store(self.index, Ordering::Relaxed);
+        self.prefetch_ahead();
+        true
+    }
+
+    /// Takes the event at the cursor if it is there (no lock), and checks the run of events
+    /// after it (up to [`RUN`], in this chunk) for [`take_checked`](Self::take_checked).
     #[inline]
     fn take(&mut self) -> Found {
+        if self.take_checked() {
+            return Found::Event;
+        }
         if self.pos == CHUNK {
             match self.chunk.next.get() {
                 Some(next) => {
                     self.chunk = next.clone();
                     self.pos = 0;
+                    self.checked = 0;
                 }
                 None => return Found::Nothing,
             }
         }
         debug_assert!(self.pos < CHUNK);
-        // SAFETY: `pos < CHUNK`, the length of every chunk's slots: it was moved to the next
-        // chunk above if it was at the end.
-        let slot = unsafe { self.chunk.slots.get_unchecked(self.pos) };
-        if !slot.ready.load(Ordering::Acquire) {
-            self.run = 0;
+        let limit = CHUNK.min(self.pos + RUN);
+        let slots = &self.chunk.slots[self.pos..limit];
+        // The slots found ready, in order; each acquired, so its cells are visible.
+        let ready = slots
+            .iter()
+            .position(|slot| !slot.ready.load(Ordering::Acquire))
+            .unwrap_or(slots.len());
+        if ready == 0 {
             return Found::Nothing;
         }
-        // After the acquire: a close ordered before this event's append is visible.
-        if self.index >= self.state.end.load(Ordering::Relaxed) {
+        // After the acquires: a close ordered before any of these events' appends is visible
+        // (appends are ordered, so it is ordered before the last one acquired too).
+        let open = self
+            .state
+            .end
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.index);
+        if open == 0 {
             return Found::End;
         }
+        let ready = ready.min(usize::try_from(open).unwrap_or(usize::MAX));
+        let id = self.state.id;
+        // A slot found ready (acquired above) had its cells written before, never again.
+        // SAFETY: `slot` is one of the `ready` slots (see above).
+        let skip_of = |slot: &Slot| unsafe { *slot.skip.get() };
+        let skipped = skip_of(&slots[0]) == id;
+        let run = if skipped {
+            0
+        } else {
+            1 + slots[1..ready]
+                .iter()
+                .position(|slot| skip_of(slot) == id)
+                .unwrap_or(ready - 1)
+        };
         self.pos += 1;
         self.index += 1;
         self.state.taken.store(self.index, Ordering::Relaxed);
-        // SAFETY: the slot is ready (acquired above): its cells were written before and are
-        // never written again.
-        let skipped = unsafe { *slot.skip.get() } == self.state.id;
-        self.prefetch_ahead();
         if skipped {
             return Found::Skipped;
         }
+        // The first of the run is taken here, the rest by `take_checked`.
+        self.checked = self.pos - 1 + run;
+        self.prefetch_ahead();
         Found::Event
     }
 
@@ -611,8 +651,18 @@ impl FeedReader {
         cx: &mut Context<'_>,
         pace: Option<Duration>,
     ) -> Poll<bool> {
-        // The common case, an event already at the cursor, stays small enough to inline into
-        // the stream's poll; skipping, spinning and parking are out of line.
+        // The common case, an event of a run already checked, stays small enough to inline
+        // into the stream's poll; checking a run, skipping, spinning and parking are out of
+        // line. tokio's cooperative budget is charged once per run, not per event.
+        if self.take_checked() {
+            return Poll::Ready(true);
+        }
+        crate::coop::budgeted(cx, |cx| self.poll_unchecked(cx, pace))
+    }
+
+    /// [`poll_advance`](Self::poll_advance) past the run already checked.
+    #[inline(never)]
+    fn poll_unchecked(&mut self, cx: &mut Context<'_>, pace: Option<Duration>) -> Poll<bool> {
         match self.take() {
             Found::Event => Poll::Ready(true),
             Found::End => Poll::Ready(false),
@@ -780,6 +830,37 @@ mod tests {
             assert_eq!(next(&mut sink), Poll::Ready(Some(i)));
         }
         assert_eq!(next(&mut sink), Poll::Pending);
+    }
+
+    #[test]
+    fn a_run_taken_unchecked_stops_at_a_skipped_slot_and_at_the_readers_end() {
+        let feed = Arc::new(Feed::new());
+        let mut derived = feed.subscribe();
+        let mut sink = feed.subscribe();
+        // Skipped slots and the reader's end fall inside runs of `RUN` slots.
+        let skipped = [3, 4, 9];
+        for i in 0..12 {
+            let skip = if skipped.contains(&i) {
+                derived.id()
+            } else {
+                NO_SKIP
+            };
+            feed.push(event(i), skip);
+        }
+        feed.close_reader(derived.state());
+        feed.push(event(12), NO_SKIP);
+        let seen = |reader: &mut FeedReader| -> Vec<u64> {
+            std::iter::from_fn(|| match next(reader) {
+                Poll::Ready(Some(i)) => Some(i),
+                _ => None,
+            })
+            .collect()
+        };
+        let expected: Vec<u64> = (0..12).filter(|i| !skipped.contains(i)).collect();
+        assert_eq!(seen(&mut derived), expected);
+        assert_eq!(next(&mut derived), Poll::Ready(None));
+        assert_eq!(seen(&mut sink), (0..=12).collect::<Vec<u64>>());
+        assert_eq!(feed.pending(sink.state()), 0);
     }
 
     #[test]

@@ -156,13 +156,16 @@ impl EventStream {
             return Poll::Ready(false);
         }
         let (source, lent, pace) = (&mut self.source, &mut self.lent, self.pace);
-        let taken = crate::coop::budgeted(cx, |cx| match source {
+        // A feed reader charges tokio's cooperative budget itself, once per run of events.
+        let taken = match source {
             Subscription::Feed(reader) => reader.poll_advance(cx, pace),
-            Subscription::Queue(queue) => queue.poll_next(cx, pace).map(|next| {
-                *lent = next;
-                lent.is_some()
+            Subscription::Queue(queue) => crate::coop::budgeted(cx, |cx| {
+                queue.poll_next(cx, pace).map(|next| {
+                    *lent = next;
+                    lent.is_some()
+                })
             }),
-        });
+        };
         if let Poll::Ready(false) = taken {
             self.ended = true;
         }

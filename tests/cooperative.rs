@@ -10,6 +10,11 @@ use giving::{Delivery, Event, EventStream, give, given};
 
 const GIVEN: u64 = 10_000;
 
+/// The most events a reader behind may take before its task yields: tokio's budget (128
+/// units per task poll), charged once per event from a bounded queue and once per run of up
+/// to 8 events from the feed (src/feed.rs, `RUN`).
+const YIELDS_WITHIN: u64 = 128 * 8;
+
 /// Reads `stream` on a one-thread runtime beside a task that only marks that it ran; returns
 /// how many events the reader had taken when it first saw the mark.
 fn events_read_before_the_other_task_ran<S>(stream: S) -> u64
@@ -58,21 +63,30 @@ fn given_ahead(delivery: Delivery) -> EventStream {
 #[test]
 fn a_reader_behind_on_the_feed_lets_the_other_tasks_run() {
     let read = events_read_before_the_other_task_ran(given_ahead(Delivery::Lossless));
-    assert!(read < 1_000, "the other task ran only after {read} events");
+    assert!(
+        read <= YIELDS_WITHIN,
+        "the other task ran only after {read} events"
+    );
 }
 
 #[test]
 fn a_reader_behind_on_a_bounded_queue_lets_the_other_tasks_run() {
     let read =
         events_read_before_the_other_task_ran(given_ahead(Delivery::Bounded(GIVEN as usize)));
-    assert!(read < 1_000, "the other task ran only after {read} events");
+    assert!(
+        read <= YIELDS_WITHIN,
+        "the other task ran only after {read} events"
+    );
 }
 
 #[test]
 fn a_paced_reader_behind_lets_the_other_tasks_run() {
     let stream = given_ahead(Delivery::Lossless).paced(std::time::Duration::from_millis(50));
     let read = events_read_before_the_other_task_ran(stream);
-    assert!(read < 1_000, "the other task ran only after {read} events");
+    assert!(
+        read <= YIELDS_WITHIN,
+        "the other task ran only after {read} events"
+    );
 }
 
 #[giving::probe]
@@ -91,5 +105,8 @@ fn a_probe_stream_behind_lets_the_other_tasks_run() {
     count_up(GIVEN);
     gv.finish().unwrap();
     let read = events_read_before_the_other_task_ran(probe);
-    assert!(read < 1_000, "the other task ran only after {read} events");
+    assert!(
+        read <= YIELDS_WITHIN,
+        "the other task ran only after {read} events"
+    );
 }

@@ -314,13 +314,18 @@ fn summary(outcome: &TuneOutcome) {
                 .total_cmp(&b.measured_speedup.unwrap_or(0.0))
         })
     {
+        // The test loss beside the tuning loss: a configuration chosen on the tuning set is
+        // only as good as the gap between the two says.
+        let test_loss = file.baseline.test_qos - top.test_qos.unwrap_or(f64::NAN);
         say!(
-            "[tune] fastest measured among the best: {:.2}x (predicted {:.2}x), qos {:.2}% (loss {:.2}), test qos {:.2}%: {}",
+            "[tune] fastest measured among the best: {:.2}x (predicted {:.2}x), qos {:.2}% (loss {:.2}), test qos {:.2}% (loss {:.2}, {:+.2} points from the tuning set's): {}",
             top.measured_speedup.unwrap_or(0.0),
             top.predicted_speedup,
             top.qos,
             top.qos_loss,
             top.test_qos.unwrap_or(f64::NAN),
+            test_loss,
+            test_loss - top.qos_loss,
             top.knobs.join(",")
         );
     }

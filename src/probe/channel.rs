@@ -64,7 +64,8 @@ impl Stream for Receiver {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         let reader = &mut self.get_mut().0;
-        crate::coop::budgeted(cx, |cx| reader.poll_advance(cx, None))
+        reader
+            .poll_advance(cx, None)
             .map(|taken| taken.then(|| reader.current().clone()))
     }
 }
