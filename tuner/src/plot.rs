@@ -246,7 +246,7 @@ fn draw(file: &ConfigsFile, root: &Panel<'_>) -> Result<(), String> {
     };
     panel(
         &areas[0],
-        "Tuning set: QoS loss and speedup",
+        "QoS loss and speedup (tuning set)",
         "QoS loss on the tuning set (accuracy points)",
         "Speedup over the exact network (×)",
         x.clone(),
@@ -261,19 +261,19 @@ fn draw(file: &ConfigsFile, root: &Panel<'_>) -> Result<(), String> {
                 points: points(&others, |c| Some(c.predicted_speedup)),
                 colour: BLUE_,
                 marker: Marker::Circle,
-                label: "kept, predicted speedup",
+                label: "predicted speedup (kept)",
             },
             Series {
                 points: points(&best, |c| Some(c.predicted_speedup)),
                 colour: ORANGE,
                 marker: Marker::Circle,
-                label: "best, predicted speedup",
+                label: "predicted speedup (best)",
             },
             Series {
                 points: points(&best, |c| c.measured_speedup),
                 colour: GREEN_,
                 marker: Marker::Triangle,
-                label: "best, measured speedup",
+                label: "measured speedup (best)",
             },
             Series {
                 points: vec![(0.0, 1.0)],
@@ -514,3 +514,4 @@ mod tests {
         assert!(count(&rgb, width, w..2 * w, 0..h, colour([148, 103, 189])) > 100);
     }
 }
+
