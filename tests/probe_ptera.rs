@@ -511,10 +511,32 @@ fn test_selectors_multi_level() {
 #[test]
 fn test_selectors_parameter() {
     assert_eq!(dbrie("brie(!$v:Bouffe)"), ["v=4", "v=9", "v=100", "v=121"]);
+    // ptera's other spelling of the tag (`@Bouffe`, its `tag.Bouffe`).
+    assert_eq!(dbrie("brie(!$v:@Bouffe)"), ["v=4", "v=9", "v=100", "v=121"]);
     assert_eq!(
         dbrie("*(a) > brie(!$v:Bouffe)"),
         ["v=4", "v=9", "a=13 v=100", "a=13 v=121"]
     );
+}
+
+/// A `$v` capture (no focus on it) over several variables: one field, the variable bound last,
+/// as ptera 1.4.1's immediate probe gives it (run there, `double_brie(2, 10)`):
+/// `brie(!#exit, $v:tag.Bouffe)` → `v=9`, `v=121` (`b`, bound after `a`);
+/// `brie(a, !b, $v:tag.Bouffe)` → `a=4 v=9 b=9` (fields here in the selector's order); `brie(!y, $v)` → `v=3 y=3` (`y`, the argument
+/// bound last). Its total probe refuses these ("multiple values stored for capture `v`"); a
+/// focus-less selector here gives its event at `#exit`, as the first line's.
+#[test]
+fn a_generic_capture_over_several_variables_reads_the_one_bound_last() {
+    assert_eq!(dbrie("brie($v:Bouffe)"), ["v=9", "v=121"]);
+    assert_eq!(
+        dbrie("brie(!#exit, $v:Bouffe)"),
+        ["#exit=true v=9", "#exit=true v=121"]
+    );
+    assert_eq!(
+        dbrie("brie(a, !b, $v:Bouffe)"),
+        ["a=4 b=9 v=9", "a=100 b=121 v=121"]
+    );
+    assert_eq!(dbrie("brie(!y, $v)"), ["y=3 v=3", "y=11 v=11"]);
 }
 
 /// ptera `test_selectors`, "inexistent category": `brie > $x:tag.Xylophone` gives nothing.

@@ -273,6 +273,12 @@ fn ptera_forms_without_a_rust_counterpart_say_why() {
         ("f=3 > x", 2, "a condition on a variable"),
         ("$x > y", 1, "a function name before `>`"),
         ("f > /a/b", 5, "a variable name (no `::`)"),
+        (
+            "f > $x:@enter",
+            8,
+            "a type's name (ptera's `@enter`/`@exit` tags",
+        ),
+        ("f > $x:@", 9, "a tag (a type name) after `:`"),
     ] {
         let error = Selector::parse(selector).unwrap_err();
         assert_eq!(error.column, column, "{selector:?}: {error}");

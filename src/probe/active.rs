@@ -181,13 +181,20 @@ fn slots(capture: &Capture, site: &'static Site) -> Vec<Slot> {
             .map(intern),
         condition: capture.condition.clone(),
         role: capture.role,
+        shared: false,
     };
     if capture.is_any() {
         let renamed = (capture.key != capture.name).then(|| intern(&capture.key));
-        site.plain_variables()
+        let mut slots: Vec<Slot> = site
+            .plain_variables()
             .filter(|i| tag_allows(tag, site.written_type(*i)))
             .map(|i| slot(i, renamed.unwrap_or(site.info.variables[i])))
-            .collect()
+            .collect();
+        // `$v` over several variables: one key for all (ptera's immediate probe reads the one
+        // bound last; its total probe refuses "multiple values stored for capture `v`").
+        let shared = renamed.is_some() && slots.len() > 1;
+        slots.iter_mut().for_each(|s| s.shared = shared);
+        slots
     } else {
         site.variable(&capture.name)
             .filter(|i| tag_allows(tag, site.written_type(*i)))

@@ -80,10 +80,83 @@ pub(crate) struct ActiveFrame {
 // from whichever thread polls or runs that call. `State` itself is `Send`.
 unsafe impl Sync for ActiveFrame {}
 
+/// A frame's kept variables, where the plan keeps them: each one's latest value and run-time
+/// type, and when it was bound (a `$v` capture standing for several variables takes the one
+/// bound last, as ptera's immediate probe does).
+#[derive(Default)]
+struct Kept {
+    values: Vec<Option<(Value, &'static str)>>,
+    /// Per kept variable: the count of bindings in the frame when it was bound last.
+    bound: Vec<u32>,
+    binds: u32,
+}
+
+impl Kept {
+    /// Variable `at` was bound to `value`.
+    #[inline(always)]
+    fn bind(&mut self, at: usize, value: Value, type_name: &'static str) {
+        self.binds = self.binds.wrapping_add(1);
+        self.values[at] = Some((value, type_name));
+        self.bound[at] = self.binds;
+    }
+
+    /// Variable `at`'s value replaced (an override of an argument already kept): bound when it
+    /// was.
+    #[inline(always)]
+    fn replace(&mut self, at: usize, value: Value, type_name: &'static str) {
+        self.values[at] = Some((value, type_name));
+    }
+
+    /// No variable bound: the frame's next call starts with none.
+    fn unbind_all(&mut self) {
+        self.values.iter_mut().for_each(|v| *v = None);
+        self.binds = 0;
+    }
+
+    /// Room for `len` variables, none bound.
+    fn reset(&mut self, len: usize) {
+        self.values.clear();
+        self.values.resize(len, None);
+        self.bound.clear();
+        self.bound.resize(len, 0);
+        self.binds = 0;
+    }
+
+    /// The value of `slot`'s variable and its run-time type, if bound.
+    #[inline(always)]
+    fn get(&self, slot: &Slot, plan: &SitePlan) -> Option<&(Value, &'static str)> {
+        plan.slot(slot.index)
+            .and_then(|at| self.values.get(at))
+            .and_then(Option::as_ref)
+    }
+
+    /// Whether `slot` is one its event reads: any slot but one of several variables a `$v`
+    /// capture stands for (`shared`), of which only the last bound that carries the capture's
+    /// tag is read. (A condition on `$v` is refused when the selector is parsed.)
+    fn reads(&self, slot: &Slot, slots: &[Slot], plan: &SitePlan) -> bool {
+        if !slot.shared {
+            return true;
+        }
+        let bound_at = |s: &Slot| {
+            let (_, type_name) = self.get(s, plan)?;
+            if s.tag.is_some_and(|tag| type_tag(type_name) != tag) {
+                return None;
+            }
+            plan.slot(s.index).map(|at| self.bound[at])
+        };
+        let Some(mine) = bound_at(slot) else {
+            return false;
+        };
+        slots
+            .iter()
+            .filter(|s| s.shared && s.role == Role::Context && s.key == slot.key)
+            .all(|s| std::ptr::eq(s, slot) || bound_at(s).is_none_or(|other| other < mine))
+    }
+}
+
 #[derive(Default)]
 struct State {
-    /// Per variable: its latest value and run-time type, where the plan keeps it.
-    values: Vec<Option<(Value, &'static str)>>,
+    kept: Kept,
     /// One per probe of the plan's `lasts`, in its order.
     matches: Vec<Match>,
 }
@@ -177,27 +250,17 @@ fn passes(slot: &Slot, value: &Value, type_name: &str) -> bool {
 
 /// Adds the captures `slots` reads from `values` to `fields`; `false` when a condition does not
 /// hold (or its variable is not bound yet): then there is no event.
-fn capture(
-    fields: &mut impl FieldVec,
-    slots: &[Slot],
-    plan: &SitePlan,
-    values: &[Option<(Value, &'static str)>],
-) -> bool {
+fn capture(fields: &mut impl FieldVec, slots: &[Slot], plan: &SitePlan, kept: &Kept) -> bool {
     slots
         .iter()
-        .filter(|s| s.role == Role::Context)
-        .all(|slot| capture_one(fields, slot, plan, values))
+        .filter(|s| s.role == Role::Context && kept.reads(s, slots, plan))
+        .all(|slot| capture_one(fields, slot, plan, kept))
 }
 
 /// [`capture`] of one context slot.
 #[inline(always)]
-fn capture_one(
-    fields: &mut impl FieldVec,
-    slot: &Slot,
-    plan: &SitePlan,
-    values: &[Option<(Value, &'static str)>],
-) -> bool {
-    match context_value(slot, plan, values) {
+fn capture_one(fields: &mut impl FieldVec, slot: &Slot, plan: &SitePlan, kept: &Kept) -> bool {
+    match context_value(slot, plan, kept) {
         Some(Some(value)) => {
             push_field(fields, Key::Borrowed(slot.key), value.clone());
             true
@@ -211,13 +274,8 @@ fn capture_one(
 /// variable, which it tests, is not bound yet): then there is no event; `Some(None)` when it
 /// captures nothing (unbound, or a value of another tag).
 #[inline(always)]
-fn context_value<'v>(
-    slot: &Slot,
-    plan: &SitePlan,
-    values: &'v [Option<(Value, &'static str)>],
-) -> Option<Option<&'v Value>> {
-    let kept = plan.slot(slot.index).and_then(|at| values.get(at));
-    match kept.and_then(Option::as_ref) {
+fn context_value<'v>(slot: &Slot, plan: &SitePlan, kept: &'v Kept) -> Option<Option<&'v Value>> {
+    match kept.get(slot, plan) {
         Some((value, type_name)) => {
             if slot.tag.is_some_and(|tag| type_tag(type_name) != tag) {
                 return Some(None);
@@ -233,15 +291,11 @@ fn context_value<'v>(
 
 /// Whether every context slot's condition in `slots` holds on `values` (what [`capture`]
 /// checks, without capturing).
-fn conditions_hold(
-    slots: &[Slot],
-    plan: &SitePlan,
-    values: &[Option<(Value, &'static str)>],
-) -> bool {
+fn conditions_hold(slots: &[Slot], plan: &SitePlan, kept: &Kept) -> bool {
     slots
         .iter()
-        .filter(|s| s.role == Role::Context)
-        .all(|slot| context_value(slot, plan, values).is_some())
+        .filter(|s| s.role == Role::Context && kept.reads(s, slots, plan))
+        .all(|slot| context_value(slot, plan, kept).is_some())
 }
 
 /// What `last`'s probe reads in the enclosing frame `parent`; `None` when nothing (`outer > f
@@ -365,13 +419,13 @@ impl ActiveFrame {
         self.plan = site.plan.load_full();
         let state = self.state.get_mut();
         state.matches.clear();
-        state.values.clear();
+        state.kept.reset(0);
         let Some(plan) = &self.plan else {
             return false;
         };
         // The pooled buffers keep their capacity: no allocation once the pool is warm.
         state.matches.extend((0..plan.lasts.len()).map(Match::new));
-        state.values.resize(plan.kept, None);
+        state.kept.reset(plan.kept);
         self.wanted = plan.wanted;
         self.alone = plan.alone;
         self.nests = plan.nests;
@@ -385,7 +439,7 @@ impl ActiveFrame {
         self.plan = None;
         let state = self.state.get_mut();
         state.matches.clear();
-        state.values.clear();
+        state.kept.reset(0);
     }
 
     /// [`ActiveFrame::release`] of a frame that reports nothing, out of the hot path.
@@ -405,7 +459,7 @@ impl ActiveFrame {
             return;
         };
         let state = this.state.get_mut();
-        state.values.iter_mut().for_each(|v| *v = None);
+        state.kept.unbind_all();
         if this.nests {
             for m in &mut state.matches {
                 m.parents.clear();
@@ -499,10 +553,10 @@ impl ActiveFrame {
         let plan = self.plan();
         self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
             (Some(at), true) => {
-                state.values[at] = Some((value.clone(), type_name));
+                state.kept.bind(at, value.clone(), type_name);
                 self.trigger(state, index, &value, type_name);
             }
-            (Some(at), false) => state.values[at] = Some((value, type_name)),
+            (Some(at), false) => state.kept.bind(at, value, type_name),
             (None, _) => self.trigger(state, index, &value, type_name),
         });
     }
@@ -525,7 +579,7 @@ impl ActiveFrame {
     #[inline(never)]
     fn keep(&self, index: usize, type_name: &'static str, value: Value) {
         if let Some(at) = self.plan().slot(index) {
-            self.with_state(|state| state.values[at] = Some((value, type_name)));
+            self.with_state(|state| state.kept.bind(at, value, type_name));
         }
     }
 
@@ -542,7 +596,9 @@ impl ActiveFrame {
         let plan = self.plan();
         self.with_state(|state| {
             for index in indices.filter(|i| plan.triggers.get(*i).copied().unwrap_or(false)) {
-                let bound = plan.slot(index).and_then(|at| state.values[at].clone());
+                let bound = plan
+                    .slot(index)
+                    .and_then(|at| state.kept.values[at].clone());
                 if let Some((value, type_name)) = bound {
                     self.trigger(state, index, &value, type_name);
                 }
@@ -554,7 +610,7 @@ impl ActiveFrame {
     #[inline(always)]
     fn trigger(&self, state: &mut State, index: usize, value: &Value, type_name: &'static str) {
         let plan = self.plan();
-        let State { values, matches } = state;
+        let State { kept, matches } = state;
         for m in matches.iter_mut().filter(|m| m.active) {
             let last = &plan.lasts[m.last];
             if !last.probe.is_open() {
@@ -580,14 +636,14 @@ impl ActiveFrame {
                             m.open.push(id);
                             (WrapStep::Begin, id)
                         });
-                        self.emit(last, m, values, Some((slot, value)), wrap);
+                        self.emit(last, m, kept, Some((slot, value)), wrap);
                     }
                     Role::End if slot.index == index => {
                         if let Some(id) = m.open.pop() {
                             self.emit(
                                 last,
                                 m,
-                                values,
+                                kept,
                                 Some((slot, value)),
                                 Some((WrapStep::End, id)),
                             );
@@ -597,7 +653,7 @@ impl ActiveFrame {
                 }
             }
             if !has_focus && index == EXIT {
-                self.emit(last, m, values, None, None);
+                self.emit(last, m, kept, None, None);
             }
         }
     }
@@ -609,13 +665,13 @@ impl ActiveFrame {
         &self,
         last: &LastPlan,
         m: &Match,
-        values: &[Option<(Value, &'static str)>],
+        kept: &Kept,
         given: Option<(&Slot, &Value)>,
         wrap: Option<(WrapStep, u64)>,
     ) {
         let slots = &last.slots().slots;
         let plan = self.plan();
-        if !self.match_holds(last, m, values) {
+        if !self.match_holds(last, m, kept) {
             return;
         }
         // An enclosing frame another thread runs (a carried task) may change between the check
@@ -638,8 +694,8 @@ impl ActiveFrame {
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
                     let frame = &parent.frame;
-                    whole &= frame
-                        .with_state(|state| capture(fields, outer, frame.plan(), &state.values));
+                    whole &=
+                        frame.with_state(|state| capture(fields, outer, frame.plan(), &state.kept));
                 }
             }
             // This frame's captures in the selector's order, the trigger in its place.
@@ -648,8 +704,8 @@ impl ActiveFrame {
                     Some((g, value)) if std::ptr::eq(slot, g) => {
                         push_field(fields, Key::Borrowed(slot.key), value.clone());
                     }
-                    _ if slot.role == Role::Context => {
-                        capture_one(fields, slot, plan, values);
+                    _ if slot.role == Role::Context && kept.reads(slot, slots, plan) => {
+                        capture_one(fields, slot, plan, kept);
                     }
                     _ => {}
                 }
@@ -663,17 +719,12 @@ impl ActiveFrame {
     /// Whether the conditions of `last`'s probe hold for match `m`: on this frame's `values`
     /// and on the enclosing frames' (what its event needs, and what its override needs).
     #[inline(always)]
-    fn match_holds(
-        &self,
-        last: &LastPlan,
-        m: &Match,
-        values: &[Option<(Value, &'static str)>],
-    ) -> bool {
-        conditions_hold(&last.slots().slots, self.plan(), values)
+    fn match_holds(&self, last: &LastPlan, m: &Match, kept: &Kept) -> bool {
+        conditions_hold(&last.slots().slots, self.plan(), kept)
             && m.parents.iter().all(|parent| {
                 outer_slots(last, parent).is_none_or(|outer| {
                     let frame = &parent.frame;
-                    frame.with_state(|state| conditions_hold(outer, frame.plan(), &state.values))
+                    frame.with_state(|state| conditions_hold(outer, frame.plan(), &state.kept))
                 })
             })
     }
@@ -703,7 +754,13 @@ impl ActiveFrame {
         conv: impl Fn(&T) -> Value,
     ) -> T {
         let value = self.apply_overrides(index, value, &conv);
-        self.argument(index, std::any::type_name::<T>(), || conv(&value));
+        // Kept again with the value the function goes on with, bound when the others were.
+        if self.wants(index)
+            && let Some(at) = self.plan().slot(index)
+        {
+            let type_name = std::any::type_name::<T>();
+            self.with_state(|state| state.kept.replace(at, conv(&value), type_name));
+        }
         value
     }
 
@@ -759,7 +816,7 @@ impl ActiveFrame {
                 // Converted once, and only when an override may apply.
                 let value = converted.get_or_insert_with(|| (value.take().expect("once"))());
                 if focus.any(|slot| passes(slot, value, type_name))
-                    && self.match_holds(last, m, &state.values)
+                    && self.match_holds(last, m, &state.kept)
                 {
                     found.push(overrider);
                 }

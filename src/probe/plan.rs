@@ -124,6 +124,9 @@ pub(crate) struct Slot {
     pub(crate) condition: Option<Literal>,
     /// Focus, end or context.
     pub(crate) role: Role,
+    /// One of several variables a `$v` capture stands for (all keyed `v`): an event reads
+    /// the one bound last.
+    pub(crate) shared: bool,
 }
 
 /// A selector's function resolved against one site: its captures there, wildcards expanded,

@@ -514,4 +514,3 @@ mod tests {
         assert!(count(&rgb, width, w..2 * w, 0..h, colour([148, 103, 189])) > 100);
     }
 }
-

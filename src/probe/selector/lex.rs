@@ -26,6 +26,8 @@ pub(super) enum Token {
     Star,
     Dollar,
     Colon,
+    /// `@` in ptera's `x:@Tag` (the tag `Tag`).
+    At,
     Eq,
     End,
     Invalid(char),
@@ -53,6 +55,7 @@ impl Token {
             Token::Star => "`*`".into(),
             Token::Dollar => "`$`".into(),
             Token::Colon => "`:`".into(),
+            Token::At => "`@`".into(),
             Token::Eq => "`=`".into(),
             Token::End => "the end".into(),
             Token::Invalid(c) => format!("`{c}`"),
@@ -119,6 +122,7 @@ pub(super) fn tokenize(text: &str) -> Vec<(Token, usize)> {
             '!' => (Token::Bang, 1),
             '*' => (Token::Star, 1),
             '$' => (Token::Dollar, 1),
+            '@' => (Token::At, 1),
             '=' => (Token::Eq, 1),
             '\'' | '"' => match chars[i + 1..].iter().position(|q| *q == c) {
                 Some(end) => (

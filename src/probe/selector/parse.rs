@@ -241,6 +241,22 @@ impl<'a> Parser<'a> {
         };
         let tag = if *self.peek() == Token::Colon {
             let (_, at) = self.bump();
+            // ptera's `x:@Tag` names the tag `Tag` (`ptera.tag.Tag`) as `x:Tag` does once
+            // `Tag` is imported: here both name the type `Tag`.
+            if *self.peek() == Token::At {
+                let (_, at_sign) = self.bump();
+                // ptera tags its `#enter`/`#exit` specials `@enter`/`@exit`; here a special is
+                // named, not tagged.
+                if let Token::Name(name) = self.peek()
+                    && (name == "enter" || name == "exit")
+                {
+                    return Err(self.error_at(
+                        at_sign,
+                        "a type's name (ptera's `@enter`/`@exit` tags: name `#enter`/`#exit`)",
+                        format!("`@{name}`"),
+                    ));
+                }
+            }
             let (first, _) = self.name("a tag (a type name) after `:`")?;
             let path = self.path(first, false)?;
             Some((path.last().cloned().unwrap_or_default(), at))
