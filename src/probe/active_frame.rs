@@ -86,18 +86,22 @@ unsafe impl Sync for ActiveFrame {}
 #[derive(Default)]
 struct Kept {
     values: Vec<Option<(Value, &'static str)>>,
-    /// Per kept variable: the count of bindings in the frame when it was bound last.
+    /// Per kept variable, where the plan [`orders`](SitePlan::orders): the count of
+    /// bindings in the frame when it was bound last.
     bound: Vec<u32>,
     binds: u32,
+    orders: bool,
 }
 
 impl Kept {
     /// Variable `at` was bound to `value`.
     #[inline(always)]
     fn bind(&mut self, at: usize, value: Value, type_name: &'static str) {
-        self.binds = self.binds.wrapping_add(1);
         self.values[at] = Some((value, type_name));
-        self.bound[at] = self.binds;
+        if self.orders {
+            self.binds = self.binds.wrapping_add(1);
+            self.bound[at] = self.binds;
+        }
     }
 
     /// Variable `at`'s value replaced (an override of an argument already kept): bound when it
@@ -110,16 +114,19 @@ impl Kept {
     /// No variable bound: the frame's next call starts with none.
     fn unbind_all(&mut self) {
         self.values.iter_mut().for_each(|v| *v = None);
-        self.binds = 0;
+        if self.orders {
+            self.binds = 0;
+        }
     }
 
-    /// Room for `len` variables, none bound.
-    fn reset(&mut self, len: usize) {
+    /// Room for `len` variables, none bound; their bindings counted if `orders`.
+    fn reset(&mut self, len: usize, orders: bool) {
         self.values.clear();
         self.values.resize(len, None);
         self.bound.clear();
-        self.bound.resize(len, 0);
+        self.bound.resize(if orders { len } else { 0 }, 0);
         self.binds = 0;
+        self.orders = orders;
     }
 
     /// The value of `slot`'s variable and its run-time type, if bound.
@@ -133,10 +140,14 @@ impl Kept {
     /// Whether `slot` is one its event reads: any slot but one of several variables a `$v`
     /// capture stands for (`shared`), of which only the last bound that carries the capture's
     /// tag is read. (A condition on `$v` is refused when the selector is parsed.)
+    #[inline(always)]
     fn reads(&self, slot: &Slot, slots: &[Slot], plan: &SitePlan) -> bool {
-        if !slot.shared {
-            return true;
-        }
+        !slot.shared || self.reads_shared(slot, slots, plan)
+    }
+
+    /// [`Kept::reads`] of a `shared` slot: out of line, since most probes have none.
+    #[inline(never)]
+    fn reads_shared(&self, slot: &Slot, slots: &[Slot], plan: &SitePlan) -> bool {
         let bound_at = |s: &Slot| {
             let (_, type_name) = self.get(s, plan)?;
             if s.tag.is_some_and(|tag| type_tag(type_name) != tag) {
@@ -419,13 +430,13 @@ impl ActiveFrame {
         self.plan = site.plan.load_full();
         let state = self.state.get_mut();
         state.matches.clear();
-        state.kept.reset(0);
+        state.kept.reset(0, false);
         let Some(plan) = &self.plan else {
             return false;
         };
         // The pooled buffers keep their capacity: no allocation once the pool is warm.
         state.matches.extend((0..plan.lasts.len()).map(Match::new));
-        state.kept.reset(plan.kept);
+        state.kept.reset(plan.kept, plan.orders);
         self.wanted = plan.wanted;
         self.alone = plan.alone;
         self.nests = plan.nests;
@@ -439,7 +450,7 @@ impl ActiveFrame {
         self.plan = None;
         let state = self.state.get_mut();
         state.matches.clear();
-        state.kept.reset(0);
+        state.kept.reset(0, false);
     }
 
     /// [`ActiveFrame::release`] of a frame that reports nothing, out of the hot path.

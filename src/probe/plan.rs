@@ -210,6 +210,9 @@ pub(crate) struct SitePlan {
     /// Whether some probe here has outer functions or a wrapper's end: only then can a match
     /// hold enclosing frames or open wrappers, which a released frame must drop.
     pub(crate) nests: bool,
+    /// Whether some probe reads a `$v` capture over several variables here as context: only
+    /// then does a frame count when each variable was bound (the one bound last is read).
+    pub(crate) orders: bool,
 }
 
 impl fmt::Debug for SitePlan {
@@ -243,6 +246,7 @@ impl SitePlan {
             argument_triggers: false,
             alone: 0,
             nests: false,
+            orders: false,
         };
         let mut named = false;
         for probe in probes {
@@ -254,12 +258,17 @@ impl SitePlan {
                     named = true;
                     plan.is_outer = true;
                     slots.slots.iter().for_each(|s| keep[s.index] = true);
+                    plan.orders |= slots
+                        .slots
+                        .iter()
+                        .any(|s| s.shared && s.role == Role::Context);
                 }
             }
             if let Some(at) = last.position(site) {
                 named = true;
                 let slots = &last.sites[at];
                 for slot in &slots.slots {
+                    plan.orders |= slot.shared && slot.role == Role::Context;
                     match slot.role {
                         Role::Context => keep[slot.index] = true,
                         Role::Focus | Role::End => plan.triggers[slot.index] = true,
