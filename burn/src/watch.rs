@@ -13,6 +13,7 @@ use giving::probe::ProbeError;
 use giving::vocab::keys;
 use giving::{Event, FromValue, Giver, Resolve, ResolveError, Value};
 
+use crate::LazyTensor;
 use crate::activations::Activations;
 
 /// Histogram bins by default (TensorBoard's and wandb's default is 64 too).
@@ -135,8 +136,10 @@ impl<B: Backend> ModelWatch<B> {
     /// with `#[giving::probe]`, as `"Cnn.forward > x"` (ptera's selectors, docs/probes.md), so
     /// that a layer's output is watched without editing the model. On each watched step it
     /// gives `{global_step, param: selector, watch: "act", norm, …, hist}`, the weights'
-    /// statistics, computed on the reader's thread from the tensor's values. Between watched
-    /// steps no probe is open: the instrumented function runs as unobserved.
+    /// statistics, computed where [`stats_on`](Self::stats_on) says: on the host, by the
+    /// reader from the tensor's values; on the device, from the tensor where it is (only the
+    /// statistics are read). Between watched steps no probe is open: the instrumented function
+    /// runs as unobserved.
     ///
     /// Call on the training thread, where the model runs (the probes observe that thread),
     /// after `giving_burn::probe_autodiff_tensors::<B>()` (the bundled models' training does
@@ -269,7 +272,15 @@ impl<B: Backend> ModelWatch<B> {
         let listening = self.giver.is_listening();
         for captured in self.activations.take() {
             if watched && listening {
-                let packed = Arc::new(Packed::new(Work::Values(captured.value, self.bins)));
+                let on_device = match self.on {
+                    StatsOn::Device => device_stats::<B>(&captured.value, self.bins),
+                    StatsOn::Host => None,
+                };
+                let work = match on_device {
+                    Some(stats) => Work::Read(stats),
+                    None => Work::Values(captured.value, self.bins),
+                };
+                let packed = Arc::new(Packed::new(work));
                 self.give_packed(global_step, &captured.name, "act", &packed, 0);
             }
         }
@@ -446,6 +457,29 @@ fn stats<B: Backend>(x: Tensor<B, 1>, bins: usize) -> Tensor<B, 1> {
     )
 }
 
+/// The statistics of a probed activation on its device ([`stats`] of its values, queued on
+/// the calling thread: nothing is read there), when the probe gave it as a lazy tensor of this
+/// backend; `None` for any other value, whose statistics are computed from its values on the
+/// host.
+fn device_stats<B: Backend>(value: &Value, bins: usize) -> Option<Tensor<B, 1>> {
+    let Value::Lazy(lazy) = value else {
+        return None;
+    };
+    let source: &dyn std::any::Any = lazy.source();
+    fn flat<B: Backend, const D: usize>(source: &dyn std::any::Any) -> Option<Tensor<B, 1>> {
+        let tensor = source.downcast_ref::<LazyTensor<B, D>>()?.tensor().clone();
+        let n = tensor.shape().num_elements();
+        Some(tensor.reshape([n]))
+    }
+    let values = flat::<B, 1>(source)
+        .or_else(|| flat::<B, 2>(source))
+        .or_else(|| flat::<B, 3>(source))
+        .or_else(|| flat::<B, 4>(source))
+        .or_else(|| flat::<B, 5>(source))
+        .or_else(|| flat::<B, 6>(source))?;
+    Some(stats(values, bins))
+}
+
 /// Counts the finite elements of `x` in `bins` equal bins from `min` to `max`, on the device
 /// (one scatter-add): no value leaves it.
 fn histogram<B: Backend>(
@@ -510,7 +544,8 @@ impl<B: AutodiffBackend> ModuleVisitor<B> for Visitor<'_, B> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatsOn {
     /// On the device, in a few reductions and a scatter-add per tensor that the training
-    /// thread queues; the reader transfers one small tensor per watched step. Not the default:
+    /// thread queues; the reader transfers one small tensor per watched step (and one per
+    /// watched activation, whose values never leave the device). Not the default:
     /// queuing those few hundred small operations held the training thread for a whole watched
     /// step's worth of device work (30 ms on flex, 170–220 ms on wgpu's software Vulkan, about
     /// 40 ms on an H100 for the bundled MLP).

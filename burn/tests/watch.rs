@@ -250,13 +250,22 @@ struct Probed<B: Backend> {
 #[derive(Clone)]
 struct Hidden(Tensor<B, 2>);
 
-/// How many times a probe captured `hidden`.
-static CAPTURES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+/// Every value a probe gave for `hidden` (a handle sharing its cache: whether it was read).
+static CAPTURED: std::sync::Mutex<Vec<giving::Value>> = std::sync::Mutex::new(Vec::new());
 
-/// Gives `hidden` as probes give a tensor (lazily), counting.
+/// Gives `hidden` as probes give a tensor (lazily), keeping a handle to what it gave.
 fn capture(hidden: &Hidden) -> giving::Value {
-    CAPTURES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    giving_burn::LazyTensor::<Flex, 2>::detached(&hidden.0).into()
+    let value: giving::Value = giving_burn::LazyTensor::<Flex, 2>::detached(&hidden.0).into();
+    CAPTURED.lock().unwrap().push(value.clone());
+    value
+}
+
+/// Whether a lazy value was read.
+fn was_read(value: &giving::Value) -> bool {
+    match value {
+        giving::Value::Lazy(lazy) => lazy.is_resolved(),
+        _ => true,
+    }
 }
 
 #[giving::probe]
@@ -271,6 +280,24 @@ impl Probed<B> {
 fn activations_are_watched_on_watched_steps_only_with_the_statistics_of_their_values() {
     // SAFETY: `Hidden` has no lifetime parameter.
     unsafe { giving::probe::register_value::<Hidden>(capture) };
+    for on in PLACES {
+        CAPTURED.lock().unwrap().clear();
+        activations_are_watched(on);
+        let captured = std::mem::take(&mut *CAPTURED.lock().unwrap());
+        // The probe is open for the watched steps' forward only (steps 0, 3 and 6).
+        assert_eq!(captured.len(), 3, "{on:?}");
+        // On the device the activation's statistics are computed from the tensor where it is
+        // and only they are read; on the host, from its values, read.
+        let read = captured.iter().filter(|v| was_read(v)).count();
+        let expected = match on {
+            StatsOn::Device => 0,
+            StatsOn::Host => 3,
+        };
+        assert_eq!(read, expected, "{on:?}: activations read");
+    }
+}
+
+fn activations_are_watched(on: StatsOn) {
     let device = Default::default();
     let mut model = Probed::<B> {
         net: Net::new(&device),
@@ -287,6 +314,7 @@ fn activations_are_watched_on_watched_steps_only_with_the_statistics_of_their_va
     let events = gv.spawn(gv.stream().where_eq(keys::WATCH, "act").collect::<Vec<_>>());
     let mut watch = ModelWatch::new()
         .every(3)
+        .stats_on(on)
         .activations("Probed.forward > hidden")
         .unwrap();
     let mut hidden_of_step = Vec::new();
@@ -322,8 +350,6 @@ fn activations_are_watched_on_watched_steps_only_with_the_statistics_of_their_va
         let hist: Vec<f64> = event.get_as(keys::HIST).unwrap();
         assert_eq!(hist.iter().sum::<f64>(), n, "step {step}");
     }
-    // The probe is open for the watched steps' forward only (steps 0, 3 and 6).
-    assert_eq!(CAPTURES.load(std::sync::atomic::Ordering::Relaxed), 3);
 }
 
 #[test]

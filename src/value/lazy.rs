@@ -105,6 +105,33 @@ impl LazyValue {
         self.inner.cached.get().is_some()
     }
 
+    /// The source this value reads from, for a consumer that can use it without reading it
+    /// (a model watch computes a device tensor's statistics on its device and reads those
+    /// only): downcast it through [`Any`](std::any::Any). Reading through it does not fill
+    /// this value's cache.
+    ///
+    /// ```
+    /// use std::any::Any;
+    /// use giving::{LazyValue, Resolve, ResolveError, Value};
+    ///
+    /// struct OnDevice(Vec<f64>);
+    ///
+    /// impl Resolve for OnDevice {
+    ///     fn resolve(&self) -> Result<Value, ResolveError> {
+    ///         Ok(Value::List(self.0.iter().copied().map(Value::F64).collect()))
+    ///     }
+    /// }
+    ///
+    /// let lazy = LazyValue::new(OnDevice(vec![1.0, 2.0, 3.0]));
+    /// let source: &dyn Any = lazy.source();
+    /// let on_device = source.downcast_ref::<OnDevice>().unwrap();
+    /// assert_eq!(on_device.0.iter().sum::<f64>(), 6.0);
+    /// assert!(!lazy.is_resolved());
+    /// ```
+    pub fn source(&self) -> &dyn Resolve {
+        &*self.inner.source
+    }
+
     /// Whether two handles share the same source.
     pub fn ptr_eq(&self, other: &LazyValue) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
