@@ -435,10 +435,19 @@ fn register(list: &mut Vec<(u64, Waker)>, id: u64, waker: &Waker) {
     }
 }
 
-/// Wakes the parked readers taken from the waiter list (after the lock is released).
+/// Wakes the parked readers taken from the waiter list (after the lock is released). Readers
+/// polled by one task (ten streams in a `join_all` or a `select!`) registered that task's
+/// waker one after the other: a waker that would wake the same task as the one before it is
+/// not woken again (`Waker::will_wake`), so such a task costs the giving thread one wake-up,
+/// not one per stream.
 fn wake(waiters: Vec<(u64, Waker)>) {
+    let mut woken: Option<Waker> = None;
     for (_, waker) in waiters {
-        waker.wake();
+        if woken.as_ref().is_some_and(|w| w.will_wake(&waker)) {
+            continue;
+        }
+        waker.wake_by_ref();
+        woken = Some(waker);
     }
 }
 
@@ -830,6 +839,39 @@ mod tests {
             assert_eq!(next(&mut sink), Poll::Ready(Some(i)));
         }
         assert_eq!(next(&mut sink), Poll::Pending);
+    }
+
+    /// A waker that counts its wake-ups.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl futures::task::ArcWake for Counting {
+        fn wake_by_ref(this: &Arc<Self>) {
+            this.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn readers_parked_by_one_task_cost_the_giving_thread_one_wake_up() {
+        let feed = Arc::new(Feed::new());
+        let task = Arc::new(Counting(Default::default()));
+        let other = Arc::new(Counting(Default::default()));
+        let (task_waker, other_waker) = (
+            futures::task::waker(task.clone()),
+            futures::task::waker(other.clone()),
+        );
+        let mut readers: Vec<FeedReader> = (0..4).map(|_| feed.subscribe()).collect();
+        // Three readers polled by one task, the fourth by another; all find nothing and park.
+        for (i, reader) in readers.iter_mut().enumerate() {
+            let waker = if i < 3 { &task_waker } else { &other_waker };
+            let mut cx = Context::from_waker(waker);
+            assert_eq!(reader.poll_advance(&mut cx, None), Poll::Pending);
+        }
+        feed.push(event(1), NO_SKIP);
+        assert_eq!(task.0.load(Ordering::SeqCst), 1);
+        assert_eq!(other.0.load(Ordering::SeqCst), 1);
+        for reader in &mut readers {
+            assert_eq!(next(reader), Poll::Ready(Some(1)));
+        }
     }
 
     #[test]
