@@ -56,6 +56,28 @@ impl<B: Backend, const D: usize> LazyTensor<B, D> {
     pub fn tensor(&self) -> &Tensor<B, D> {
         &self.tensor
     }
+
+    /// The wrapped tensor's elements in one dimension (a handle clone and a reshape: nothing
+    /// is read).
+    pub(crate) fn flat(&self) -> Tensor<B, 1> {
+        self.tensor.clone().reshape([-1])
+    }
+}
+
+/// The elements, in one dimension, of `source` if it is a [`LazyTensor`] of backend `B` (of
+/// any rank the probes give, 1 to 6): for work done on the tensor where it is.
+pub(crate) fn flat_on_device<B: Backend>(source: &dyn std::any::Any) -> Option<Tensor<B, 1>> {
+    fn of_rank<B: Backend, const D: usize>(source: &dyn std::any::Any) -> Option<Tensor<B, 1>> {
+        source
+            .downcast_ref::<LazyTensor<B, D>>()
+            .map(LazyTensor::flat)
+    }
+    of_rank::<B, 1>(source)
+        .or_else(|| of_rank::<B, 2>(source))
+        .or_else(|| of_rank::<B, 3>(source))
+        .or_else(|| of_rank::<B, 4>(source))
+        .or_else(|| of_rank::<B, 5>(source))
+        .or_else(|| of_rank::<B, 6>(source))
 }
 
 impl<B: Backend, const D: usize> LazyTensor<B, D> {
@@ -131,14 +153,7 @@ fn read_many<B: Backend, const D: usize>(
         }
     }
     for (device, indices) in devices {
-        let flat: Vec<Tensor<B, 1>> = indices
-            .iter()
-            .map(|&i| {
-                let tensor = tensors[i].tensor.clone();
-                let n = tensor.shape().num_elements();
-                tensor.reshape([n])
-            })
-            .collect();
+        let flat: Vec<Tensor<B, 1>> = indices.iter().map(|&i| tensors[i].flat()).collect();
         let sizes: Vec<usize> = flat.iter().map(|t| t.dims()[0]).collect();
         RESOLUTIONS.fetch_add(indices.len() as u64, Ordering::Relaxed);
         match Tensor::cat(flat, 0).try_into_data() {

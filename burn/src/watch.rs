@@ -13,8 +13,8 @@ use giving::probe::ProbeError;
 use giving::vocab::keys;
 use giving::{Event, FromValue, Giver, Resolve, ResolveError, Value};
 
-use crate::LazyTensor;
 use crate::activations::Activations;
+use crate::lazy::flat_on_device;
 
 /// Histogram bins by default (TensorBoard's and wandb's default is 64 too).
 pub const DEFAULT_BINS: usize = 64;
@@ -465,19 +465,7 @@ fn device_stats<B: Backend>(value: &Value, bins: usize) -> Option<Tensor<B, 1>> 
     let Value::Lazy(lazy) = value else {
         return None;
     };
-    let source: &dyn std::any::Any = lazy.source();
-    fn flat<B: Backend, const D: usize>(source: &dyn std::any::Any) -> Option<Tensor<B, 1>> {
-        let tensor = source.downcast_ref::<LazyTensor<B, D>>()?.tensor().clone();
-        let n = tensor.shape().num_elements();
-        Some(tensor.reshape([n]))
-    }
-    let values = flat::<B, 1>(source)
-        .or_else(|| flat::<B, 2>(source))
-        .or_else(|| flat::<B, 3>(source))
-        .or_else(|| flat::<B, 4>(source))
-        .or_else(|| flat::<B, 5>(source))
-        .or_else(|| flat::<B, 6>(source))?;
-    Some(stats(values, bins))
+    flat_on_device::<B>(lazy.source()).map(|values| stats(values, bins))
 }
 
 /// Counts the finite elements of `x` in `bins` equal bins from `min` to `max`, on the device

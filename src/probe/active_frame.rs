@@ -86,11 +86,10 @@ unsafe impl Sync for ActiveFrame {}
 #[derive(Default)]
 struct Kept {
     values: Vec<Option<(Value, &'static str)>>,
-    /// Per kept variable, where the plan [`orders`](SitePlan::orders): the count of
-    /// bindings in the frame when it was bound last.
+    /// Per kept variable, where the plan [`orders`](SitePlan::orders) (else empty): the count
+    /// of bindings in the frame when it was bound last.
     bound: Vec<u32>,
     binds: u32,
-    orders: bool,
 }
 
 impl Kept {
@@ -98,9 +97,9 @@ impl Kept {
     #[inline(always)]
     fn bind(&mut self, at: usize, value: Value, type_name: &'static str) {
         self.values[at] = Some((value, type_name));
-        if self.orders {
+        if let Some(bound) = self.bound.get_mut(at) {
             self.binds = self.binds.wrapping_add(1);
-            self.bound[at] = self.binds;
+            *bound = self.binds;
         }
     }
 
@@ -114,9 +113,7 @@ impl Kept {
     /// No variable bound: the frame's next call starts with none.
     fn unbind_all(&mut self) {
         self.values.iter_mut().for_each(|v| *v = None);
-        if self.orders {
-            self.binds = 0;
-        }
+        self.binds = 0;
     }
 
     /// Room for `len` variables, none bound; their bindings counted if `orders`.
@@ -126,7 +123,6 @@ impl Kept {
         self.bound.clear();
         self.bound.resize(if orders { len } else { 0 }, 0);
         self.binds = 0;
-        self.orders = orders;
     }
 
     /// The value of `slot`'s variable and its run-time type, if bound.
