@@ -80,8 +80,21 @@ struct Block {
 
 const BLOCK: Layout = Layout::new::<Block>();
 
-/// Blocks kept for reuse, at most [`POOLED`] (a megabyte).
-const POOLED: usize = 64;
+/// Blocks kept for reuse, at most [`POOLED`] (8 MB).
+const POOLED: usize = 2 * RESTING;
+
+/// Freed blocks wait in the pool behind this many others (4 MB, 16,384 events) before one is
+/// used again. A block is freed where its last event is dropped, on a reader's core, whose
+/// clones, drops and reads of the block's slots leave their lines in that core's cache; the
+/// giving thread reusing the block at once had to take each line it writes back from there,
+/// a round trip between the cores per line. On the development VM that trip is 60–80 ns
+/// while the host keeps its two virtual CPUs near each other and about 340 ns while it does
+/// not, and with three lines per event the hand-off ran at 155–195 ns per event in the far
+/// placement: the "slow mode" of the last rounds (`examples/handoff_modes.rs` times the round
+/// trip beside each hand-off). Left to rest behind 4 MB of other blocks, a block's lines
+/// have left the reader's own cache by the time it is reused: one subscriber by value,
+/// 20–30 ns per event in either placement.
+const RESTING: usize = 256;
 
 /// A freed block's memory, kept for the next block a thread needs: the allocator would
 /// otherwise hand blocks freed on the consumer's thread back to the system and fault fresh
@@ -99,7 +112,13 @@ fn pool() -> &'static ArrayQueue<Pooled> {
 impl Block {
     /// A new block with every slot counted live and one count for its thread.
     fn allocate() -> NonNull<Block> {
-        let block = match pool().pop() {
+        let pool = pool();
+        let rested = if pool.len() > RESTING {
+            pool.pop()
+        } else {
+            None
+        };
+        let block = match rested {
             Some(Pooled(block)) => block,
             None => {
                 // SAFETY: the layout is not zero-sized. Slots stay uninitialised until written.

@@ -113,7 +113,14 @@ unsafe impl Send for Chunk {}
 /// otherwise hand the memory of chunks freed on a reader's thread back to the system and fault
 /// fresh pages in on the giving thread.
 #[cfg(not(all(test, giving_loom)))]
-const POOLED: usize = 64;
+const POOLED: usize = 2 * RESTING;
+
+/// Freed slot arrays wait in the pool behind this many others (512 KB, 16,384 events) before
+/// one is used again, for the reason the event arena's blocks do (`arena::RESTING`): a
+/// chunk is freed, and its flags reset, on a reader's core, and reused at once its lines would
+/// have to come back from there.
+#[cfg(not(all(test, giving_loom)))]
+const RESTING: usize = 64;
 
 #[cfg(not(all(test, giving_loom)))]
 fn pool() -> &'static ArrayQueue<Box<[Slot]>> {
@@ -124,7 +131,12 @@ fn pool() -> &'static ArrayQueue<Box<[Slot]>> {
 /// A freed chunk's slot array, if one is pooled.
 #[cfg(not(all(test, giving_loom)))]
 fn pooled() -> Option<Box<[Slot]>> {
-    pool().pop()
+    let pool = pool();
+    if pool.len() > RESTING {
+        pool.pop()
+    } else {
+        None
+    }
 }
 
 /// Keeps a freed chunk's (reset) slot array for reuse, unless the pool is full.

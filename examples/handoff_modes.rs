@@ -1,0 +1,151 @@
+//! Is a slow round of the hand-off giving's, or the machine's? Each round first times a cache
+//! line bounced between CPU 0 and CPU 1 (two threads pinned there, one atomic, ns per round
+//! trip), then hands over `EVENTS` losses from the main thread to one other thread three ways,
+//! one after the other: giving (one lossless subscriber, by value, then by reference),
+//! crossbeam-channel and tokio mpsc (a `(u64, f64)` tuple by value, as in `benches/peers.rs`).
+//! A row per round: `rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns`. On a virtual machine the round trip moves as the
+//! host places its virtual CPUs (near each other or not); run with a busy process per core
+//! too. `cargo run --release --example handoff_modes -- 20`.
+use giving::prelude::*;
+use giving::{give, given};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+const EVENTS: u64 = 2_000_000;
+const ROUND_TRIPS: u64 = 100_000;
+
+/// Pins the calling thread to `cpus` (their indices), as `sched_setaffinity(2)` takes them.
+fn pin(cpus: &[usize]) {
+    // SAFETY: a zeroed `cpu_set_t` is the empty set; CPU_SET and sched_setaffinity only read
+    // and write the set passed to them.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        let refused = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        assert_eq!(refused, 0, "sched_setaffinity({cpus:?})");
+    }
+}
+
+/// Nanoseconds per round trip of one cache line between CPU 0 and CPU 1.
+fn round_trip_ns() -> f64 {
+    let line = Arc::new(AtomicU64::new(0));
+    let other = line.clone();
+    let all: Vec<usize> =
+        (0..std::thread::available_parallelism().map_or(2, |n| n.get())).collect();
+    let echo = std::thread::spawn(move || {
+        pin(&[1]);
+        for i in 0..ROUND_TRIPS {
+            while other.load(Ordering::Acquire) != 2 * i + 1 {
+                std::hint::spin_loop();
+            }
+            other.store(2 * i + 2, Ordering::Release);
+        }
+    });
+    pin(&[0]);
+    let start = Instant::now();
+    for i in 0..ROUND_TRIPS {
+        line.store(2 * i + 1, Ordering::Release);
+        while line.load(Ordering::Acquire) != 2 * i + 2 {
+            std::hint::spin_loop();
+        }
+    }
+    let ns = start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64;
+    echo.join().unwrap();
+    pin(&all);
+    ns
+}
+
+fn loss(i: u64) -> f64 {
+    (i % 1000) as f64 * 0.001
+}
+
+fn ns_per_event(start: Instant) -> f64 {
+    start.elapsed().as_nanos() as f64 / EVENTS as f64
+}
+
+fn giving(by_ref: bool) -> f64 {
+    let gv = given();
+    let mut stream = gv.stream();
+    let consumer = std::thread::spawn(move || {
+        futures::executor::block_on(async {
+            let mut n = 0u64;
+            if by_ref {
+                while let Some(e) = stream.next_ref().await {
+                    black_box(e);
+                    n += 1;
+                }
+            } else {
+                while let Some(e) = stream.next().await {
+                    black_box(&e);
+                    n += 1;
+                }
+            }
+            n
+        })
+    });
+    let start = Instant::now();
+    for i in 0..EVENTS {
+        let loss = loss(i);
+        give!(loss);
+    }
+    gv.finish().unwrap();
+    assert_eq!(consumer.join().unwrap(), EVENTS);
+    ns_per_event(start)
+}
+
+fn crossbeam_tuple() -> f64 {
+    let (tx, rx) = crossbeam_channel::unbounded::<(u64, f64)>();
+    let consumer = std::thread::spawn(move || {
+        rx.iter().fold(0u64, |n, m| {
+            black_box(m);
+            n + 1
+        })
+    });
+    let start = Instant::now();
+    for i in 0..EVENTS {
+        let _ = tx.send((i, loss(i)));
+    }
+    drop(tx);
+    assert_eq!(consumer.join().unwrap(), EVENTS);
+    ns_per_event(start)
+}
+
+fn tokio_tuple() -> f64 {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, f64)>();
+    let consumer = std::thread::spawn(move || {
+        futures::executor::block_on(async {
+            let mut n = 0u64;
+            while let Some(m) = rx.recv().await {
+                black_box(m);
+                n += 1;
+            }
+            n
+        })
+    });
+    let start = Instant::now();
+    for i in 0..EVENTS {
+        let _ = tx.send((i, loss(i)));
+    }
+    drop(tx);
+    assert_eq!(consumer.join().unwrap(), EVENTS);
+    ns_per_event(start)
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .nth(1)
+        .map_or(10, |n| n.parse().expect("a number of rounds"));
+    println!("rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns");
+    for _ in 0..rounds {
+        let rtt = round_trip_ns();
+        let giving_by_value = giving(false);
+        let giving_by_ref = giving(true);
+        let crossbeam = crossbeam_tuple();
+        let tokio = tokio_tuple();
+        println!("{rtt:.0} {giving_by_value:.1} {giving_by_ref:.1} {crossbeam:.1} {tokio:.1}");
+    }
+}
