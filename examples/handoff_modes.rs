@@ -1,11 +1,12 @@
 //! Is a slow round of the hand-off giving's, or the machine's? Each round first times a cache
-//! line bounced between CPU 0 and CPU 1 (two threads pinned there, one atomic, ns per round
-//! trip), then hands over `EVENTS` losses from the main thread to one other thread three ways,
-//! one after the other: giving (one lossless subscriber, by value, then by reference),
-//! crossbeam-channel and tokio mpsc (a `(u64, f64)` tuple by value, as in `benches/peers.rs`).
-//! A row per round: `rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns`. On a virtual machine the round trip moves as the
-//! host places its virtual CPUs (near each other or not); run with a busy process per core
-//! too. `cargo run --release --example handoff_modes -- 20`.
+//! line bounced between the first two CPUs the process may run on (two threads pinned there,
+//! one atomic, ns per round trip), then hands over `EVENTS` losses from the main thread to one
+//! other thread four ways, one after the other: giving (one lossless subscriber, by value,
+//! then by reference), crossbeam-channel and tokio mpsc (a `(u64, f64)` tuple by value, as in
+//! `benches/peers.rs`). A row per round: `rtt_ns giving_ns giving_by_ref_ns crossbeam_ns
+//! tokio_ns`. On a virtual machine the round trip moves as the host places its virtual CPUs
+//! (near each other or not: docs/architecture.md, "The slow mode"); run with a busy process
+//! per core too. `cargo run --release --example handoff_modes -- 20`.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -16,28 +17,50 @@ use std::time::Instant;
 const EVENTS: u64 = 2_000_000;
 const ROUND_TRIPS: u64 = 100_000;
 
-/// Pins the calling thread to `cpus` (their indices), as `sched_setaffinity(2)` takes them.
-fn pin(cpus: &[usize]) {
-    // SAFETY: a zeroed `cpu_set_t` is the empty set; CPU_SET and sched_setaffinity only read
-    // and write the set passed to them.
+/// The calling thread's CPU set (`sched_getaffinity(2)`).
+fn affinity() -> libc::cpu_set_t {
+    // SAFETY: a zeroed `cpu_set_t` is the empty set; the call writes only the set passed.
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &cpu in cpus {
-            libc::CPU_SET(cpu, &mut set);
-        }
-        let refused = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        assert_eq!(refused, 0, "sched_setaffinity({cpus:?})");
+        let refused = libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+        assert_eq!(refused, 0, "sched_getaffinity");
+        set
     }
 }
 
-/// Nanoseconds per round trip of one cache line between CPU 0 and CPU 1.
+/// Runs the calling thread on the CPUs of `set` only (`sched_setaffinity(2)`).
+fn set_affinity(set: &libc::cpu_set_t) {
+    // SAFETY: the call only reads the set passed.
+    let refused =
+        unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) };
+    assert_eq!(refused, 0, "sched_setaffinity");
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed `cpu_set_t` is the empty set; CPU_SET writes only the set passed.
+    let set = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        set
+    };
+    set_affinity(&set);
+}
+
+/// Nanoseconds per round trip of one cache line between the first two CPUs this thread may
+/// run on (it runs on all of them again afterwards).
 fn round_trip_ns() -> f64 {
+    let allowed = affinity();
+    let mut cpus = (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: CPU_ISSET only reads the set, at an index below its size.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &allowed) });
+    let (Some(near), Some(far)) = (cpus.next(), cpus.next()) else {
+        panic!("the round trip needs two CPUs to run on");
+    };
     let line = Arc::new(AtomicU64::new(0));
     let other = line.clone();
-    let all: Vec<usize> =
-        (0..std::thread::available_parallelism().map_or(2, |n| n.get())).collect();
     let echo = std::thread::spawn(move || {
-        pin(&[1]);
+        pin(far);
         for i in 0..ROUND_TRIPS {
             while other.load(Ordering::Acquire) != 2 * i + 1 {
                 std::hint::spin_loop();
@@ -45,7 +68,7 @@ fn round_trip_ns() -> f64 {
             other.store(2 * i + 2, Ordering::Release);
         }
     });
-    pin(&[0]);
+    pin(near);
     let start = Instant::now();
     for i in 0..ROUND_TRIPS {
         line.store(2 * i + 1, Ordering::Release);
@@ -55,7 +78,7 @@ fn round_trip_ns() -> f64 {
     }
     let ns = start.elapsed().as_nanos() as f64 / ROUND_TRIPS as f64;
     echo.join().unwrap();
-    pin(&all);
+    set_affinity(&allowed);
     ns
 }
 
@@ -97,42 +120,57 @@ fn giving(by_ref: bool) -> f64 {
     ns_per_event(start)
 }
 
-fn crossbeam_tuple() -> f64 {
-    let (tx, rx) = crossbeam_channel::unbounded::<(u64, f64)>();
-    let consumer = std::thread::spawn(move || {
-        rx.iter().fold(0u64, |n, m| {
-            black_box(m);
-            n + 1
-        })
-    });
+/// A channel peer: `EVENTS` tuples sent with `send`, counted by the `drain` thread; the
+/// sender is dropped at the end, which ends the drain.
+fn tuple_hand_off<Tx>(
+    tx: Tx,
+    send: impl Fn(&Tx, (u64, f64)),
+    drain: impl FnOnce() -> u64 + Send + 'static,
+) -> f64 {
+    let consumer = std::thread::spawn(drain);
     let start = Instant::now();
     for i in 0..EVENTS {
-        let _ = tx.send((i, loss(i)));
+        send(&tx, (i, loss(i)));
     }
     drop(tx);
     assert_eq!(consumer.join().unwrap(), EVENTS);
     ns_per_event(start)
 }
 
+fn crossbeam_tuple() -> f64 {
+    let (tx, rx) = crossbeam_channel::unbounded::<(u64, f64)>();
+    tuple_hand_off(
+        tx,
+        |tx, m| {
+            let _ = tx.send(m);
+        },
+        move || {
+            rx.iter().fold(0, |n, m| {
+                black_box(m);
+                n + 1
+            })
+        },
+    )
+}
+
 fn tokio_tuple() -> f64 {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, f64)>();
-    let consumer = std::thread::spawn(move || {
-        futures::executor::block_on(async {
-            let mut n = 0u64;
-            while let Some(m) = rx.recv().await {
-                black_box(m);
-                n += 1;
-            }
-            n
-        })
-    });
-    let start = Instant::now();
-    for i in 0..EVENTS {
-        let _ = tx.send((i, loss(i)));
-    }
-    drop(tx);
-    assert_eq!(consumer.join().unwrap(), EVENTS);
-    ns_per_event(start)
+    tuple_hand_off(
+        tx,
+        |tx, m| {
+            let _ = tx.send(m);
+        },
+        move || {
+            futures::executor::block_on(async {
+                let mut n = 0;
+                while let Some(m) = rx.recv().await {
+                    black_box(m);
+                    n += 1;
+                }
+                n
+            })
+        },
+    )
 }
 
 fn main() {

@@ -31,12 +31,12 @@ use std::mem::MaybeUninit;
 use std::ptr::{NonNull, addr_of, addr_of_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
 
-use crossbeam_queue::ArrayQueue;
 use smallvec::SmallVec;
 
 use crate::Value;
 use crate::clock::{Stamp, Timestamp};
 use crate::field::{Field, Key, Origin};
+use crate::resting_pool::RestingPool;
 
 /// Fields stored in a slot without an allocation of their own.
 pub(crate) const INLINE: usize = 4;
@@ -80,11 +80,8 @@ struct Block {
 
 const BLOCK: Layout = Layout::new::<Block>();
 
-/// Blocks kept for reuse, at most [`POOLED`] (8 MB).
-const POOLED: usize = 2 * RESTING;
-
-/// Freed blocks wait in the pool behind this many others (4 MB, 16,384 events) before one is
-/// used again. A block is freed where its last event is dropped, on a reader's core, whose
+/// Freed blocks wait in the pool behind this many others (4 MB, 16,384 events; the pool
+/// holds at most twice as many, 8 MB) before one is used again. A block is freed where its last event is dropped, on a reader's core, whose
 /// clones, drops and reads of the block's slots leave their lines in that core's cache; the
 /// giving thread reusing the block at once had to take each line it writes back from there,
 /// a round trip between the cores per line. On the development VM that trip is 60–80 ns
@@ -106,21 +103,15 @@ struct Pooled(NonNull<Block>);
 // SAFETY: a pooled block is plain memory that nobody references.
 unsafe impl Send for Pooled {}
 
-fn pool() -> &'static ArrayQueue<Pooled> {
-    static POOL: std::sync::OnceLock<ArrayQueue<Pooled>> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| ArrayQueue::new(POOLED))
+fn pool() -> &'static RestingPool<Pooled> {
+    static POOL: std::sync::OnceLock<RestingPool<Pooled>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| RestingPool::new(RESTING))
 }
 
 impl Block {
     /// A new block with every slot counted live and one count for its thread.
     fn allocate() -> NonNull<Block> {
-        let pool = pool();
-        let rested = if pool.len() > RESTING {
-            pool.pop()
-        } else {
-            None
-        };
-        let block = match rested {
+        let block = match pool().take() {
             Some(Pooled(block)) => block,
             None => {
                 // SAFETY: the layout is not zero-sized. Slots stay uninitialised until written.
@@ -144,7 +135,7 @@ impl Block {
         // SAFETY: the caller owns counts, so the block is alive.
         let live = unsafe { &*addr_of!((*block.as_ptr()).live) };
         if live.fetch_sub(count, Ordering::AcqRel) == count
-            && let Err(Pooled(block)) = pool().push(Pooled(block))
+            && let Err(Pooled(block)) = pool().give(Pooled(block))
         {
             // SAFETY: the count is zero: no slot is alive and no thread allocates from it.
             unsafe { dealloc(block.as_ptr().cast(), BLOCK) };

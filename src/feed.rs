@@ -70,7 +70,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 #[cfg(not(all(test, giving_loom)))]
-use crossbeam_queue::ArrayQueue;
+use crate::resting_pool::RestingPool;
 
 use crate::Event;
 use crate::pace;
@@ -109,40 +109,29 @@ unsafe impl Sync for Chunk {}
 // between threads only through the `ready` flag's release/acquire.
 unsafe impl Send for Chunk {}
 
-/// Slot arrays of freed chunks, kept for reuse (at most [`POOLED`]): the allocator would
-/// otherwise hand the memory of chunks freed on a reader's thread back to the system and fault
-/// fresh pages in on the giving thread.
-#[cfg(not(all(test, giving_loom)))]
-const POOLED: usize = 2 * RESTING;
-
-/// Freed slot arrays wait in the pool behind this many others (512 KB, 16,384 events) before
-/// one is used again, for the reason the event arena's blocks do (`arena::RESTING`): a
-/// chunk is freed, and its flags reset, on a reader's core, and reused at once its lines would
-/// have to come back from there.
+/// Freed chunks' slot arrays wait in a [`RestingPool`] behind this many others (512 KB,
+/// 16,384 events) before one is used again: a chunk is freed, and its flags reset, on a
+/// reader's core, and reused at once its lines would have to come back from there (as the
+/// event arena's blocks; see `src/resting_pool.rs`).
 #[cfg(not(all(test, giving_loom)))]
 const RESTING: usize = 64;
 
 #[cfg(not(all(test, giving_loom)))]
-fn pool() -> &'static ArrayQueue<Box<[Slot]>> {
-    static POOL: std::sync::OnceLock<ArrayQueue<Box<[Slot]>>> = OnceLock::new();
-    POOL.get_or_init(|| ArrayQueue::new(POOLED))
+fn pool() -> &'static RestingPool<Box<[Slot]>> {
+    static POOL: std::sync::OnceLock<RestingPool<Box<[Slot]>>> = OnceLock::new();
+    POOL.get_or_init(|| RestingPool::new(RESTING))
 }
 
-/// A freed chunk's slot array, if one is pooled.
+/// A freed chunk's slot array that has rested, if one is pooled.
 #[cfg(not(all(test, giving_loom)))]
 fn pooled() -> Option<Box<[Slot]>> {
-    let pool = pool();
-    if pool.len() > RESTING {
-        pool.pop()
-    } else {
-        None
-    }
+    pool().take()
 }
 
 /// Keeps a freed chunk's (reset) slot array for reuse, unless the pool is full.
 #[cfg(not(all(test, giving_loom)))]
 fn give_to_pool(slots: Box<[Slot]>) {
-    let _ = pool().push(slots);
+    let _ = pool().give(slots);
 }
 
 // Under loom nothing is pooled: a slot's loom atomic must not outlive the model execution

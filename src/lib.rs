@@ -54,6 +54,7 @@ mod pace;
 mod pipeline;
 pub mod probe;
 mod queue;
+mod resting_pool;
 mod routing;
 mod scope;
 mod serde_impl;
