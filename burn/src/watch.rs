@@ -16,6 +16,9 @@ use giving::{Event, FromValue, Giver, Resolve, ResolveError, Value};
 use crate::activations::Activations;
 use crate::lazy::flat_on_device;
 
+mod host;
+use host::HostValues;
+
 /// Histogram bins by default (TensorBoard's and wandb's default is 64 too).
 pub const DEFAULT_BINS: usize = 64;
 
@@ -624,49 +627,24 @@ impl<B: Backend> Packed<B> {
             .get_or_init(|| {
                 crate::lazy::count_resolution();
                 match &self.work {
-                    Work::Read(tensor) => host_values(tensor),
-                    Work::Stats(tensor, bins) => Ok(host_stats(&host_values(tensor)?, *bins)),
-                    Work::Ratio(before, after) => Ok(vec![host_ratio(
-                        &host_values(before)?,
-                        &host_values(after)?,
-                    )]),
-                    Work::Values(value, bins) => Ok(host_stats(&numbers(value)?, *bins)),
+                    Work::Read(tensor) => Ok(HostValues::read(tensor)?.into_f64()),
+                    Work::Stats(tensor, bins) => {
+                        let values = HostValues::read(tensor)?;
+                        Ok(values.stats_of_parts(&[tensor.dims()[0]], *bins))
+                    }
+                    Work::Ratio(before, after) => Ok(HostValues::read(before)?
+                        .ratios_of_parts(&HostValues::read(after)?, &[before.dims()[0]])),
+                    Work::Values(value, bins) => Ok(host::stats(&numbers(value)?, *bins)),
                     Work::StatsOfParts(all, lengths, bins) => {
-                        let values = host_values(all)?;
-                        Ok(parts(&values, lengths)
-                            .flat_map(|part| host_stats(part, *bins))
-                            .collect())
+                        Ok(HostValues::read(all)?.stats_of_parts(lengths, *bins))
                     }
-                    Work::RatiosOfParts(before, after, lengths) => {
-                        let (before, after) = (host_values(before)?, host_values(after)?);
-                        Ok(parts(&before, lengths)
-                            .zip(parts(&after, lengths))
-                            .map(|(before, after)| host_ratio(before, after))
-                            .collect())
-                    }
+                    Work::RatiosOfParts(before, after, lengths) => Ok(HostValues::read(before)?
+                        .ratios_of_parts(&HostValues::read(after)?, lengths)),
                 }
             })
             .as_deref()
             .map_err(|message| ResolveError::new(message.clone()))
     }
-}
-
-/// A tensor's values on the host.
-fn host_values<B: Backend>(tensor: &Tensor<B, 1>) -> Result<Vec<f64>, String> {
-    let data = tensor
-        .clone()
-        .try_into_data()
-        .map_err(|e| format!("reading model statistics: {e}"))?;
-    Ok(data.iter::<f64>().collect())
-}
-
-/// `values` cut into consecutive parts of `lengths`.
-fn parts<'a>(values: &'a [f64], lengths: &'a [usize]) -> impl Iterator<Item = &'a [f64]> + 'a {
-    lengths.iter().scan(0, move |start, &length| {
-        let part = values.get(*start..*start + length).unwrap_or_default();
-        *start += length;
-        Some(part)
-    })
 }
 
 /// A probed value's numbers: a tensor's elements (read if lazy), or one number.
@@ -678,64 +656,6 @@ fn numbers(value: &Value) -> Result<Vec<f64>, String> {
                 "an activation must be a tensor or a number ({e}; is the backend's tensor type registered with giving_burn::probe_autodiff_tensors?)"
             )
         })
-}
-
-/// [`stats`] on the host: [`STATS`] then `bins` counts, the same definitions in two passes.
-fn host_stats(values: &[f64], bins: usize) -> Vec<f64> {
-    let n = values.len().max(1) as f64;
-    let (mut sum, mut sum_sq) = (0.0, 0.0);
-    let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-    let (mut zeros, mut nans, mut infs) = (0usize, 0usize, 0usize);
-    for &x in values {
-        sum += x;
-        sum_sq += x * x;
-        if x.is_nan() {
-            nans += 1;
-        } else if x.is_infinite() {
-            infs += 1;
-        } else {
-            min = min.min(x);
-            max = max.max(x);
-            zeros += usize::from(x == 0.0);
-        }
-    }
-    let mean = sum / n;
-    // As on the device: a single value (width 0) goes to the first bin.
-    let width = if max > min { max - min } else { 1.0 };
-    let mut hist = vec![0.0; bins];
-    let mut deviations = 0.0;
-    for &x in values {
-        deviations += (x - mean) * (x - mean);
-        if x.is_finite() {
-            let bin = ((x - min) / width * bins as f64)
-                .floor()
-                .clamp(0.0, (bins - 1) as f64);
-            hist[bin as usize] += 1.0;
-        }
-    }
-    let mut out = vec![
-        sum_sq.sqrt(),
-        mean,
-        (deviations / n).sqrt(),
-        min,
-        max,
-        zeros as f64 / n,
-        nans as f64,
-        infs as f64,
-    ];
-    out.extend(hist);
-    out
-}
-
-/// ‖after − before‖ / ‖before‖.
-fn host_ratio(before: &[f64], after: &[f64]) -> f64 {
-    let delta: f64 = before
-        .iter()
-        .zip(after)
-        .map(|(b, a)| (a - b) * (a - b))
-        .sum();
-    let norm: f64 = before.iter().map(|b| b * b).sum();
-    delta.sqrt() / norm.sqrt()
 }
 
 /// A statistic of a [`Packed`] vector: one element, or a range of them (a histogram).
@@ -788,8 +708,8 @@ mod tests {
         let tensor = |v: &[f64]| Tensor::<F, 1>::from_floats(v, &device);
         let all = Tensor::cat(vec![tensor(&a), tensor(&b)], 0);
         let packed = Packed::new(Work::StatsOfParts(all, vec![4, 2], 2));
-        let mut expected = host_stats(&a, 2);
-        expected.extend(host_stats(&b, 2));
+        let mut expected = host::stats(&a, 2);
+        expected.extend(host::stats(&b, 2));
         assert_eq!(packed.values().unwrap(), expected);
         let before = Tensor::cat(vec![tensor(&[1.0, 0.0]), tensor(&[3.0, 4.0])], 0);
         let after = Tensor::cat(vec![tensor(&[1.0, 1.0]), tensor(&[3.0, 4.5])], 0);
@@ -800,7 +720,7 @@ mod tests {
     #[test]
     fn host_statistics_of_a_few_values() {
         // -1, 0, 1, 2 in 2 bins of width 1.5 from -1: [-1, 0] [1, 2].
-        let out = host_stats(&[-1.0, 0.0, 1.0, 2.0], 2);
+        let out = host::stats(&[-1.0, 0.0, 1.0, 2.0], 2);
         let variance = (2.25 + 0.25 + 0.25 + 2.25) / 4.0;
         let expected = [
             6f64.sqrt(),
@@ -815,6 +735,6 @@ mod tests {
             2.0,
         ];
         assert_eq!(out, expected);
-        assert_eq!(host_ratio(&[3.0, 4.0], &[3.0, 4.5]), 0.1);
+        assert_eq!(host::ratio(&[3.0, 4.0], &[3.0, 4.5]), 0.1);
     }
 }

@@ -3,6 +3,8 @@
 //! the bundled MLP on each backend compiled in. `cargo run --release -p giving-models
 //! --example watch_cost [--features wgpu]`.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use burn::backend::Autodiff;
@@ -10,6 +12,7 @@ use burn::optim::{AdamConfig, GradientsParams, Optimizer};
 use burn::prelude::Backend;
 use burn::tensor::Tensor;
 use burn::tensor::backend::AutodiffBackend;
+use cpu_time::ThreadTime;
 use giving::prelude::*;
 use giving_burn::{ModelWatch, StatsOn};
 use giving_models::Classifier;
@@ -24,10 +27,19 @@ fn run<B: AutodiffBackend>(name: &str, device: &B::Device, on: StatsOn) {
     let mut optim = AdamConfig::new().init::<B, giving_models::Mlp<B>>();
     let x = Tensor::<B, 2>::random([64, 784], burn::tensor::Distribution::Default, device);
     let gv = giving::given();
-    // A reader that reads every statistic, as the log does.
-    let read = gv.spawn(gv.stream().for_each(|event| {
-        for (_, value) in event.iter() {
-            let _ = value.resolved();
+    // A reader that reads every statistic, as the log does, counting the CPU time of its
+    // reads (not the wall time: its thread shares the cores with training's): the statistics
+    // are computed by the first read, on this reader's thread (the host path).
+    let reading = Arc::new(AtomicU64::new(0));
+    let read = gv.spawn(gv.stream().for_each({
+        let reading = reading.clone();
+        move |event| {
+            let start = ThreadTime::now();
+            for (_, value) in event.iter() {
+                let _ = value.resolved();
+            }
+            let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            reading.fetch_add(took, Ordering::Relaxed);
         }
     }));
     let mut watch = ModelWatch::new().every(10).stats_on(on);
@@ -55,8 +67,11 @@ fn run<B: AutodiffBackend>(name: &str, device: &B::Device, on: StatsOn) {
     }
     gv.finish().unwrap();
     read.join().unwrap();
+    // Every watched step of the 200 (the first 20 included) was read.
+    let watched_steps = (0..200u64).filter(|&step| watch.is_watched(step)).count() as u32;
+    let reading = Duration::from_nanos(reading.load(Ordering::Relaxed)) / watched_steps;
     println!(
-        "{name} {on:?}: forward+backward {:?}, observe on a watched step {:?} (max {:?}), on another {:?}",
+        "{name} {on:?}: forward+backward {:?}, observe on a watched step {:?} (max {:?}), on another {:?}; the reader's CPU per watched step {reading:?}",
         median(steps),
         median(watched.clone()),
         watched.iter().max().unwrap(),
