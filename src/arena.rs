@@ -58,15 +58,22 @@ const MAX_REFS: u32 = i32::MAX as u32;
 /// (where its fields' length may sit) was also the next slot's first, which the giving
 /// thread writes while the reader reads this one, and how often that happened depended on
 /// where each block landed.
-#[repr(align(64))]
+///
+/// The fields first and the header last (`repr(C)`): the inline fields' length is the last
+/// word of [`Fields`], so it shares the last line with the header, and an event of one field
+/// is written and read on two lines (the first and the last), of two fields on three. Header
+/// first, as it was, the same events took three and four lines (the header and the first
+/// field on lines 0–1, the length alone on line 3). `the_header_shares_the_last_line_with_the_length`
+/// checks the layout this relies on.
+#[repr(C, align(64))]
 struct Slot {
+    fields: MaybeUninit<Fields>,
     refs: AtomicU32,
     /// Where this slot is in its block (to find the block from the slot).
     index: u32,
     /// When it was given: scaled to a timestamp only when asked.
     time: Stamp,
     origin: Option<&'static Origin>,
-    fields: MaybeUninit<Fields>,
 }
 
 /// The count first, on a line of its own (the slots' alignment pads it): every slot's death
@@ -512,6 +519,39 @@ mod tests {
     fn fields_with(drops: &Arc<AtomicUsize>) -> Fields {
         let lazy = Value::lazy(Counted(drops.clone()));
         smallvec::smallvec![("x".into(), lazy)]
+    }
+
+    /// The cache lines (of a slot's four) that a slot's header, its fields' length and its
+    /// first `count` inline fields occupy.
+    fn lines_of_an_event_with(count: usize) -> std::collections::BTreeSet<usize> {
+        let fields = Fields::new();
+        let base = std::ptr::addr_of!(fields) as usize;
+        // Where the inline fields start within `Fields`; the length word is the other end.
+        let data = fields.as_ptr() as usize - base;
+        let inline_bytes = INLINE * std::mem::size_of::<Field>();
+        assert_eq!(std::mem::size_of::<Fields>(), inline_bytes + 8);
+        let length = if data == 0 { inline_bytes } else { 0 };
+        let at = std::mem::offset_of!(Slot, fields);
+        let header = [
+            std::mem::offset_of!(Slot, refs),
+            std::mem::offset_of!(Slot, index),
+            std::mem::offset_of!(Slot, time),
+            std::mem::offset_of!(Slot, origin),
+        ];
+        let field_bytes = (at + data)..(at + data + count * std::mem::size_of::<Field>());
+        header
+            .into_iter()
+            .chain([at + length])
+            .chain(field_bytes)
+            .map(|byte| byte / 64)
+            .collect()
+    }
+
+    #[test]
+    fn the_header_shares_the_last_line_with_the_length() {
+        // What the slot's layout is for: one field on two lines, two on three.
+        assert_eq!(lines_of_an_event_with(1), [0, 3].into());
+        assert_eq!(lines_of_an_event_with(2), [0, 1, 3].into());
     }
 
     #[test]
