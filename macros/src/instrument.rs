@@ -191,7 +191,12 @@ pub(crate) fn function(
             ::giving::__private::probe::call(move || { #hint #(#stmts)* })
         }
     };
-    let instrumented = |enter: &TokenStream| {
+    // The body moved into a closure or an `async move` block makes rustc see a field assigned
+    // there (`x.y = 3` on an argument) as a captured copy whose value is never read, a warning
+    // the function as written does not have. Allowed where the body is also emitted as
+    // written (the dispatch below), which keeps the warnings that body really has.
+    let instrumented = |enter: &TokenStream, written_too: bool| {
+        let allow = written_too.then(|| quote!(#[allow(unused_assignments)]));
         quote! {{
             let #owned = #enter;
             let #frame = &#owned;
@@ -199,6 +204,7 @@ pub(crate) fn function(
             #(#argument_hooks)*
             #(#override_hooks)*
             #frame.arguments_bound(#arguments);
+            #allow
             let #result = #run;
             #frame.returned(|| #value, || #error);
             #result
@@ -209,9 +215,9 @@ pub(crate) fn function(
     // different types (two closures): those always run the instrumented body, whose hooks
     // are each a branch on a local `None` when nobody probes.
     let dispatch = if mentions_impl_trait_output(&function.sig.output) {
-        instrumented(&enter)
+        instrumented(&enter, false)
     } else if is_async {
-        let instrumented = instrumented(&enter);
+        let instrumented = instrumented(&enter, true);
         quote! {
             if !::giving::__private::probe::is_active(&#site) #original else #instrumented
         }
@@ -219,8 +225,10 @@ pub(crate) fn function(
         // The instrumented body goes in a separate cold function, so the hot path needs no
         // stack frame of its own: load, test, branch, then the body as written. It enters
         // without testing again whether a probe names the function.
-        let instrumented =
-            instrumented(&quote!(::giving::__private::probe::Frame::enter_probed(&#site)));
+        let instrumented = instrumented(
+            &quote!(::giving::__private::probe::Frame::enter_probed(&#site)),
+            true,
+        );
         quote! {
             if !::giving::__private::probe::is_active(&#site) #original else {
                 ::giving::__private::probe::cold(move || #instrumented)
