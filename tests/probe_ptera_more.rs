@@ -418,10 +418,10 @@ fn test_samevar_multitag() {
 /// ptera `test_interpret.py::test_samevar_multitag`, its `y:tag.Irrelevant` := 5: a tag that
 /// the variable does not have replaces nothing.
 #[test]
-#[ignore = "differs from ptera: the probe opens, but `override_with` refuses it \
-            (`NotOverridable`, function `*`): no instrumented `y` is tagged `Irrelevant`, so \
-            the selector names no overridable variable; ptera's tweak opens and replaces \
-            nothing"]
+#[ignore = "differs from ptera: `override_with` refuses it (`y` in `comb` is not \
+            overridable): `comb` binds a `y` with no written type, whose tag is checked at run \
+            time, so the selector may name it, and it is not marked overridable there; ptera's \
+            tweak opens and replaces nothing"]
 fn test_samevar_multitag_irrelevant() {
     let gv = given();
     let five = gv
@@ -431,6 +431,24 @@ fn test_samevar_multitag_irrelevant() {
         .unwrap();
     assert_eq!(multitag(), 100);
     assert_eq!(five.replaced(), 0);
+}
+
+/// What giving does with `test_samevar_multitag`'s `y:Irrelevant` := 5 (the test above asserts
+/// ptera's result): the refusal names the function where the selector may reach a `y` that is
+/// not overridable (`*` stands for every function; the error names them, not `*`).
+#[test]
+fn test_samevar_multitag_irrelevant_is_refused_naming_the_function() {
+    let gv = given();
+    let error = gv
+        .probe("y:Irrelevant")
+        .unwrap()
+        .override_with(|_: i64| 5)
+        .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "`y` in `comb` is not overridable: mark it `#[probe(overridable(y))]`"
+    );
+    gv.finish().unwrap();
 }
 
 /// ptera `test_interpret.py::test_redirect`: `surf:tag.Surfboard` := False. ptera instruments

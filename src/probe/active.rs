@@ -126,6 +126,20 @@ pub(crate) fn last_overridable(probe: &ActiveProbe) -> Vec<&'static str> {
         .collect()
 }
 
+/// The functions where a probe's last element is (each once, in link order): what a
+/// refusal to override names when the selector's last function is `*`.
+pub(crate) fn last_functions(probe: &ActiveProbe) -> Vec<&'static str> {
+    let Some(last) = probe.elements.last() else {
+        return Vec::new();
+    };
+    let mut names: Vec<&'static str> = site::all()
+        .filter(|s| last.at(s.key()).is_some())
+        .map(|s| s.info.name)
+        .collect();
+    names.dedup();
+    names
+}
+
 /// Whether `element`'s path names `site`: the path is a suffix of the site's
 /// `crate::module::name`, and a leading `crate` stands for the site's crate; `*` names all.
 fn path_matches(element: &Element, site: &Site) -> bool {

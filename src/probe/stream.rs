@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use futures::Stream;
 use futures::stream::FusedStream;
 
-use super::active::last_overridable;
+use super::active::{last_functions, last_overridable};
 use super::channel::{Receiver, channel};
 use super::error::ProbeError;
 use super::overrides::{OverrideState, Overrider};
@@ -129,13 +129,20 @@ impl Probe {
         if !overridable.contains(&focus.name.as_str()) {
             overridable.dedup();
             let overridable = overridable.into_iter().map(str::to_owned).collect();
+            let written = probe
+                .selector
+                .elements()
+                .last()
+                .map(|e| e.name())
+                .unwrap_or_default();
+            // `*` names every function: the refusal names those where the variable is.
+            let function = if written == "*" {
+                last_functions(probe).join("`, `")
+            } else {
+                written
+            };
             return Err(ProbeError::NotOverridable {
-                function: probe
-                    .selector
-                    .elements()
-                    .last()
-                    .map(|e| e.name())
-                    .unwrap_or_default(),
+                function,
                 variable: focus.name.clone(),
                 overridable,
             });
