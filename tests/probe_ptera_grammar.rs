@@ -88,10 +88,8 @@ const CASES: &[(&str, Expect)] = &[
         OnlyPtera("function tags: a Rust function has no type to tag it by"),
     ),
     ("f(g > x, h > y)", OnlyPtera("sibling calls")),
-    (
-        "x ~ every(3)",
-        OnlyPtera("`~` match functions: the value is a Python callable"),
-    ),
+    ("x ~ every(3)", Same),
+    ("superbrie(i=1, j~every(3)) > brie > x", Same),
 ];
 
 /// ptera's parse of each selector: one JSON line each, `{"ok": false}` for a refusal, else the

@@ -1107,3 +1107,143 @@ fn test_bare_except() {
     assert_eq!(transform::excite(), 3);
     assert_eq!(three.replaced(), 1);
 }
+
+// --- test_tools.py: ptera's match functions (`ptera.tools`), after `~` ---
+
+/// ptera's `boucle_d_or`: sums its sequence, binding each element to `i` (overridable here, for
+/// a match function as an override's condition).
+#[giving::probe(overridable(i))]
+#[allow(clippy::assign_op_pattern)]
+fn boucle_d_or(seq: &[i64]) -> i64 {
+    let mut accum = 0;
+    for i in seq.iter().copied() {
+        accum = accum + i;
+    }
+    accum
+}
+
+/// ptera's `_boucle(query, seq)`: the focus's values while `boucle_d_or(seq)` runs.
+fn boucle(selector: &str, seq: impl IntoIterator<Item = i64>) -> Vec<i64> {
+    let seq: Vec<i64> = seq.into_iter().collect();
+    let gv = given();
+    let values = gv.probe(selector).unwrap().key::<i64>("i");
+    boucle_d_or(&seq);
+    gv.finish().unwrap();
+    block_on(values.collect::<Vec<i64>>())
+}
+
+/// ptera's `_r(*args)`: `list(range(*args))`.
+fn r(start: i64, end: i64, step: usize) -> Vec<i64> {
+    (start..end).step_by(step).collect()
+}
+
+/// ptera `test_tools.py::test_every`.
+#[test]
+fn test_every() {
+    assert_eq!(boucle("i~every()", r(0, 10, 1)), r(0, 10, 1));
+    assert_eq!(boucle("i~every(2)", r(0, 10, 1)), r(0, 10, 2));
+    assert_eq!(boucle("i~every(3)", r(0, 10, 1)), r(0, 10, 3));
+    assert_eq!(boucle("i~every(3, start=5)", r(0, 10, 1)), r(5, 10, 3));
+    assert_eq!(boucle("i~every(3, end=5)", r(0, 10, 1)), r(0, 5, 3));
+}
+
+/// ptera `test_tools.py::test_between`.
+#[test]
+fn test_between() {
+    assert_eq!(boucle("i~between(2, 5)", r(0, 10, 1)), r(2, 5, 1));
+    assert_eq!(boucle("i~between(-2, 2)", r(-5, 5, 2)), [-1, 1]);
+}
+
+/// ptera `test_tools.py::test_lt`.
+#[test]
+fn test_lt() {
+    assert_eq!(boucle("i~lt(0)", r(0, 10, 1)), Vec::<i64>::new());
+    assert_eq!(boucle("i~lt(5)", r(0, 10, 1)), r(0, 5, 1));
+}
+
+/// ptera `test_tools.py::test_lte`.
+#[test]
+fn test_lte() {
+    assert_eq!(boucle("i~lte(0)", r(0, 10, 1)), [0]);
+    assert_eq!(boucle("i~lte(5)", r(0, 10, 1)), r(0, 6, 1));
+}
+
+/// ptera `test_tools.py::test_gt`.
+#[test]
+fn test_gt() {
+    assert_eq!(boucle("i~gt(9)", r(0, 10, 1)), Vec::<i64>::new());
+    assert_eq!(boucle("i~gt(5)", r(0, 10, 1)), r(6, 10, 1));
+}
+
+/// ptera `test_tools.py::test_gte`.
+#[test]
+fn test_gte() {
+    assert_eq!(boucle("i~gte(0)", r(0, 10, 1)), r(0, 10, 1));
+    assert_eq!(boucle("i~gte(5)", r(0, 10, 1)), r(5, 10, 1));
+}
+
+/// ptera `test_tools.py::test_throttle`: each probe throttles on its own state (each `_boucle`
+/// selects anew in ptera too).
+#[test]
+fn test_throttle() {
+    assert_eq!(boucle("i~throttle(5)", r(0, 20, 1)), [0, 5, 10, 15]);
+    assert_eq!(boucle("i~throttle(5)", r(0, 20, 2)), [0, 6, 10, 16]);
+    assert_eq!(boucle("i~throttle(5)", r(-3, 20, 3)), [-3, 3, 9, 12, 18]);
+}
+
+/// A match function as a condition on the enclosing call (ptera's `test_nested_loops` form,
+/// `superbrie(i=1, j ~ every(3)) > brie > x`), and as an override's condition: only the
+/// elements it accepts are replaced.
+#[test]
+fn match_functions_as_context_conditions_and_on_overrides() {
+    let gv = given();
+    let sums = gv
+        .probe("boucle_d_or(i~gte(2)) > accum")
+        .unwrap()
+        .key::<i64>("accum");
+    boucle_d_or(&[1, 2, 3]);
+    gv.finish().unwrap();
+    // `accum` as bound while `i` is 2 or more: after `i = 2` (1 + 2) and `i = 3` (3 + 3); the
+    // bindings while `i` was 1, and before any `i`, are left out.
+    assert_eq!(block_on(sums.collect::<Vec<i64>>()), [3, 6]);
+
+    let gv = given();
+    let zeroed = gv
+        .probe("boucle_d_or > i~gte(2)")
+        .unwrap()
+        .override_with(|_: i64| 0)
+        .unwrap();
+    // 1 + 0 + 0: the 2 and the 3 replaced, the 1 left alone.
+    assert_eq!(boucle_d_or(&[1, 2, 3]), 1);
+    assert_eq!(zeroed.replaced(), 2);
+    drop(zeroed);
+    assert_eq!(boucle_d_or(&[1, 2, 3]), 6);
+    gv.finish().unwrap();
+}
+
+/// A match function ptera has not, a malformed call, and a match on `*` are refused with the
+/// column and what was expected.
+#[test]
+fn match_functions_are_checked_when_parsed() {
+    let error = |s: &str| Selector::parse(s).unwrap_err().to_string();
+    assert_eq!(
+        error("i~often(3)"),
+        "selector `i~often(3)`, column 3: expected a match function after `~`: every, \
+         between, lt, lte, gt, gte, throttle, found `often`"
+    );
+    assert_eq!(
+        error("i~lt()"),
+        "selector `i~lt()`, column 3: expected a match function's arguments, found `lt` \
+         needs its argument `end`"
+    );
+    assert_eq!(
+        error("i~every(start=1, 3)"),
+        "selector `i~every(start=1, 3)`, column 18: expected a keyword argument \
+         (`name=number`): a positional one cannot follow it, found `3`"
+    );
+    assert_eq!(
+        error("*~lt(3)"),
+        "selector `*~lt(3)`, column 2: expected a named variable before `~` (a condition \
+         on `*` would hold for whichever variable has the value), found `*~`"
+    );
+}

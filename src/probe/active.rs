@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::channel::Sender;
 use super::error::ProbeError;
 use super::plan::{ActiveProbe, Receives, Resolved, SitePlan, SiteSlots, Slot, intern, type_tag};
-use super::selector::{Capture, Element, Role, Selector};
+use super::selector::{Capture, Element, Matching, Role, Selector};
 use super::site::{self, Site};
 
 /// The active probes and the probe set's version; only registering and unregistering lock it.
@@ -193,7 +193,7 @@ fn slots(capture: &Capture, site: &'static Site) -> Vec<Slot> {
         tag: tag
             .filter(|_| site.written_type(index).is_empty())
             .map(intern),
-        condition: capture.condition.clone(),
+        condition: capture.condition.as_ref().map(Matching::new),
         role: capture.role,
         shared: false,
     };

@@ -49,7 +49,9 @@ mod values;
 
 pub use carry::{Carried, carry};
 pub use error::ProbeError;
-pub use selector::{ANY, Capture, Element, Literal, Role, Selector, SelectorError};
+pub use selector::{
+    ANY, Capture, Condition, Element, Literal, MatchFunction, Role, Selector, SelectorError,
+};
 pub use site::{ProbeSite, sites};
 pub use stream::{Override, Probe};
 pub use values::register_value;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use super::channel::Sender;
 use super::overrides::Overrider;
-use super::selector::{Literal, Role, Selector};
+use super::selector::{Matching, Role, Selector};
 use super::specials::{EXIT, SPECIALS};
 use crate::clock::Stamp;
 use crate::{Event, Key, Origin, Value};
@@ -120,8 +120,9 @@ pub(crate) struct Slot {
     pub(crate) key: &'static str,
     /// A tag to check against the value's run-time type: the source writes no type for it.
     pub(crate) tag: Option<&'static str>,
-    /// `x=1`: the value it must have.
-    pub(crate) condition: Option<Literal>,
+    /// `x=1`: the value it must have; `x~lt(5)`: a match function it must pass (with its
+    /// state: a `throttle` per slot).
+    pub(crate) condition: Option<Matching>,
     /// Focus, end or context.
     pub(crate) role: Role,
     /// One of several variables a `$v` capture stands for (all keyed `v`): an event reads

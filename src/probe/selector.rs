@@ -1,16 +1,19 @@
 //! ptera's selector grammar, parsed at run time, with errors that point at the column.
 //!
 //! The [`Selector`] API lives here; what it is made of in `ast`, the tokens in `lex`, the
-//! grammar in `parse`, a condition's value in `literal`.
+//! grammar in `parse`, a condition's value in `literal`, the match functions in `condition`.
 
 use std::fmt;
 
 mod ast;
+mod condition;
 mod lex;
 mod literal;
 mod parse;
 
 pub use ast::{ANY, Capture, Element, Role, SelectorError};
+pub(crate) use condition::Matching;
+pub use condition::{Condition, MatchFunction};
 pub use literal::Literal;
 
 /// A parsed selector: the functions from the outermost call to the one holding the focus.
@@ -22,13 +25,16 @@ pub use literal::Literal;
 /// selector := item (">" item)*
 /// item     := segment | "(" selector ")"                      (grouping: `(a)` is `a`)
 /// segment  := function | variable                              (a variable: last only)
-/// function := fpath ("(" [capture ("," capture)*] ")")? ("as" name)? ("=" literal)?
+/// function := fpath ("(" [capture ("," capture)*] ")")? ("as" name)? condition?
 /// fpath    := path | "*" | "/" path ("/" name)* | "//" name ("/" name)*
 /// capture  := ("!" | "!!")? variable | function                 (one nested function)
-/// variable := (name | special | "*" | "$" name | ε) (":" Tag)? ("as" name)? ("=" literal)?
+/// variable := (name | special | "*" | "$" name | ε) (":" Tag)? ("as" name)? condition?
+/// condition := "=" literal | "~" match
 /// path     := name (("::" | ".") name)*
 /// special  := "#enter" | "#exit" | "#value" | "#error" | "#loop_" name | "#endloop_" name
 /// literal  := number | 'string' | "string" | true | false | None
+/// match    := name "(" [argument ("," argument)*] ")"         (ptera.tools: every, between,
+/// argument := number | name "=" number                          lt, lte, gt, gte, throttle)
 /// ```
 ///
 /// `f > x` is `f(!x)`; `x` alone is `*(!x)` (any function); `>` means "called within, at any
@@ -37,11 +43,14 @@ pub use literal::Literal;
 /// `f(!#value as x)`; `f(a(b))` is `f > a(b)`; `$x` is `* as x`.
 ///
 /// ```
-/// use giving::probe::{Literal, Role, Selector};
+/// use giving::probe::{Condition, Literal, Role, Selector};
 ///
 /// let s = Selector::parse("train(epoch=1) > step > loss as l").unwrap();
 /// assert_eq!(s.elements().len(), 2);
-/// assert_eq!(s.elements()[0].captures[0].condition, Some(Literal::Int(1)));
+/// assert_eq!(
+///     s.elements()[0].captures[0].condition,
+///     Some(Condition::Equals(Literal::Int(1)))
+/// );
 /// let focus = s.focus().unwrap();
 /// assert_eq!((focus.name.as_str(), focus.key.as_str(), focus.role), ("loss", "l", Role::Focus));
 /// ```

@@ -1,7 +1,7 @@
 //! What a parsed selector is made of: its functions, their captures, and the error of a
 //! malformed one.
 
-use super::literal::Literal;
+use super::condition::Condition;
 
 /// What a capture does in its event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,8 +32,9 @@ pub struct Capture {
     /// `x:Tag`: only a variable whose type is named `Tag` (the last segment of its type's path,
     /// generics aside: `Tensor` for `Tensor<B, 2>` and `&Tensor<B, 2>`).
     pub tag: Option<String>,
-    /// `x=1`: only while the variable has this value.
-    pub condition: Option<Literal>,
+    /// `x=1`: only while the variable has this value; `i~every(3)`: only while a match
+    /// function accepts it.
+    pub condition: Option<Condition>,
 }
 
 impl Capture {

@@ -29,6 +29,8 @@ pub(super) enum Token {
     /// `@` in ptera's `x:@Tag` (the tag `Tag`).
     At,
     Eq,
+    /// `~` before a match function (`i~every(3)`).
+    Tilde,
     End,
     Invalid(char),
     /// A string whose closing quote is missing.
@@ -57,6 +59,7 @@ impl Token {
             Token::Colon => "`:`".into(),
             Token::At => "`@`".into(),
             Token::Eq => "`=`".into(),
+            Token::Tilde => "`~`".into(),
             Token::End => "the end".into(),
             Token::Invalid(c) => format!("`{c}`"),
             Token::Unterminated => "a string without its closing quote".into(),
@@ -124,6 +127,7 @@ pub(super) fn tokenize(text: &str) -> Vec<(Token, usize)> {
             '$' => (Token::Dollar, 1),
             '@' => (Token::At, 1),
             '=' => (Token::Eq, 1),
+            '~' => (Token::Tilde, 1),
             '\'' | '"' => match chars[i + 1..].iter().position(|q| *q == c) {
                 Some(end) => (
                     Token::Str(chars[i + 1..i + 1 + end].iter().collect()),

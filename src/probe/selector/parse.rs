@@ -1,6 +1,7 @@
 //! The grammar: tokens to [`Element`]s, every error at a column with what was expected there.
 
 use super::ast::{ANY, Capture, Element, Role, SelectorError};
+use super::condition::{Condition, MatchFunction};
 use super::lex::{Token, is_name_start, tokenize};
 use super::literal::Literal;
 
@@ -43,7 +44,7 @@ struct Raw {
     rename: Option<(String, usize)>,
     /// `as !x` / `as !!x` (ptera's `f(!n) as !!v`): the renamed capture's role.
     rename_role: Option<Role>,
-    condition: Option<(Literal, usize)>,
+    condition: Option<(Condition, usize)>,
     column: usize,
 }
 
@@ -280,11 +281,16 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        let condition = if *self.peek() == Token::Eq {
-            let (_, at) = self.bump();
-            Some((self.literal()?, at))
-        } else {
-            None
+        let condition = match self.peek() {
+            Token::Eq => {
+                let (_, at) = self.bump();
+                Some((Condition::Equals(self.literal()?), at))
+            }
+            Token::Tilde => {
+                let (_, at) = self.bump();
+                Some((Condition::Matches(self.match_function()?), at))
+            }
+            _ => None,
         };
         Ok(Raw {
             head,
@@ -319,6 +325,70 @@ impl<'a> Parser<'a> {
         };
         self.bump();
         Ok(literal)
+    }
+
+    /// A match function after `~`: ptera's `every(3, start=5)`, with numbers for arguments.
+    fn match_function(&mut self) -> Result<MatchFunction, SelectorError> {
+        let expected = format!(
+            "a match function after `~`: {}",
+            MatchFunction::NAMES.join(", ")
+        );
+        let column = self.column();
+        let name = match self.peek().clone() {
+            Token::Name(name) if MatchFunction::NAMES.contains(&name.as_str()) => name,
+            _ => return Err(self.expected(&expected)),
+        };
+        self.bump();
+        if *self.peek() != Token::Open {
+            return Err(self.expected(&format!("`(` after `{name}`")));
+        }
+        self.bump();
+        let (mut positional, mut keywords) = (Vec::new(), Vec::new());
+        while *self.peek() != Token::Close {
+            if !(positional.is_empty() && keywords.is_empty()) {
+                if *self.peek() != Token::Comma {
+                    return Err(self.expected("`,` or `)` between a match function's arguments"));
+                }
+                self.bump();
+            }
+            let keyword = match self.peek().clone() {
+                Token::Name(key) => {
+                    self.bump();
+                    if *self.peek() != Token::Eq {
+                        return Err(self.expected(&format!("`=` after `{key}`")));
+                    }
+                    self.bump();
+                    Some(key)
+                }
+                _ => None,
+            };
+            if keyword.is_none() && !keywords.is_empty() {
+                return Err(self.expected(
+                    "a keyword argument (`name=number`): a positional one cannot follow it",
+                ));
+            }
+            let number = self.number("a number as a match function's argument")?;
+            match keyword {
+                Some(key) => keywords.push((key, number)),
+                None => positional.push(number),
+            }
+        }
+        self.bump();
+        MatchFunction::call(&name, &positional, &keywords)
+            .map_err(|problem| self.error_at(column, "a match function's arguments", problem))
+    }
+
+    /// A number (integer or float), as a match function's argument.
+    fn number(&mut self, expected: &str) -> Result<f64, SelectorError> {
+        let Token::Number(text) = self.peek().clone() else {
+            return Err(self.expected(expected));
+        };
+        let column = self.column();
+        let number = text
+            .parse::<f64>()
+            .map_err(|_| self.error_at(column, expected, format!("`{text}`")))?;
+        self.bump();
+        Ok(number)
     }
 
     fn captures(&mut self) -> Result<Call, SelectorError> {
@@ -400,13 +470,19 @@ impl<'a> Parser<'a> {
             }
         };
         if name == ANY
-            && let Some((_, at)) = raw.condition
+            && let Some((condition, at)) = &raw.condition
         {
+            let (sign, found) = match condition {
+                Condition::Equals(_) => ("=", "`*=`"),
+                Condition::Matches(_) => ("~", "`*~`"),
+            };
             return Err(self.error_at(
-                at,
-                "a named variable before `=` (a condition on `*` would hold for whichever \
-                 variable has the value)",
-                "`*=`".into(),
+                *at,
+                &format!(
+                    "a named variable before `{sign}` (a condition on `*` would hold for \
+                     whichever variable has the value)"
+                ),
+                found.into(),
             ));
         }
         Ok(Capture {
