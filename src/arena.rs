@@ -525,9 +525,8 @@ mod tests {
     /// first `count` inline fields occupy.
     fn lines_of_an_event_with(count: usize) -> std::collections::BTreeSet<usize> {
         let fields = Fields::new();
-        let base = std::ptr::addr_of!(fields) as usize;
         // Where the inline fields start within `Fields`; the length word is the other end.
-        let data = fields.as_ptr() as usize - base;
+        let data = fields.as_ptr().addr() - std::ptr::addr_of!(fields).addr();
         let inline_bytes = INLINE * std::mem::size_of::<Field>();
         assert_eq!(std::mem::size_of::<Fields>(), inline_bytes + 8);
         let length = if data == 0 { inline_bytes } else { 0 };
