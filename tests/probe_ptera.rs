@@ -10,41 +10,15 @@
 // A probe observes named bindings: returning one is the point of these fixtures.
 #![allow(clippy::let_and_return)]
 
+mod ptera_fixtures;
+
 use futures::executor::block_on;
 use giving::prelude::*;
 use giving::probe::{Condition, Literal, ProbeError, Role, Selector};
-use giving::{Event, Given, Probe, given};
-
-/// The events of `probe`, after ending `gv`, as `key=value` lines.
-fn events(gv: Given, probe: Probe) -> Vec<String> {
-    gv.finish().unwrap();
-    block_on(probe.collect::<Vec<Event>>())
-        .iter()
-        .map(|e| e.to_string())
-        .collect()
-}
-
-/// One probe's events while `run` runs.
-fn probed(selector: &str, run: impl FnOnce()) -> Vec<String> {
-    let gv = given();
-    let probe = gv.probe(selector).unwrap();
-    run();
-    events(gv, probe)
-}
+use giving::{Event, given};
+use ptera_fixtures::*;
 
 // --- test_probe.py's fixtures ---
-
-#[giving::probe(overridable(a))]
-fn f(x: i64) -> i64 {
-    let a = x * x;
-    a + 1
-}
-
-#[giving::probe]
-fn g(x: i64) -> i64 {
-    let a = -x;
-    a + 1
-}
 
 /// `f` with its `a` tagged, as ptera's `a: "@flag"`: the tag is the written type.
 type Flag = i64;
@@ -96,11 +70,6 @@ fn clack(n: i64) -> i64 {
 }
 
 #[giving::probe]
-fn recurso(n: u64) -> u64 {
-    if n == 0 { 1 } else { n * recurso(n - 1) }
-}
-
-#[giving::probe]
 fn looper(x: i64) -> i64 {
     let mut k = 0;
     let mut last = 0;
@@ -128,30 +97,6 @@ mod milk {
 }
 
 // --- test_interpret.py's fixtures ---
-
-/// ptera tags `a` and `b` `@Bouffe`; here their written type is.
-type Bouffe = i64;
-
-#[giving::probe(overridable(x))]
-fn brie(x: i64, y: i64) -> i64 {
-    let a: Bouffe = x * x;
-    let b: Bouffe = y * y;
-    a + b
-}
-
-#[giving::probe]
-fn extra(cheese: i64) -> i64 {
-    cheese + 1
-}
-
-#[giving::probe]
-fn double_brie(x1: i64, y1: i64) -> i64 {
-    let a = brie(x1, x1 + 1);
-    let b = brie(y1, y1 + 1);
-    let aa = extra(a);
-    let bb = extra(b);
-    aa + bb
-}
 
 #[giving::probe]
 fn snapple(x: i64) -> i64 {
@@ -183,20 +128,6 @@ fn superbrie(n: i64) -> i64 {
         }
     }
     result
-}
-
-#[giving::probe(overridable(rval))]
-fn square(x: i64) -> i64 {
-    let rval = x * x;
-    rval
-}
-
-#[giving::probe]
-fn sumsquares(x: i64, y: i64) -> i64 {
-    let xx = square(x);
-    let yy = square(y);
-    let rval = xx + yy;
-    rval
 }
 
 /// ptera's `Matou`.

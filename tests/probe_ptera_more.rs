@@ -20,16 +20,13 @@
 
 use std::collections::HashSet;
 
+mod ptera_fixtures;
+
 use futures::executor::block_on;
 use giving::prelude::*;
 use giving::probe::{Role, Selector};
-use giving::{Event, Given, Probe, ProbeError, given};
-
-/// The events of `probe`, after ending `gv`, as `key=value` lines.
-fn events(gv: Given, probe: Probe) -> Vec<String> {
-    gv.finish().unwrap();
-    lines(probe)
-}
+use giving::{Event, Probe, ProbeError, given};
+use ptera_fixtures::*;
 
 /// The events of a probe whose scope has ended, as `key=value` lines.
 fn lines(probe: Probe) -> Vec<String> {
@@ -39,27 +36,7 @@ fn lines(probe: Probe) -> Vec<String> {
         .collect()
 }
 
-/// One probe's events while `run` runs.
-fn probed(selector: &str, run: impl FnOnce()) -> Vec<String> {
-    let gv = given();
-    let probe = gv.probe(selector).unwrap();
-    run();
-    events(gv, probe)
-}
-
 // --- test_probe.py's fixtures ---
-
-#[giving::probe]
-fn f(x: i64) -> i64 {
-    let a = x * x;
-    a + 1
-}
-
-#[giving::probe]
-fn g(x: i64) -> i64 {
-    let a = -x;
-    a + 1
-}
 
 /// ptera's `loopy`, without its `Elephant` (no test here probes it).
 fn loopy() -> i64 {
@@ -91,11 +68,6 @@ fn plusone(fun: impl Fn(i64) -> i64) -> impl Fn(i64) -> i64 {
 fn thrice(x: i64) -> i64 {
     let twice = x + x;
     twice + x
-}
-
-#[giving::probe]
-fn recurso(n: u64) -> u64 {
-    if n == 0 { 1 } else { n * recurso(n - 1) }
 }
 
 // --- test_probe.py ---
@@ -200,44 +172,6 @@ fn test_bad_wrap_selector() {
 }
 
 // --- test_interpret.py's fixtures ---
-
-/// ptera tags `a` and `b` `@Bouffe`; here their written type is.
-type Bouffe = i64;
-
-#[giving::probe]
-fn brie(x: i64, y: i64) -> i64 {
-    let a: Bouffe = x * x;
-    let b: Bouffe = y * y;
-    a + b
-}
-
-#[giving::probe]
-fn extra(cheese: i64) -> i64 {
-    cheese + 1
-}
-
-#[giving::probe]
-fn double_brie(x1: i64, y1: i64) -> i64 {
-    let a = brie(x1, x1 + 1);
-    let b = brie(y1, y1 + 1);
-    let aa = extra(a);
-    let bb = extra(b);
-    aa + bb
-}
-
-#[giving::probe(overridable(rval))]
-fn square(x: i64) -> i64 {
-    let rval = x * x;
-    rval
-}
-
-#[giving::probe]
-fn sumsquares(x: i64, y: i64) -> i64 {
-    let xx = square(x);
-    let yy = square(y);
-    let rval = xx + yy;
-    rval
-}
 
 /// ptera's `Matou`; `es` and `repeat` overridable, as `test_method` tweaks them.
 struct Matou {
