@@ -115,27 +115,24 @@ fn sites_of(probe: &ActiveProbe) -> impl Iterator<Item = &'static Site> + '_ {
     })
 }
 
+/// The instrumented functions where a probe's last element is.
+fn last_sites(probe: &ActiveProbe) -> impl Iterator<Item = &'static Site> + '_ {
+    let last = probe.elements.last();
+    site::all().filter(move |s| last.is_some_and(|last| last.at(s.key()).is_some()))
+}
+
 /// The variables a probe may replace in the functions of its last element.
 pub(crate) fn last_overridable(probe: &ActiveProbe) -> Vec<&'static str> {
-    let Some(last) = probe.elements.last() else {
-        return Vec::new();
-    };
-    site::all()
-        .filter(|s| last.at(s.key()).is_some())
+    last_sites(probe)
         .flat_map(|s| s.info.overridable.iter().copied())
         .collect()
 }
 
-/// The functions where a probe's last element is (each once, in link order): what a
+/// The names of the functions where a probe's last element is, each once, sorted: what a
 /// refusal to override names when the selector's last function is `*`.
 pub(crate) fn last_functions(probe: &ActiveProbe) -> Vec<&'static str> {
-    let Some(last) = probe.elements.last() else {
-        return Vec::new();
-    };
-    let mut names: Vec<&'static str> = site::all()
-        .filter(|s| last.at(s.key()).is_some())
-        .map(|s| s.info.name)
-        .collect();
+    let mut names: Vec<&'static str> = last_sites(probe).map(|s| s.info.name).collect();
+    names.sort_unstable();
     names.dedup();
     names
 }

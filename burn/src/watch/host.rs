@@ -49,13 +49,14 @@ impl HostValues {
 
     /// [`stats`] of each consecutive part of `lengths`, one after the other.
     pub(super) fn stats_of_parts(&self, lengths: &[usize], bins: usize) -> Vec<f64> {
+        fn each<T: Sample>(values: &[T], lengths: &[usize], bins: usize) -> Vec<f64> {
+            parts(values, lengths)
+                .flat_map(|part| stats(part, bins))
+                .collect()
+        }
         match self {
-            HostValues::F32(values) => parts(values, lengths)
-                .flat_map(|part| stats(part, bins))
-                .collect(),
-            HostValues::F64(values) => parts(values, lengths)
-                .flat_map(|part| stats(part, bins))
-                .collect(),
+            HostValues::F32(values) => each(values, lengths, bins),
+            HostValues::F64(values) => each(values, lengths, bins),
         }
     }
 

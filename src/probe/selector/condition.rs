@@ -186,50 +186,51 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
-/// A condition as one probe checks it: with the state of its `throttle`, if it has one (per
+/// A condition as one probe checks it: with the state of its `throttle`, if it is one (per
 /// probe and function: each probe opened on a selector throttles on its own, as each of
 /// ptera's `select` calls makes its own `throttle`).
 #[derive(Debug, Clone)]
 pub(crate) struct Matching {
     condition: Condition,
-    /// `throttle`'s current value and next trigger, once it has seen a value.
-    throttle: Arc<Mutex<Option<(f64, f64)>>>,
+    /// `throttle`'s current value and next trigger, once it has seen a value; `None` for any
+    /// other condition, which has no state.
+    throttle: Option<Arc<Mutex<Option<(f64, f64)>>>>,
 }
 
 impl Matching {
     /// `condition` with a fresh state.
     pub(crate) fn new(condition: &Condition) -> Self {
+        let throttles = matches!(condition, Condition::Matches(MatchFunction::Throttle(_)));
         Self {
             condition: condition.clone(),
-            throttle: Arc::new(Mutex::new(None)),
+            throttle: throttles.then(|| Arc::new(Mutex::new(None))),
         }
     }
 
     /// Whether `value` meets the condition (a throttle that lets it through moves on).
     pub(crate) fn matches(&self, value: &Value) -> bool {
-        match &self.condition {
-            Condition::Equals(literal) => literal.matches(value),
-            Condition::Matches(function) => {
-                let Some(x) = number(value) else {
-                    return false;
-                };
-                let MatchFunction::Throttle(period) = *function else {
-                    return function.accepts(x);
-                };
-                let mut state = self.throttle.lock().unwrap_or_else(PoisonError::into_inner);
-                match *state {
-                    None => {
-                        *state = Some((x, x + period));
-                        true
-                    }
-                    Some((current, _)) if x == current => true,
-                    Some((_, trigger)) if x >= trigger => {
-                        *state = Some((x, trigger + period));
-                        true
-                    }
-                    Some(_) => false,
-                }
+        let function = match &self.condition {
+            Condition::Equals(literal) => return literal.matches(value),
+            Condition::Matches(function) => *function,
+        };
+        let Some(x) = number(value) else {
+            return false;
+        };
+        let (MatchFunction::Throttle(period), Some(throttle)) = (function, &self.throttle) else {
+            return function.accepts(x);
+        };
+        let mut state = throttle.lock().unwrap_or_else(PoisonError::into_inner);
+        match *state {
+            None => {
+                *state = Some((x, x + period));
+                true
             }
+            Some((current, _)) if x == current => true,
+            Some((_, trigger)) if x >= trigger => {
+                *state = Some((x, trigger + period));
+                true
+            }
+            Some(_) => false,
         }
     }
 }
