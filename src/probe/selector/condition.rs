@@ -186,15 +186,17 @@ fn number(value: &Value) -> Option<f64> {
     }
 }
 
+/// `throttle`'s current value and next trigger, once it has seen a value.
+type ThrottleState = Arc<Mutex<Option<(f64, f64)>>>;
+
 /// A condition as one probe checks it: with the state of its `throttle`, if it is one (per
 /// probe and function: each probe opened on a selector throttles on its own, as each of
 /// ptera's `select` calls makes its own `throttle`).
 #[derive(Debug, Clone)]
 pub(crate) struct Matching {
     condition: Condition,
-    /// `throttle`'s current value and next trigger, once it has seen a value; `None` for any
-    /// other condition, which has no state.
-    throttle: Option<Arc<Mutex<Option<(f64, f64)>>>>,
+    /// A `throttle`'s state; `None` for any other condition, which has none.
+    throttle: Option<ThrottleState>,
 }
 
 impl Matching {
