@@ -6,7 +6,10 @@
 //! `benches/peers.rs`). A row per round: `rtt_ns giving_ns giving_by_ref_ns crossbeam_ns
 //! tokio_ns`. On a virtual machine the round trip moves as the host places its virtual CPUs
 //! (near each other or not: docs/architecture.md, "The slow mode"); run with a busy process
-//! per core too. `cargo run --release --example handoff_modes -- 20`.
+//! per core too. `cargo run --release --example handoff_modes -- 20`; with `threads` after the
+//! count (`-- 20 threads`), each round is followed by what each side of each hand-off spent:
+//! the giving (sending) thread's and the reader's CPU time per event, page faults and context
+//! switches (voluntary + involuntary), from `getrusage(RUSAGE_THREAD)`.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -48,14 +51,16 @@ fn pin(cpu: usize) {
 }
 
 /// Nanoseconds per round trip of one cache line between the first two CPUs this thread may
-/// run on (it runs on all of them again afterwards).
+/// run on (it runs on all of them again afterwards); NaN when it may run on one only (run
+/// under `taskset -c 0`, every thread shares a CPU: what each side spends, without a cache
+/// line crossing between cores).
 fn round_trip_ns() -> f64 {
     let allowed = affinity();
     let mut cpus = (0..libc::CPU_SETSIZE as usize)
         // SAFETY: CPU_ISSET only reads the set, at an index below its size.
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &allowed) });
     let (Some(near), Some(far)) = (cpus.next(), cpus.next()) else {
-        panic!("the round trip needs two CPUs to run on");
+        return f64::NAN;
     };
     let line = Arc::new(AtomicU64::new(0));
     let other = line.clone();
@@ -82,6 +87,80 @@ fn round_trip_ns() -> f64 {
     ns
 }
 
+/// What one thread spent during a hand-off.
+#[derive(Clone, Copy)]
+struct Spent {
+    cpu_ns: f64,
+    faults: i64,
+    voluntary: i64,
+    involuntary: i64,
+}
+
+impl Spent {
+    /// What the calling thread has spent so far (`getrusage(RUSAGE_THREAD)` and its CPU clock).
+    fn so_far() -> Self {
+        // SAFETY: zeroed `rusage` and `timespec` are valid; the calls write only what is passed.
+        let (usage, cpu) = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            let refused = libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+            assert_eq!(refused, 0, "getrusage");
+            let mut cpu: libc::timespec = std::mem::zeroed();
+            let refused = libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut cpu);
+            assert_eq!(refused, 0, "clock_gettime");
+            (usage, cpu)
+        };
+        Self {
+            cpu_ns: cpu.tv_sec as f64 * 1e9 + cpu.tv_nsec as f64,
+            faults: usage.ru_minflt,
+            voluntary: usage.ru_nvcsw,
+            involuntary: usage.ru_nivcsw,
+        }
+    }
+
+    /// What the calling thread spent since `start`.
+    fn since(start: Self) -> Self {
+        let now = Self::so_far();
+        Self {
+            cpu_ns: now.cpu_ns - start.cpu_ns,
+            faults: now.faults - start.faults,
+            voluntary: now.voluntary - start.voluntary,
+            involuntary: now.involuntary - start.involuntary,
+        }
+    }
+}
+
+impl std::fmt::Display for Spent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cpu {:.1} ns/event, {} faults, {}+{} switches",
+            self.cpu_ns / EVENTS as f64,
+            self.faults,
+            self.voluntary,
+            self.involuntary
+        )
+    }
+}
+
+/// One hand-off: ns per event (wall clock, until the reader has taken the last), and what the
+/// giving thread and the reader spent.
+struct HandOff {
+    ns: f64,
+    giver: Spent,
+    reader: Spent,
+}
+
+/// Runs `drain` on a new thread that also reports what it spent.
+fn spawn_reader(
+    drain: impl FnOnce() -> u64 + Send + 'static,
+) -> std::thread::JoinHandle<(u64, Spent)> {
+    std::thread::spawn(move || {
+        let start = Spent::so_far();
+        let taken = drain();
+        (taken, Spent::since(start))
+    })
+}
+
 fn loss(i: u64) -> f64 {
     (i % 1000) as f64 * 0.001
 }
@@ -90,10 +169,10 @@ fn ns_per_event(start: Instant) -> f64 {
     start.elapsed().as_nanos() as f64 / EVENTS as f64
 }
 
-fn giving(by_ref: bool) -> f64 {
+fn giving(by_ref: bool) -> HandOff {
     let gv = given();
     let mut stream = gv.stream();
-    let consumer = std::thread::spawn(move || {
+    let consumer = spawn_reader(move || {
         futures::executor::block_on(async {
             let mut n = 0u64;
             if by_ref {
@@ -110,14 +189,21 @@ fn giving(by_ref: bool) -> f64 {
             n
         })
     });
+    let spent = Spent::so_far();
     let start = Instant::now();
     for i in 0..EVENTS {
         let loss = loss(i);
         give!(loss);
     }
     gv.finish().unwrap();
-    assert_eq!(consumer.join().unwrap(), EVENTS);
-    ns_per_event(start)
+    let giver = Spent::since(spent);
+    let (taken, reader) = consumer.join().unwrap();
+    assert_eq!(taken, EVENTS);
+    HandOff {
+        ns: ns_per_event(start),
+        giver,
+        reader,
+    }
 }
 
 /// A channel peer: `EVENTS` tuples sent with `send`, counted by the `drain` thread; the
@@ -126,18 +212,25 @@ fn tuple_hand_off<Tx>(
     tx: Tx,
     send: impl Fn(&Tx, (u64, f64)),
     drain: impl FnOnce() -> u64 + Send + 'static,
-) -> f64 {
-    let consumer = std::thread::spawn(drain);
+) -> HandOff {
+    let consumer = spawn_reader(drain);
+    let spent = Spent::so_far();
     let start = Instant::now();
     for i in 0..EVENTS {
         send(&tx, (i, loss(i)));
     }
     drop(tx);
-    assert_eq!(consumer.join().unwrap(), EVENTS);
-    ns_per_event(start)
+    let giver = Spent::since(spent);
+    let (taken, reader) = consumer.join().unwrap();
+    assert_eq!(taken, EVENTS);
+    HandOff {
+        ns: ns_per_event(start),
+        giver,
+        reader,
+    }
 }
 
-fn crossbeam_tuple() -> f64 {
+fn crossbeam_tuple() -> HandOff {
     let (tx, rx) = crossbeam_channel::unbounded::<(u64, f64)>();
     tuple_hand_off(
         tx,
@@ -153,7 +246,7 @@ fn crossbeam_tuple() -> f64 {
     )
 }
 
-fn tokio_tuple() -> f64 {
+fn tokio_tuple() -> HandOff {
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(u64, f64)>();
     tuple_hand_off(
         tx,
@@ -177,13 +270,32 @@ fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
         .map_or(10, |n| n.parse().expect("a number of rounds"));
+    let threads = std::env::args().nth(2).is_some_and(|arg| arg == "threads");
     println!("rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns");
+    // Untimed: a process's first hand-off faults in the memory its backlog grows into (with
+    // a busy core the reader falls behind by most of the run), which every later one reuses;
+    // timed, it would charge that to whichever row came first.
+    giving(false);
     for _ in 0..rounds {
         let rtt = round_trip_ns();
-        let giving_by_value = giving(false);
-        let giving_by_ref = giving(true);
-        let crossbeam = crossbeam_tuple();
-        let tokio = tokio_tuple();
-        println!("{rtt:.0} {giving_by_value:.1} {giving_by_ref:.1} {crossbeam:.1} {tokio:.1}");
+        let hand_offs = [
+            ("giving", giving(false)),
+            ("giving by ref", giving(true)),
+            ("crossbeam", crossbeam_tuple()),
+            ("tokio", tokio_tuple()),
+        ];
+        let row: Vec<String> = hand_offs
+            .iter()
+            .map(|(_, hand_off)| format!("{:.1}", hand_off.ns))
+            .collect();
+        println!("{rtt:.0} {}", row.join(" "));
+        if threads {
+            for (name, hand_off) in &hand_offs {
+                println!(
+                    "  {name}: giver {} | reader {}",
+                    hand_off.giver, hand_off.reader
+                );
+            }
+        }
     }
 }

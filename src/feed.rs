@@ -45,6 +45,12 @@
 //!   none spins: readers polled by one task would each follow the loop live while the others
 //!   fall behind. The spin only looks; the park protocol above is unchanged, so it cannot lose
 //!   a wake-up.
+//! - **Readers under load wait for ticks.** A reader that shares a core with the giving
+//!   thread is woken by the first append after it parked, takes that core at once, takes the
+//!   few events given meanwhile and parks again: thousands of park/wake cycles a second. After
+//!   eight parks in a row less than 100 µs apart it sleeps until the pacer's next tick
+//!   instead, as a paced reader does (below), until a tick finds nothing new
+//!   (src/feed/load.rs). The protocol is the paced readers': nothing is lost.
 //! - **Paced readers.** A reader polled with a pace ([`FeedReader::poll_advance`]) never
 //!   parks as above:
 //!   finding nothing, it registers as a *sleeper* under the lock and asks the pacer
@@ -53,6 +59,15 @@
 //!   what came meanwhile in one batch. Nothing is lost: appends are visible to its next take
 //!   whenever it runs, and an end wakes sleepers too (closing the feed or the reader takes the
 //!   lock, under which the sleeper checked for the end before it registered).
+//! - **Sole readers take by value without a clone.** An append reads the reader count inside
+//!   the append (under the lock or the claim) and marks the slot *sole* if it is one. A
+//!   subscriber counts itself under the lock, after quiescing the owner, so every append
+//!   after its subscription (the only ones it can see) reads two or more; a reader that is
+//!   gone no longer reads. So a sole slot is seen by one reader only, which takes its event
+//!   by value by moving it out (no reference count touched: an atomic increment and a
+//!   decrement saved per event) and resets the slot's `ready` flag, so that the chunk's drop,
+//!   ordered after by the chunk's reference count, does not drop it again. The loom models
+//!   check that no reader reaches a slot moved out.
 //! - **Subscription at the call.** A cursor starts at the feed's tail, read under the mutex
 //!   once no other thread owns the feed: every event appended after that is seen, none before.
 //! - **Ends.** Closing the feed (the scope finished) takes the claim away for good, so every
@@ -74,6 +89,7 @@ use crate::resting_pool::RestingPool;
 
 use crate::Event;
 use crate::pace;
+use load::ParkRate;
 use owner::Owner;
 // Through the shim, so that the loom models check these (see src/sync.rs).
 use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex, MutexGuard, OnceLock};
@@ -91,7 +107,13 @@ pub(crate) const NO_SKIP: u64 = 0;
 /// event, docs/architecture.md).
 #[repr(align(32))]
 struct Slot {
+    /// Set (`Release`) once the cells are written; reset (`Relaxed`) by a sole reader that
+    /// moved the event out, so that the chunk does not drop it again.
     ready: AtomicBool,
+    /// The feed had one reader when this event was appended: no other reader will ever see
+    /// it, so that one may take it by value without a clone (see "Sole readers" in the
+    /// module doc).
+    sole: UnsafeCell<bool>,
     /// The reader that must not see this event (a derivation's own output), or [`NO_SKIP`].
     skip: UnsafeCell<u64>,
     event: UnsafeCell<MaybeUninit<Event>>,
@@ -151,6 +173,7 @@ impl Chunk {
             (0..CHUNK)
                 .map(|_| Slot {
                     ready: AtomicBool::new(false),
+                    sole: UnsafeCell::new(false),
                     skip: UnsafeCell::new(NO_SKIP),
                     event: UnsafeCell::new(MaybeUninit::uninit()),
                 })
@@ -336,9 +359,14 @@ impl Feed {
     fn write(&self, cursor: &mut Cursor, event: Event, skip: u64) -> Option<sync::Arc<Chunk>> {
         let retired = (cursor.pos == CHUNK).then(|| next_chunk(cursor));
         let slot = &cursor.chunk.slots[cursor.pos];
+        // Read here, inside the append: a subscriber counts itself under the lock before it
+        // reads the cursor, and this append is ordered after that (it took the lock, or the
+        // claim it appends under was taken under the lock after the subscriber revoked it).
+        let sole = self.readers.load(Ordering::Relaxed) == 1;
         // SAFETY: this slot is past every reader's `ready` check (not ready yet) and only the
         // cursor's user writes; it is written once.
         unsafe {
+            *slot.sole.get() = sole;
             *slot.skip.get() = skip;
             (*slot.event.get()).write(event);
         }
@@ -361,10 +389,13 @@ impl Feed {
             end: AtomicU64::new(if closed { cursor.index } else { u64::MAX }),
             taken: AtomicU64::new(cursor.index),
         });
+        // Counted under the lock, with the giving thread quiesced: every append after this
+        // one reads two readers or more, so it is never marked sole for another reader.
         let sole = self.readers.fetch_add(1, Ordering::SeqCst) == 0;
         FeedReader {
             checked: cursor.pos,
             sole,
+            park_rate: ParkRate::default(),
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
             pos: cursor.pos,
@@ -469,6 +500,8 @@ pub(crate) struct FeedReader {
     /// Whether this reader spins before parking: it was the feed's only reader when it
     /// subscribed or last parked (a heuristic; see the module doc, "Spinning before parking").
     sole: bool,
+    /// How often this reader parks: one woken too often waits for the pacer's ticks.
+    park_rate: ParkRate,
     feed: Arc<Feed>,
     chunk: sync::Arc<Chunk>,
     pos: usize,
@@ -645,9 +678,41 @@ impl FeedReader {
         // SAFETY: the cursor is just past the event taken, in the same chunk:
         // `0 < pos <= CHUNK`, so `pos - 1` is a slot of it.
         let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
+        // The models check what the sole-reader argument rests on: no reader reaches a slot
+        // whose event another reader moved out.
+        #[cfg(all(test, giving_loom))]
+        assert!(
+            slot.ready.load(Ordering::Relaxed),
+            "a slot read after its sole reader moved the event out"
+        );
         // SAFETY: `take` returned `Found::Event` for this slot (the cursor is past it, in the
         // same chunk): it is ready, so its event was written before and is never written again.
         unsafe { (*slot.event.get()).assume_init_ref() }
+    }
+
+    /// The event taken last, by value: moved out of its slot when this reader is the only one
+    /// that will ever see it (no reference count touched), else a clone. Call once per event
+    /// taken, after nothing else borrowed it ([`current`](Self::current) needs `&self`).
+    #[inline]
+    pub(crate) fn take_current(&mut self) -> Event {
+        debug_assert!(self.pos > 0 && self.pos <= CHUNK, "no event taken");
+        // SAFETY: as in `current`: `pos - 1` is a slot of this chunk, taken.
+        let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
+        // SAFETY: the slot was found ready (acquired), so its cells were written before and
+        // are never written again by the cursor's user.
+        if unsafe { *slot.sole.get() } {
+            // SAFETY: a sole slot is seen by this reader only (the feed had no other reader
+            // when it was appended, and later subscribers start after it), and this reader
+            // takes it once: the event is moved out once, and the flag reset (by its only
+            // reader; the chunk's drop comes after, through the chunk's reference count)
+            // tells the chunk not to drop it.
+            unsafe {
+                let event = (*slot.event.get()).assume_init_read();
+                slot.ready.store(false, Ordering::Relaxed);
+                return event;
+            }
+        }
+        self.current().clone()
     }
 
     /// Moves the cursor past the next event, which is then lent at
@@ -691,12 +756,17 @@ impl FeedReader {
             if let Some(taken) = self.take_unskipped() {
                 return Poll::Ready(taken);
             }
+            // A reader woken so often that the wake-ups cost more than the events waits for
+            // the pacer's tick instead, until a tick finds nothing (src/feed/load.rs).
+            if self.park_rate.waits_for_tick(self.index) {
+                return self.sleep_until_tick(load::LOAD_PERIOD, cx);
+            }
             // The loop often gives again within a fraction of a microsecond: wait briefly
             // before parking, since a park costs both sides a system call (see the module
             // doc, "Spinning before parking"). Only a sole reader spins: readers polled by one
             // task (`join_all`, `select!`, a thread draining streams in turn) would each wait
             // for the next event while the others have events to take.
-            if self.sole && self.spin_for_next() {
+            if self.sole && !self.park_rate.under_load() && self.spin_for_next() {
                 continue;
             }
             // Park under the lock: re-check, then register (see the module doc). The re-check
@@ -717,7 +787,17 @@ impl FeedReader {
             // Read here, where the lock is held anyway, rather than before every spin: the
             // count shares its cache line with what the giving thread writes per event.
             self.sole = self.feed.readers.load(Ordering::Relaxed) == 1;
+            // A reader back from waiting for ticks leaves the sleepers (where only an end
+            // would find it, to wake it once more).
+            if !tail.sleepers.is_empty() {
+                take_waker(&mut tail.sleepers, self.state.id);
+            }
             register(&mut tail.waiters, self.state.id, cx.waker());
+            drop(tail);
+            // Not under loom: its models have no ticks, and check the wake-up protocol.
+            if !cfg!(all(test, giving_loom)) {
+                self.park_rate.parked(std::time::Instant::now());
+            }
             return Poll::Pending;
         }
     }
@@ -775,6 +855,7 @@ impl Drop for FeedReader {
     }
 }
 
+mod load;
 #[cfg(all(test, giving_loom))]
 mod loom_models;
 mod owner;
@@ -960,6 +1041,121 @@ mod tests {
         drop(other);
         feed.close();
         assert_eq!(next(&mut reader), Poll::Ready(None));
+    }
+
+    /// Polls `reader` with `waker` until it parks or sleeps, counting the events it takes.
+    fn take_all(reader: &mut FeedReader, waker: &Waker) -> usize {
+        let mut cx = Context::from_waker(waker);
+        let mut taken = 0;
+        while reader.poll_advance(&mut cx, None) == Poll::Ready(true) {
+            taken += 1;
+        }
+        taken
+    }
+
+    /// Waits (in real time: the pacer's clock) until `count` exceeds `seen`.
+    fn wait_for_wake_up(count: &std::sync::atomic::AtomicUsize, seen: usize) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while count.load(Ordering::SeqCst) <= seen {
+            assert!(std::time::Instant::now() < deadline, "no tick came");
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    // Parks must come less than 100 µs apart, which Miri's speed never allows.
+    #[cfg_attr(miri, ignore)]
+    #[test]
+    fn a_reader_parked_again_and_again_waits_for_ticks_and_the_loop_wakes_nobody() {
+        let feed = Arc::new(Feed::new());
+        let wakes = Arc::new(Counting(Default::default()));
+        let waker = futures::task::waker(wakes.clone());
+        let mut reader = feed.subscribe();
+        // Give and take one event at a time: each take ends in a park that the next append
+        // wakes. Quick enough parks in a row (a preempted test thread breaks a run; the
+        // bound is generous) turn the reader to ticks.
+        let mut given = 0;
+        while !reader.park_rate.under_load() {
+            assert!(given < 100_000, "the reader never turned to ticks");
+            feed.push(event(given), NO_SKIP);
+            given += 1;
+            assert_eq!(take_all(&mut reader, &waker), 1);
+        }
+        // It parked last (registered as a waiter): the next append still wakes it once.
+        let woken = wakes.0.load(Ordering::SeqCst);
+        feed.push(event(given), NO_SKIP);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), woken + 1);
+        // Now it sleeps until a tick, not parked: appends wake nobody (they wake waiters
+        // only). The wake-ups are counted from before it went to sleep, since a tick may come
+        // at any moment after.
+        let woken = wakes.0.load(Ordering::SeqCst);
+        assert_eq!(take_all(&mut reader, &waker), 1);
+        assert!(feed.lock().waiters.is_empty());
+        assert_eq!(feed.lock().sleepers.len(), 1);
+        for i in 1..=3 {
+            feed.push(event(given + i), NO_SKIP);
+        }
+        // The tick wakes it, and it takes the three in one batch, then sleeps again.
+        wait_for_wake_up(&wakes.0, woken);
+        let woken = wakes.0.load(Ordering::SeqCst);
+        assert_eq!(take_all(&mut reader, &waker), 3);
+        assert!(reader.park_rate.under_load());
+        // A tick that finds nothing: parked again, and woken by the next append at once.
+        wait_for_wake_up(&wakes.0, woken);
+        assert_eq!(take_all(&mut reader, &waker), 0);
+        assert!(!reader.park_rate.under_load());
+        assert_eq!(feed.lock().waiters.len(), 1);
+        assert!(feed.lock().sleepers.is_empty());
+        let woken = wakes.0.load(Ordering::SeqCst);
+        feed.push(event(given + 4), NO_SKIP);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), woken + 1);
+        assert_eq!(take_all(&mut reader, &waker), 1);
+    }
+
+    /// A value whose drop is counted: it tells when an event's last reference went.
+    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    impl crate::Resolve for Counted {
+        fn resolve(&self) -> Result<crate::Value, crate::ResolveError> {
+            Ok(crate::Value::Null)
+        }
+    }
+
+    #[test]
+    fn a_sole_reader_takes_events_by_value_without_a_clone_and_each_is_dropped_once() {
+        let drops = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = || Event::new([("x", crate::Value::lazy(Counted(drops.clone())))]);
+        let mut cx = Context::from_waker(noop_waker_ref());
+        let feed = Arc::new(Feed::new());
+        let mut first = feed.subscribe();
+        feed.push(counted(), NO_SKIP);
+        assert_eq!(first.poll_advance(&mut cx, None), Poll::Ready(true));
+        // Moved out: the chunk, which `first` still holds, no longer holds the event, so
+        // dropping the one taken drops its fields (a clone would leave them to the chunk).
+        drop(first.take_current());
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // With a second reader the next event is cloned for each, and lives until both have
+        // left its chunk.
+        let mut second = feed.subscribe();
+        feed.push(counted(), NO_SKIP);
+        for reader in [&mut first, &mut second] {
+            assert_eq!(reader.poll_advance(&mut cx, None), Poll::Ready(true));
+            drop(reader.take_current());
+        }
+        assert_eq!(drops.load(Ordering::SeqCst), 1);
+        // Back to one reader: moved again; then every event was dropped exactly once.
+        drop(second);
+        feed.push(counted(), NO_SKIP);
+        assert_eq!(first.poll_advance(&mut cx, None), Poll::Ready(true));
+        drop(first.take_current());
+        assert_eq!(drops.load(Ordering::SeqCst), 2);
+        drop(first);
+        assert_eq!(drops.load(Ordering::SeqCst), 3);
     }
 
     #[test]

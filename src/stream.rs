@@ -59,6 +59,11 @@ impl EventStream {
     /// Periods under a millisecond are taken as one. Not in Python giving, whose
     /// subscribers run on the giving thread.
     ///
+    /// A stream not paced is woken per event, until it is woken so often that the wake-ups
+    /// cost more than the events (eight parks in a row less than 100 µs apart: a loop that
+    /// gives faster than a consumer sharing its core takes): it then waits for ticks of a
+    /// millisecond, as if paced, until a tick finds nothing new.
+    ///
     /// ```
     /// use std::time::Duration;
     /// use giving::prelude::*;
@@ -89,8 +94,9 @@ impl EventStream {
     /// A lossless subscriber reads the event where the scope wrote it, touching no reference
     /// count, so a sink that only looks at events (a log, a dashboard, a rate) costs the same
     /// whether it is the only subscriber or one of ten; taking events by value clones each one
-    /// (an atomic increment, and a decrement when it is dropped). The borrow ends before the
-    /// next call; clone the event to keep it.
+    /// (an atomic increment, and a decrement when it is dropped), unless the stream is the
+    /// scope's only lossless subscriber, which moves the event out. The borrow ends before
+    /// the next call; clone the event to keep it.
     ///
     /// ```
     /// use giving::{give, given};
@@ -172,12 +178,12 @@ impl EventStream {
         taken
     }
 
-    /// The event the last [`poll_advance`](Self::poll_advance) moved past, by value: a
-    /// clone of the feed's, or the popped one moved out.
+    /// The event the last [`poll_advance`](Self::poll_advance) moved past, by value: the
+    /// feed's moved out (this stream its only reader) or a clone, or the popped one moved out.
     #[inline]
     fn take_current(&mut self) -> Event {
-        match &self.source {
-            Subscription::Feed(reader) => reader.current().clone(),
+        match &mut self.source {
+            Subscription::Feed(reader) => reader.take_current(),
             Subscription::Queue(_) => self
                 .lent
                 .take()

@@ -132,6 +132,42 @@ fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
 }
 
 #[test]
+fn a_reader_taking_by_value_never_moves_out_an_event_that_a_joining_reader_will_see() {
+    loom::model(|| {
+        let feed = Arc::new(Feed::new());
+        let mut first = feed.subscribe();
+        // The first reader is alone when the giver starts: events appended before the joiner
+        // subscribes are its alone (moved out when taken), the later ones are shared (cloned),
+        // and `current` asserts that no reader reaches a slot moved out.
+        let giver = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                for i in 0..2 {
+                    feed.push(event(i), NO_SKIP);
+                }
+                feed.close();
+            }
+        });
+        let joiner = thread::spawn({
+            let feed = feed.clone();
+            move || {
+                let mut second = feed.subscribe();
+                drain(&mut second)
+            }
+        });
+        let mut seen = Vec::new();
+        while loom::future::block_on(poll_fn(|cx| first.poll_advance(cx, None))) {
+            let taken = first.take_current();
+            seen.push(taken.get_as::<u64>("i").unwrap_or(u64::MAX));
+        }
+        assert_eq!(seen, [0, 1]);
+        let seen = joiner.join().unwrap();
+        assert!([&[0, 1][..], &[1], &[]].contains(&&seen[..]), "{seen:?}");
+        giver.join().unwrap();
+    });
+}
+
+#[test]
 fn a_second_giving_thread_takes_the_feed_from_its_owner_and_nothing_is_lost_or_reordered() {
     loom::model(|| {
         let feed = Arc::new(Feed::new());

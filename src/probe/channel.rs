@@ -66,7 +66,7 @@ impl Stream for Receiver {
         let reader = &mut self.get_mut().0;
         reader
             .poll_advance(cx, None)
-            .map(|taken| taken.then(|| reader.current().clone()))
+            .map(|taken| taken.then(|| reader.take_current()))
     }
 }
 
