@@ -189,13 +189,21 @@ fn giving(by_ref: bool) -> HandOff {
             n
         })
     });
+    timed(consumer, || {
+        for i in 0..EVENTS {
+            let loss = loss(i);
+            give!(loss);
+        }
+        gv.finish().unwrap();
+    })
+}
+
+/// Times `give_all` (which gives `EVENTS` events and ends the stream) on this thread until
+/// `consumer` has taken them all.
+fn timed(consumer: std::thread::JoinHandle<(u64, Spent)>, give_all: impl FnOnce()) -> HandOff {
     let spent = Spent::so_far();
     let start = Instant::now();
-    for i in 0..EVENTS {
-        let loss = loss(i);
-        give!(loss);
-    }
-    gv.finish().unwrap();
+    give_all();
     let giver = Spent::since(spent);
     let (taken, reader) = consumer.join().unwrap();
     assert_eq!(taken, EVENTS);
@@ -213,21 +221,12 @@ fn tuple_hand_off<Tx>(
     send: impl Fn(&Tx, (u64, f64)),
     drain: impl FnOnce() -> u64 + Send + 'static,
 ) -> HandOff {
-    let consumer = spawn_reader(drain);
-    let spent = Spent::so_far();
-    let start = Instant::now();
-    for i in 0..EVENTS {
-        send(&tx, (i, loss(i)));
-    }
-    drop(tx);
-    let giver = Spent::since(spent);
-    let (taken, reader) = consumer.join().unwrap();
-    assert_eq!(taken, EVENTS);
-    HandOff {
-        ns: ns_per_event(start),
-        giver,
-        reader,
-    }
+    timed(spawn_reader(drain), || {
+        for i in 0..EVENTS {
+            send(&tx, (i, loss(i)));
+        }
+        drop(tx);
+    })
 }
 
 fn crossbeam_tuple() -> HandOff {

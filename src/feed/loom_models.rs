@@ -100,9 +100,10 @@ fn closing_one_reader_wakes_it_where_it_parked_and_the_others_go_on() {
     });
 }
 
-#[test]
-fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
-    loom::model(|| {
+/// A first reader drained with `drain_first` while the giver gives two events and a second
+/// reader joins: the first sees both, the joiner a suffix, each in order.
+fn a_reader_joins_while_events_are_given(drain_first: fn(&mut FeedReader) -> Vec<u64>) {
+    loom::model(move || {
         let feed = Arc::new(Feed::new());
         let mut first = feed.subscribe();
         // Two events: the joiner's subscription takes the claim the giver made on its first
@@ -123,7 +124,7 @@ fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
                 drain(&mut second)
             }
         });
-        assert_eq!(drain(&mut first), [0, 1]);
+        assert_eq!(drain_first(&mut first), [0, 1]);
         // The second reader sees a suffix: everything appended after it subscribed, in order.
         let seen = joiner.join().unwrap();
         assert!([&[0, 1][..], &[1], &[]].contains(&&seen[..]), "{seen:?}");
@@ -132,39 +133,26 @@ fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
 }
 
 #[test]
+fn a_reader_joining_while_events_are_given_sees_every_later_one_in_order() {
+    a_reader_joins_while_events_are_given(drain);
+}
+
+/// Reads `reader` to its end taking each event by value (moved out of a slot it alone sees).
+fn drain_by_value(reader: &mut FeedReader) -> Vec<u64> {
+    let mut seen = Vec::new();
+    while loom::future::block_on(poll_fn(|cx| reader.poll_advance(cx, None))) {
+        let taken = reader.take_current();
+        seen.push(taken.get_as::<u64>("i").unwrap_or(u64::MAX));
+    }
+    seen
+}
+
+#[test]
 fn a_reader_taking_by_value_never_moves_out_an_event_that_a_joining_reader_will_see() {
-    loom::model(|| {
-        let feed = Arc::new(Feed::new());
-        let mut first = feed.subscribe();
-        // The first reader is alone when the giver starts: events appended before the joiner
-        // subscribes are its alone (moved out when taken), the later ones are shared (cloned),
-        // and `current` asserts that no reader reaches a slot moved out.
-        let giver = thread::spawn({
-            let feed = feed.clone();
-            move || {
-                for i in 0..2 {
-                    feed.push(event(i), NO_SKIP);
-                }
-                feed.close();
-            }
-        });
-        let joiner = thread::spawn({
-            let feed = feed.clone();
-            move || {
-                let mut second = feed.subscribe();
-                drain(&mut second)
-            }
-        });
-        let mut seen = Vec::new();
-        while loom::future::block_on(poll_fn(|cx| first.poll_advance(cx, None))) {
-            let taken = first.take_current();
-            seen.push(taken.get_as::<u64>("i").unwrap_or(u64::MAX));
-        }
-        assert_eq!(seen, [0, 1]);
-        let seen = joiner.join().unwrap();
-        assert!([&[0, 1][..], &[1], &[]].contains(&&seen[..]), "{seen:?}");
-        giver.join().unwrap();
-    });
+    // Events appended before the joiner subscribes are the first reader's alone (moved out
+    // when taken), the later ones are shared (cloned), and `current` asserts that no reader
+    // reaches a slot moved out.
+    a_reader_joins_while_events_are_given(drain_by_value);
 }
 
 #[test]
