@@ -670,24 +670,29 @@ impl FeedReader {
         }
     }
 
-    /// The event taken last, in place in its chunk: valid until the cursor moves again, which
-    /// needs `&mut self`, and the chunk cannot go before this reader leaves it.
-    #[inline]
-    pub(crate) fn current(&self) -> &Event {
+    /// The slot of the event taken last: the cursor is just past it, in the same chunk.
+    #[inline(always)]
+    fn taken_slot(&self) -> &Slot {
         debug_assert!(self.pos > 0 && self.pos <= CHUNK, "no event taken");
-        // SAFETY: the cursor is just past the event taken, in the same chunk:
-        // `0 < pos <= CHUNK`, so `pos - 1` is a slot of it.
+        // SAFETY: `0 < pos <= CHUNK`, so `pos - 1` is a slot of this chunk.
         let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
         // The models check what the sole-reader argument rests on: no reader reaches a slot
-        // whose event another reader moved out.
+        // whose event another reader moved out, whether it lends or takes it.
         #[cfg(all(test, giving_loom))]
         assert!(
             slot.ready.load(Ordering::Relaxed),
             "a slot read after its sole reader moved the event out"
         );
+        slot
+    }
+
+    /// The event taken last, in place in its chunk: valid until the cursor moves again, which
+    /// needs `&mut self`, and the chunk cannot go before this reader leaves it.
+    #[inline]
+    pub(crate) fn current(&self) -> &Event {
         // SAFETY: `take` returned `Found::Event` for this slot (the cursor is past it, in the
         // same chunk): it is ready, so its event was written before and is never written again.
-        unsafe { (*slot.event.get()).assume_init_ref() }
+        unsafe { (*self.taken_slot().event.get()).assume_init_ref() }
     }
 
     /// The event taken last, by value: moved out of its slot when this reader is the only one
@@ -695,9 +700,7 @@ impl FeedReader {
     /// taken, after nothing else borrowed it ([`current`](Self::current) needs `&self`).
     #[inline]
     pub(crate) fn take_current(&mut self) -> Event {
-        debug_assert!(self.pos > 0 && self.pos <= CHUNK, "no event taken");
-        // SAFETY: as in `current`: `pos - 1` is a slot of this chunk, taken.
-        let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
+        let slot = self.taken_slot();
         // SAFETY: the slot was found ready (acquired), so its cells were written before and
         // are never written again by the cursor's user.
         if unsafe { *slot.sole.get() } {
