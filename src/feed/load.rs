@@ -6,9 +6,10 @@
 //! once (the scheduler favours a thread that has slept), takes the few events given meanwhile
 //! and parks again. Measured on one core (`taskset -c 0 target/release/examples/handoff_modes 5
 //! threads`): a park every 2–10 µs, 2,500–6,800 per 2M events, each costing both threads a
-//! context switch and the giving thread a `futex` call and an append under the lock; a reader
-//! paced at 1 ms took the same events in 70 wake-ups at half the CPU per event
-//! (docs/architecture.md, "Woken per event, or per tick"). So a reader whose parks come
+//! context switch and the giving thread a `futex` call and an append under the lock; waiting
+//! for 1 ms ticks instead, the same reader takes the same events in about 90 wake-ups at 20–29
+//! ns of CPU per event instead of 34, the giving thread 27–40 instead of 37 (the same command;
+//! docs/architecture.md, "Woken per event, or per tick"). So a reader whose parks come
 //! [`QUICK_PARKS`] times in a row less than [`QUICK_GAP`] apart sleeps until the pacer's next
 //! tick instead ([`LOAD_PERIOD`]), taking what came meanwhile in one batch, while the giving
 //! thread appends without the lock and wakes nobody; it is woken per append again once a tick
