@@ -70,7 +70,10 @@ struct Slot {
     fields: MaybeUninit<Fields>,
     refs: AtomicU32,
     /// Where this slot is in its block (to find the block from the slot).
-    index: u32,
+    index: u16,
+    /// The fields own nothing to free (see [`owns_nothing`]): the last reference, often on
+    /// another core, then drops the event without reading the lines its fields are on.
+    plain: bool,
     /// When it was given: scaled to a timestamp only when asked.
     time: Stamp,
     origin: Option<&'static Origin>,
@@ -312,6 +315,18 @@ fn write_inline(into: &mut Fields, fields: impl Iterator<Item = Field>) {
     }
 }
 
+/// Whether dropping `fields` frees nothing: stored inline, every key a `&'static str` and
+/// every value a scalar (what `give!(step, loss)` makes). Read by the thread that has just
+/// written them, while they are in its cache, so that the event's last reference — a reader
+/// on another core — need not pull those lines over only to find nothing to free.
+#[inline(always)]
+fn owns_nothing(fields: &Fields) -> bool {
+    !fields.spilled()
+        && fields
+            .iter()
+            .all(|(key, value)| matches!(key, Key::Borrowed(_)) && value.is_scalar())
+}
+
 /// A counted reference to an event's slot: what [`Event`](crate::Event) is made of.
 pub(crate) struct EventRef {
     slot: NonNull<Slot>,
@@ -376,7 +391,9 @@ impl EventRef {
         let slot = unsafe {
             let slot = Block::slot(block, index);
             addr_of_mut!((*slot).refs).write(AtomicU32::new(1));
-            addr_of_mut!((*slot).index).write(index as u32);
+            addr_of_mut!((*slot).index).write(index as u16);
+            // Until `fill` has returned: a panic in it drops the fields written so far.
+            addr_of_mut!((*slot).plain).write(false);
             addr_of_mut!((*slot).time).write(time.into());
             addr_of_mut!((*slot).origin).write(origin);
             addr_of_mut!((*slot).fields)
@@ -388,7 +405,11 @@ impl EventRef {
         // iterator's `next`, an allocation), dropping `event` gives the slot back.
         let event = Self { slot };
         // SAFETY: the only reference to this slot is `event`, which nobody else has seen.
-        fill(unsafe { (*event.slot.as_ptr()).fields.assume_init_mut() });
+        let fields = unsafe { (*event.slot.as_ptr()).fields.assume_init_mut() };
+        fill(fields);
+        let plain = owns_nothing(fields);
+        // SAFETY: as above; the fields are written and will not change.
+        unsafe { addr_of_mut!((*event.slot.as_ptr()).plain).write(plain) };
         event
     }
 
@@ -488,7 +509,9 @@ impl Drop for EventRef {
                 .sub(index)
                 .byte_sub(std::mem::offset_of!(Block, slots))
                 .cast::<Block>();
-            (*slot).fields.assume_init_drop();
+            if !(*slot).plain {
+                (*slot).fields.assume_init_drop();
+            }
             Block::release(NonNull::new_unchecked(block), 1);
         }
     }
@@ -566,6 +589,40 @@ mod tests {
         assert_eq!(kept.time(), Timestamp::from_nanos(2));
         drop(kept);
         assert_eq!(drops.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn only_fields_that_own_nothing_are_left_undropped() {
+        let plain = |fields: Fields| {
+            let event = EventRef::new(Timestamp::from_nanos(1), None, fields);
+            event.slot().plain
+        };
+        let scalar = |key: &'static str| (Key::Borrowed(key), Value::F64(0.5));
+        assert!(plain(Fields::new()));
+        assert!(plain(smallvec::smallvec![scalar("loss"), scalar("step")]));
+        let flags = [
+            Value::Null,
+            Value::Bool(true),
+            Value::I64(-1),
+            Value::U64(1),
+        ];
+        assert!(plain(flags.into_iter().map(|v| ("x".into(), v)).collect()));
+        // Each of these owns memory that only their drop frees (Miri reports it as a leak
+        // if it is not: `cargo miri test arena::`).
+        assert!(!plain(smallvec::smallvec![(
+            Key::Owned("loss".to_owned()),
+            Value::F64(0.5)
+        )]));
+        assert!(!plain(smallvec::smallvec![
+            scalar("step"),
+            ("name".into(), Value::from("mlp"))
+        ]));
+        assert!(!plain(smallvec::smallvec![(
+            "bytes".into(),
+            Value::Bytes(vec![1, 2])
+        )]));
+        // Past the inline capacity the fields live on the heap, scalars or not.
+        assert!(!plain((0..=INLINE).map(|_| scalar("x")).collect()));
     }
 
     #[test]

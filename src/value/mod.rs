@@ -128,6 +128,22 @@ impl Value {
         }
     }
 
+    /// Whether this is a scalar (`Null`, a bool or a number): a value that owns no memory.
+    ///
+    /// ```
+    /// use giving::Value;
+    ///
+    /// assert!(Value::F64(0.5).is_scalar());
+    /// assert!(!Value::from("loss").is_scalar());
+    /// ```
+    #[inline]
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Null | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
+        )
+    }
+
     /// The name of this value's kind, as used in error messages: `null`, `bool`, `i64`, `u64`,
     /// `f64`, `str`, `bytes`, `list`, `map` or `lazy`.
     pub fn kind(&self) -> &'static str {
