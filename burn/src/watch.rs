@@ -2,7 +2,7 @@
 //! optimiser's update), computed on the device and given as lazy values every N steps.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use burn::module::{AutodiffModule, ModuleVisitor, Param};
 use burn::optim::GradientsParams;
@@ -610,14 +610,17 @@ enum Work<B: Backend> {
 /// One packed vector of statistics, computed or read at most once (by the first statistic
 /// read).
 struct Packed<B: Backend> {
-    work: Work<B>,
+    /// Taken by the read: the tensors are moved into it, not cloned, so that a tensor nobody
+    /// else holds (the concatenations made for the watch) is handed to the host without a
+    /// copy where the backend can (flex: its buffer becomes the host data).
+    work: Mutex<Option<Work<B>>>,
     read: OnceLock<Result<Vec<f64>, String>>,
 }
 
 impl<B: Backend> Packed<B> {
     fn new(work: Work<B>) -> Self {
         Self {
-            work,
+            work: Mutex::new(Some(work)),
             read: OnceLock::new(),
         }
     }
@@ -626,20 +629,28 @@ impl<B: Backend> Packed<B> {
         self.read
             .get_or_init(|| {
                 crate::lazy::count_resolution();
-                match &self.work {
+                let work = self
+                    .work
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .take();
+                match work.ok_or("model statistics: their computation panicked")? {
                     Work::Read(tensor) => Ok(HostValues::read(tensor)?.into_f64()),
                     Work::Stats(tensor, bins) => {
-                        let values = HostValues::read(tensor)?;
-                        Ok(values.stats_of_parts(&[tensor.dims()[0]], *bins))
+                        let length = tensor.dims()[0];
+                        Ok(HostValues::read(tensor)?.stats_of_parts(&[length], bins))
                     }
-                    Work::Ratio(before, after) => Ok(HostValues::read(before)?
-                        .ratios_of_parts(&HostValues::read(after)?, &[before.dims()[0]])),
-                    Work::Values(value, bins) => Ok(host::stats(&numbers(value)?, *bins)),
+                    Work::Ratio(before, after) => {
+                        let length = before.dims()[0];
+                        Ok(HostValues::read(before)?
+                            .ratios_of_parts(&HostValues::read(after)?, &[length]))
+                    }
+                    Work::Values(value, bins) => Ok(host::stats(&numbers(&value)?, bins)),
                     Work::StatsOfParts(all, lengths, bins) => {
-                        Ok(HostValues::read(all)?.stats_of_parts(lengths, *bins))
+                        Ok(HostValues::read(all)?.stats_of_parts(&lengths, bins))
                     }
                     Work::RatiosOfParts(before, after, lengths) => Ok(HostValues::read(before)?
-                        .ratios_of_parts(&HostValues::read(after)?, lengths)),
+                        .ratios_of_parts(&HostValues::read(after)?, &lengths)),
                 }
             })
             .as_deref()

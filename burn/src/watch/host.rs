@@ -10,30 +10,61 @@
 //! (the branchy one-accumulator loops took 6.7 ns per element).
 
 use burn::prelude::Backend;
-use burn::tensor::{DType, Tensor};
+use burn::tensor::{DType, Tensor, TensorData};
 
 /// Independent accumulators per pass: enough to overlap the additions' latency and let the
 /// loop be vectorised; the lanes are summed at the end.
 const LANES: usize = 4;
 
+/// Lanes of the first pass's sums kept as one array each: four registers of four `f64` with
+/// AVX2, eight of two with SSE2, so that each addition overlaps the latency of the others.
+const WIDE: usize = 16;
+
 /// A tensor's values on the host.
 pub(super) enum HostValues {
-    /// burn's default float, kept as stored (no conversion, no second copy).
-    F32(Vec<f32>),
+    /// burn's default float, read where the transfer put it (no conversion, no second copy).
+    F32(F32Data),
     /// Any other element type, converted.
     F64(Vec<f64>),
 }
 
+/// `f32` tensor data whose bytes are aligned for `f32` (checked when made), read in place.
+///
+/// burn's `TensorData::into_vec` copies the values once more when the bytes' allocation is
+/// aligned differently from a `Vec<f32>`'s, which is what a CPU backend's transfer gives: a
+/// second copy of every weight and gradient, a quarter of the reader's time per watched step
+/// (`perf record` of `examples/watch_cost.rs`).
+pub(super) struct F32Data(TensorData);
+
+impl F32Data {
+    fn new(data: TensorData) -> Result<Self, String> {
+        if data.as_slice::<f32>().is_ok() {
+            return Ok(Self(data));
+        }
+        // Bytes not aligned for `f32` (deserialised data): copied once into ones that are.
+        let shape = data.shape.clone();
+        let values = data
+            .into_vec::<f32>()
+            .map_err(|e| format!("reading model statistics: {e:?}"))?;
+        Ok(Self(TensorData::new(values, shape)))
+    }
+
+    fn values(&self) -> &[f32] {
+        // Cannot fail: checked (or made so) in `new`.
+        self.0.as_slice().unwrap_or_default()
+    }
+}
+
 impl HostValues {
-    /// Reads `tensor`'s values to the host (one transfer on a GPU, a copy on a CPU backend).
-    pub(super) fn read<B: Backend>(tensor: &Tensor<B, 1>) -> Result<Self, String> {
+    /// Reads `tensor`'s values to the host: one transfer on a GPU; on a CPU backend, no copy
+    /// when nobody else holds the tensor (flex hands its buffer over), else one.
+    pub(super) fn read<B: Backend>(tensor: Tensor<B, 1>) -> Result<Self, String> {
         let data = tensor
-            .clone()
             .try_into_data()
             .map_err(|e| format!("reading model statistics: {e}"))?;
         let unreadable = |e| format!("reading model statistics: {e:?}");
         Ok(match data.dtype {
-            DType::F32 => HostValues::F32(data.into_vec::<f32>().map_err(unreadable)?),
+            DType::F32 => HostValues::F32(F32Data::new(data)?),
             DType::F64 => HostValues::F64(data.into_vec::<f64>().map_err(unreadable)?),
             _ => HostValues::F64(data.iter::<f64>().collect()),
         })
@@ -42,7 +73,7 @@ impl HostValues {
     /// The values as `f64`.
     pub(super) fn into_f64(self) -> Vec<f64> {
         match self {
-            HostValues::F32(values) => values.into_iter().map(f64::from).collect(),
+            HostValues::F32(data) => data.values().iter().copied().map(f64::from).collect(),
             HostValues::F64(values) => values,
         }
     }
@@ -55,7 +86,7 @@ impl HostValues {
                 .collect()
         }
         match self {
-            HostValues::F32(values) => each(values, lengths, bins),
+            HostValues::F32(data) => each(data.values(), lengths, bins),
             HostValues::F64(values) => each(values, lengths, bins),
         }
     }
@@ -69,12 +100,14 @@ impl HostValues {
                 .collect()
         }
         match (self, after) {
-            (HostValues::F32(before), HostValues::F32(after)) => each(before, after, lengths),
+            (HostValues::F32(before), HostValues::F32(after)) => {
+                each(before.values(), after.values(), lengths)
+            }
             (HostValues::F64(before), HostValues::F64(after)) => each(before, after, lengths),
             // A parameter whose element type changed between steps: compared as `f64`.
             (before, after) => {
                 let widen = |values: &HostValues| match values {
-                    HostValues::F32(v) => v.iter().copied().map(f64::from).collect(),
+                    HostValues::F32(data) => data.values().iter().copied().map(f64::from).collect(),
                     HostValues::F64(v) => v.clone(),
                 };
                 each(&widen(before), &widen(after), lengths)
@@ -178,12 +211,49 @@ impl FirstPass {
         lanes.into_iter().fold(FirstPass::EMPTY, FirstPass::merge)
     }
 
+    /// The first pass over `values` as if every element were finite, in [`WIDE`] lanes kept
+    /// as one array per sum (the layout a vector register holds: the compiler loads, adds and
+    /// compares a register of lanes at a time, with independent registers in flight).
+    #[inline(always)]
+    fn over_finite<T: Sample>(values: &[T]) -> FirstPass {
+        let chunks = values.chunks_exact(WIDE);
+        let rest = chunks.remainder();
+        let (mut sum, mut sum_sq, mut zeros) = ([0.0; WIDE], [0.0; WIDE], [0.0; WIDE]);
+        let (mut min, mut max) = ([f64::INFINITY; WIDE], [f64::NEG_INFINITY; WIDE]);
+        for chunk in chunks {
+            for lane in 0..WIDE {
+                let x: f64 = chunk[lane].into();
+                sum[lane] += x;
+                sum_sq[lane] += x * x;
+                zeros[lane] += if x == 0.0 { 1.0 } else { 0.0 };
+                min[lane] = if x < min[lane] { x } else { min[lane] };
+                max[lane] = if x > max[lane] { x } else { max[lane] };
+            }
+        }
+        let mut total = FirstPass::EMPTY;
+        for &x in rest {
+            total.add_finite(x.into());
+        }
+        (0..WIDE).fold(total, |total, lane| {
+            total.merge(FirstPass {
+                sum: sum[lane],
+                sum_sq: sum_sq[lane],
+                min: min[lane],
+                max: max[lane],
+                zeros: zeros[lane],
+                nans: 0.0,
+                infs: 0.0,
+            })
+        })
+    }
+
     /// The first pass over `values`: assuming every element finite (the usual case, and a
     /// loop of plain additions, compares and selects that vectorises), checked by the sums
     /// (a NaN or an infinity makes them non-finite), and done again element by element when
     /// they are not.
+    #[inline(always)]
     fn of<T: Sample>(values: &[T]) -> FirstPass {
-        let fast = Self::over(values, FirstPass::add_finite);
+        let fast = Self::over_finite(values);
         if fast.sum.is_finite() && fast.sum_sq.is_finite() {
             return fast;
         }
@@ -195,7 +265,49 @@ impl FirstPass {
 /// count, infinity count, then `bins` counts of equal bins from min to max. `min`, `max` and
 /// the histogram count the finite elements; `norm`, `mean` and `std` are NaN when an element
 /// is (the definitions of the device path, `super::stats`).
+///
+/// Compiled twice on x86-64 and chosen when called: for the baseline the crate is built for
+/// (SSE2, two `f64` per instruction) and for AVX2 (four, one instruction per group of the
+/// [`LANES`] lanes), which nearly every x86-64 processor in use has. Same operations in the
+/// same order, so the same results to the bit: only the width of the instructions differs.
 pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { wide::stats(values, bins) };
+    }
+    stats_in_lanes(values, bins)
+}
+
+/// ‖after − before‖ / ‖before‖ (compiled twice and chosen when called, as [`stats`]).
+pub(super) fn ratio<T: Sample>(before: &[T], after: &[T]) -> f64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above.
+        return unsafe { wide::ratio(before, after) };
+    }
+    ratio_in_lanes(before, after)
+}
+
+/// The passes compiled with AVX2: the portable code inlined into functions that may use it.
+#[cfg(target_arch = "x86_64")]
+mod wide {
+    use super::Sample;
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
+        super::stats_in_lanes(values, bins)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn ratio<T: Sample>(before: &[T], after: &[T]) -> f64 {
+        super::ratio_in_lanes(before, after)
+    }
+}
+
+/// [`stats`] for whatever instructions the caller is compiled with (inlined into it).
+#[inline(always)]
+fn stats_in_lanes<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
     let n = values.len().max(1) as f64;
     let first = FirstPass::of(values);
     let mean = first.sum / n;
@@ -219,6 +331,7 @@ pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
 /// from `min` to `max` (the maximum in the last; every element in the first when all are
 /// equal). One pass for both: the values are read from memory once more, not twice (a
 /// parameter is about as large as the cache that could hold it).
+#[inline(always)]
 fn second_pass<T: Sample>(
     values: &[T],
     mean: f64,
@@ -237,7 +350,7 @@ fn second_pass<T: Sample>(
     let width = if max > min { max - min } else { 1.0 };
     let scale = bins as f64;
     let mut tables = vec![[0u32; LANES]; rows + 1];
-    let mut sums = [0.0; LANES];
+    let mut sums = [0.0; WIDE];
     let mut index = [0i32; BLOCK];
     // The deviation and the bin of one element, its bin `outside` when it is not finite.
     let step = |x: f64, sum: &mut f64, slot: &mut i32| {
@@ -257,8 +370,8 @@ fn second_pass<T: Sample>(
     };
     for block in values.chunks(BLOCK) {
         let index = &mut index[..block.len()];
-        let mut groups = block.chunks_exact(LANES);
-        let mut slots = index.chunks_exact_mut(LANES);
+        let mut groups = block.chunks_exact(WIDE);
+        let mut slots = index.chunks_exact_mut(WIDE);
         for (group, slots) in (&mut groups).zip(&mut slots) {
             for ((&x, slot), sum) in group.iter().zip(slots).zip(&mut sums) {
                 step(x.into(), sum, slot);
@@ -279,16 +392,17 @@ fn second_pass<T: Sample>(
     (sums.iter().sum(), hist)
 }
 
-/// ‖after − before‖ / ‖before‖.
-pub(super) fn ratio<T: Sample>(before: &[T], after: &[T]) -> f64 {
+/// [`ratio`] for whatever instructions the caller is compiled with (inlined into it).
+#[inline(always)]
+fn ratio_in_lanes<T: Sample>(before: &[T], after: &[T]) -> f64 {
     let pairs = before.len().min(after.len());
     let (before, after) = (&before[..pairs], &after[..pairs]);
-    let mut delta = [0.0; LANES];
-    let mut norm = [0.0; LANES];
-    let (chunks_before, chunks_after) = (before.chunks_exact(LANES), after.chunks_exact(LANES));
+    let mut delta = [0.0; WIDE];
+    let mut norm = [0.0; WIDE];
+    let (chunks_before, chunks_after) = (before.chunks_exact(WIDE), after.chunks_exact(WIDE));
     let (rest_before, rest_after) = (chunks_before.remainder(), chunks_after.remainder());
     for (b, a) in chunks_before.zip(chunks_after) {
-        for lane in 0..LANES {
+        for lane in 0..WIDE {
             let (b, a): (f64, f64) = (b[lane].into(), a[lane].into());
             delta[lane] += (a - b) * (a - b);
             norm[lane] += b * b;
@@ -378,6 +492,20 @@ mod tests {
         let after: Vec<f32> = values.iter().map(|x| x * 1.5).collect();
         let after_widened: Vec<f64> = after.iter().copied().map(f64::from).collect();
         assert_eq!(ratio(&values, &after), ratio(&widened, &after_widened));
+    }
+
+    #[test]
+    fn the_wide_instructions_give_the_portable_results_to_the_bit() {
+        let before: Vec<f32> = (0..10_007).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+        let after: Vec<f32> = before.iter().map(|x| x * 0.99 + 0.001).collect();
+        let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        // `stats` takes the AVX2 build where the processor has it (every x86-64 CI machine);
+        // `stats_in_lanes`, inlined here, is the baseline build.
+        assert_eq!(bits(stats(&before, 64)), bits(stats_in_lanes(&before, 64)));
+        assert_eq!(
+            ratio(&before, &after).to_bits(),
+            ratio_in_lanes(&before, &after).to_bits()
+        );
     }
 
     #[test]
