@@ -274,7 +274,7 @@ pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, checked just above.
-        return unsafe { wide::stats(values, bins) };
+        return unsafe { stats_avx2(values, bins) };
     }
     stats_in_lanes(values, bins)
 }
@@ -284,25 +284,23 @@ pub(super) fn ratio<T: Sample>(before: &[T], after: &[T]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2, checked just above.
-        return unsafe { wide::ratio(before, after) };
+        return unsafe { ratio_avx2(before, after) };
     }
     ratio_in_lanes(before, after)
 }
 
-/// The passes compiled with AVX2: the portable code inlined into functions that may use it.
+/// [`stats_in_lanes`] compiled with AVX2 (inlined into a function that may use it).
 #[cfg(target_arch = "x86_64")]
-mod wide {
-    use super::Sample;
+#[target_feature(enable = "avx2")]
+fn stats_avx2<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
+    stats_in_lanes(values, bins)
+}
 
-    #[target_feature(enable = "avx2")]
-    pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
-        super::stats_in_lanes(values, bins)
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub(super) fn ratio<T: Sample>(before: &[T], after: &[T]) -> f64 {
-        super::ratio_in_lanes(before, after)
-    }
+/// [`ratio_in_lanes`] compiled with AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn ratio_avx2<T: Sample>(before: &[T], after: &[T]) -> f64 {
+    ratio_in_lanes(before, after)
 }
 
 /// [`stats`] for whatever instructions the caller is compiled with (inlined into it).
