@@ -3,8 +3,9 @@
 //! through the keyed pipeline of the peers bench (`pipe`: `key("loss").map.filter.min`), or
 //! by reference with the reader held off until the loop has given everything (`late`: the
 //! giving thread's own cost, with no reader on the lines it writes; it prints the loop's time
-//! too). Run under `perf record` or callgrind: `cargo run --release --example give_drain --
-//! ref 10`.
+//! too). A fourth argument `step` gives `give!(step, loss)` (the peers bench's event) instead
+//! of `give!(loss)`. Run under `perf record` or callgrind: `cargo run --release --example
+//! give_drain -- ref 10`, `-- late 1 200000 step`.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -20,6 +21,8 @@ fn main() {
     let pipe = mode.as_deref() == Some("pipe");
     let subscribers: usize = args.next().map_or(1, |n| n.parse().expect("a count"));
     let events: u64 = args.next().map_or(EVENTS, |n| n.parse().expect("a count"));
+    // `give!(step, loss)`, the peers bench's event (the tuple a user would send by hand).
+    let with_step = args.next().is_some_and(|arg| arg == "step");
     for _round in 0..5 {
         let gv = given();
         let streams: Vec<_> = (0..subscribers).map(|_| gv.stream()).collect();
@@ -55,9 +58,16 @@ fn main() {
             futures::executor::block_on(futures::future::join_all(drains))
         });
         let start = Instant::now();
-        for i in 0..events {
-            let loss = (i % 1000) as f64 * 0.001;
-            give!(loss);
+        if with_step {
+            for step in 0..events {
+                let loss = (step % 1000) as f64 * 0.001;
+                give!(step, loss);
+            }
+        } else {
+            for i in 0..events {
+                let loss = (i % 1000) as f64 * 0.001;
+                give!(loss);
+            }
         }
         let loop_ns = start.elapsed().as_nanos() as f64 / events as f64;
         drop(given_all);
