@@ -9,7 +9,9 @@
 //! per core too. `cargo run --release --example handoff_modes -- 20`; with `threads` after the
 //! count (`-- 20 threads`), each round is followed by what each side of each hand-off spent:
 //! the giving (sending) thread's and the reader's CPU time per event, page faults and context
-//! switches (voluntary + involuntary), from `getrusage(RUSAGE_THREAD)`.
+//! switches (voluntary + involuntary), from `getrusage(RUSAGE_THREAD)`. With `step` among the
+//! arguments (`-- 20 threads step`), giving's rows give `give!(step, loss)`, the fields of the
+//! channels' tuple, instead of `give!(loss)`.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -169,7 +171,7 @@ fn ns_per_event(start: Instant) -> f64 {
     start.elapsed().as_nanos() as f64 / EVENTS as f64
 }
 
-fn giving(by_ref: bool) -> HandOff {
+fn giving(by_ref: bool, with_step: bool) -> HandOff {
     let gv = given();
     let mut stream = gv.stream();
     let consumer = spawn_reader(move || {
@@ -190,9 +192,16 @@ fn giving(by_ref: bool) -> HandOff {
         })
     });
     timed(consumer, || {
-        for i in 0..EVENTS {
-            let loss = loss(i);
-            give!(loss);
+        if with_step {
+            for step in 0..EVENTS {
+                let loss = loss(step);
+                give!(step, loss);
+            }
+        } else {
+            for i in 0..EVENTS {
+                let loss = loss(i);
+                give!(loss);
+            }
         }
         gv.finish().unwrap();
     })
@@ -269,17 +278,19 @@ fn main() {
     let rounds: usize = std::env::args()
         .nth(1)
         .map_or(10, |n| n.parse().expect("a number of rounds"));
-    let threads = std::env::args().nth(2).is_some_and(|arg| arg == "threads");
+    let threads = std::env::args().skip(2).any(|arg| arg == "threads");
+    // `give!(step, loss)`: the peers bench's event, the fields of the channels' tuple.
+    let with_step = std::env::args().skip(2).any(|arg| arg == "step");
     println!("rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns");
     // Untimed: a process's first hand-off faults in the memory its backlog grows into (with
     // a busy core the reader falls behind by most of the run), which every later one reuses;
     // timed, it would charge that to whichever row came first.
-    giving(false);
+    giving(false, with_step);
     for _ in 0..rounds {
         let rtt = round_trip_ns();
         let hand_offs = [
-            ("giving", giving(false)),
-            ("giving by ref", giving(true)),
+            ("giving", giving(false, with_step)),
+            ("giving by ref", giving(true, with_step)),
             ("crossbeam", crossbeam_tuple()),
             ("tokio", tokio_tuple()),
         ];
