@@ -524,20 +524,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize;
 
-    /// A value whose drop is counted.
-    struct Counted(Arc<AtomicUsize>);
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    impl crate::Resolve for Counted {
-        fn resolve(&self) -> Result<Value, crate::ResolveError> {
-            Ok(Value::Null)
-        }
-    }
+    use crate::drop_count::Counted;
 
     fn fields_with(drops: &Arc<AtomicUsize>) -> Fields {
         let lazy = Value::lazy(Counted(drops.clone()));

@@ -869,6 +869,7 @@ pub(crate) use owner::refuse_claims;
 #[cfg(all(test, not(giving_loom)))]
 mod tests {
     use super::*;
+    use crate::drop_count::Counted;
     use futures::task::noop_waker_ref;
 
     fn event(i: u64) -> Event {
@@ -1112,21 +1113,6 @@ mod tests {
         feed.push(event(given + 4), NO_SKIP);
         assert_eq!(wakes.0.load(Ordering::SeqCst), woken + 1);
         assert_eq!(take_all(&mut reader, &waker), 1);
-    }
-
-    /// A value whose drop is counted: it tells when an event's last reference went.
-    struct Counted(Arc<std::sync::atomic::AtomicUsize>);
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    impl crate::Resolve for Counted {
-        fn resolve(&self) -> Result<crate::Value, crate::ResolveError> {
-            Ok(crate::Value::Null)
-        }
     }
 
     #[test]

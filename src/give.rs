@@ -380,22 +380,8 @@ impl std::fmt::Debug for Giver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::drop_count::Counted;
     use std::sync::atomic::{AtomicUsize, Ordering};
-
-    /// A lazy value whose drop is counted.
-    struct Counted(Arc<AtomicUsize>);
-
-    impl Drop for Counted {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
-
-    impl crate::Resolve for Counted {
-        fn resolve(&self) -> Result<Value, crate::ResolveError> {
-            Ok(Value::Null)
-        }
-    }
 
     const KEYS: [&str; 7] = ["a", "b", "c", "d", "e", "f", "g"];
 

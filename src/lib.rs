@@ -42,6 +42,8 @@ mod clock;
 mod context;
 mod convert;
 mod coop;
+#[cfg(test)]
+mod drop_count;
 mod event;
 mod feed;
 mod field;
