@@ -169,10 +169,11 @@ pub fn event_from_array<const N: usize>(
 /// stack a few times, and those copies, loads of a tag just stored byte-wise, stalled the
 /// giving thread more than the rest of the path.)
 ///
-/// The first [`INLINE`] fields are written in place and counted in the list's length once,
-/// when the writer is dropped: the list's own `push`, `len` and `set_len` each ask whether it
-/// has spilled to the heap (a load and a branch), which for `give!(step, loss)` was a sixth of
-/// the giving thread's instructions (callgrind, `examples/give_drain.rs late 1 200000 step`).
+/// The first fields (as many as an event stores inline) are written in place and counted in
+/// the list's length once, when the writer is dropped: the list's own `push`, `len` and
+/// `set_len` each ask whether it has spilled to the heap (a load and a branch), which for
+/// `give!(step, loss)` was a sixth of the giving thread's instructions (callgrind,
+/// `examples/give_drain.rs late 1 200000 step`).
 pub struct FieldWriter<'a> {
     /// The list, held as a pointer: a `&mut` moved into the writer would be retagged as unique
     /// and, under Stacked Borrows, invalidate `inline`, which is derived from it.
