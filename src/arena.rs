@@ -27,6 +27,7 @@
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::cell::Cell;
+use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 use std::ptr::{NonNull, addr_of, addr_of_mut};
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering, fence};
@@ -241,13 +242,108 @@ pub(crate) fn push_field(fields: &mut impl FieldVec, key: Key, value: Value) {
         return fields.push((key, value));
     }
     // SAFETY: `len < capacity`: the slot at `len` is allocated and past the length, so
-    // nothing is overwritten; both parts are written before the length counts them. The
-    // tuple's parts are addressed by field, whatever order the compiler lays them out in.
+    // nothing is overwritten; it is written before the length counts it.
     unsafe {
-        let at = fields.as_mut_ptr().add(len);
+        write_field(fields.as_mut_ptr().add(len), key, value);
+        fields.set_len(len + 1);
+    }
+}
+
+/// Writes `key` and `value` at `at`, each in place (see [`push_field`] for why).
+///
+/// # Safety
+/// `at` must be valid for writes of a [`Field`]; what is there is overwritten, not dropped.
+#[inline(always)]
+unsafe fn write_field(at: *mut Field, key: Key, value: Value) {
+    // SAFETY: the caller's. The tuple's parts are addressed by field, whatever order the
+    // compiler lays them out in.
+    unsafe {
         addr_of_mut!((*at).0).write(key);
         addr_of_mut!((*at).1).write(value);
-        fields.set_len(len + 1);
+    }
+}
+
+/// Appends fields to a new list (empty, inline): the first [`INLINE`] written in place and
+/// counted in the list's length once, when the writer is dropped — also when the code making
+/// the fields panics, so the fields written before are dropped with the list. `Fields`' own
+/// `len`, `as_mut_ptr` and `set_len` each ask whether the list has spilled to the heap (a load
+/// and a branch): per field, that was a sixth of the giving thread's instructions for
+/// `give!(step, loss)` (callgrind, `examples/give_drain.rs late 1 200000 step`). Past the
+/// inline capacity the list grows as [`push_field`] grows it.
+pub(crate) struct InlineWriter<'a> {
+    /// The list, held as a pointer: a `&mut` moved into the writer would be retagged as unique
+    /// and, under Stacked Borrows, invalidate `inline`, which is derived from it.
+    fields: *mut Fields,
+    /// Where the inline fields start (taken once: the list is not moved while borrowed).
+    inline: *mut Field,
+    /// Fields written in place and not yet counted in the list's length; [`COUNTED`] once
+    /// they are (the list has grown past its inline storage and counts its own).
+    pending: usize,
+    _list: PhantomData<&'a mut Fields>,
+}
+
+/// [`InlineWriter::pending`] once the list counts its fields itself.
+const COUNTED: usize = usize::MAX;
+
+impl<'a> InlineWriter<'a> {
+    /// A writer appending to `fields`, which must be empty and inline (a new list: every
+    /// caller makes one just before).
+    #[inline(always)]
+    pub(crate) fn new(fields: &'a mut Fields) -> Self {
+        debug_assert!(fields.is_empty() && !fields.spilled(), "a new field list");
+        let fields: *mut Fields = fields;
+        // SAFETY: `fields` comes from a live `&mut` held for `'a`.
+        let inline = unsafe { (*fields).as_mut_ptr() };
+        Self {
+            fields,
+            inline,
+            pending: 0,
+            _list: PhantomData,
+        }
+    }
+
+    /// Appends the field `key: value`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, key: Key, value: Value) {
+        if self.pending < INLINE {
+            // SAFETY: the list was empty and inline when the writer was made, and only the
+            // writer has added to it since, `pending` fields at the start of the inline
+            // storage: the slot at `pending` is within the inline capacity and past what is
+            // written.
+            unsafe { write_field(self.inline.add(self.pending), key, value) };
+            self.pending += 1;
+        } else {
+            self.grow(key, value);
+        }
+    }
+
+    /// The field past the inline capacity: the written fields are counted and the list grows.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, key: Key, value: Value) {
+        self.count();
+        // SAFETY: the writer holds the list's `&mut` for its lifetime; `inline` is not used
+        // again once the fields are counted.
+        push_field(unsafe { &mut *self.fields }, key, value);
+    }
+
+    /// Counts the fields written in place in the list's length.
+    #[inline(always)]
+    fn count(&mut self) {
+        if self.pending != COUNTED {
+            // SAFETY: the first `pending` inline slots were written (see `push`); the list's
+            // length was zero until now. The writer holds the list's `&mut`.
+            unsafe { (*self.fields).set_len(self.pending) };
+            self.pending = COUNTED;
+        }
+    }
+}
+
+impl Drop for InlineWriter<'_> {
+    /// Counts what was written, also on a panic.
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.count();
     }
 }
 
@@ -296,25 +392,6 @@ macro_rules! field_vec {
 field_vec!(Fields);
 field_vec!(Vec<Field>);
 
-/// Appends the fields of `fields` (at most [`INLINE`]) to the empty inline storage `into`:
-/// written in place and counted as they go, without the generic `extend`'s reserve and
-/// capacity checks (a third of the give path's instructions for a one-field event).
-#[inline]
-fn write_inline(into: &mut Fields, fields: impl Iterator<Item = Field>) {
-    debug_assert!(into.is_empty() && !into.spilled());
-    for (at, field) in fields.take(INLINE).enumerate() {
-        // SAFETY: `at < INLINE`, the inline capacity; the slot at `at` is past the length, so
-        // nothing is overwritten. The length follows each write, so a panic in the iterator
-        // drops exactly the fields written. The pointer is taken afresh for each write:
-        // `set_len` borrows `into` mutably, which invalidates a pointer taken before it
-        // (Stacked Borrows; Miri caught the earlier version on two-field events).
-        unsafe {
-            into.as_mut_ptr().add(at).write(field);
-            into.set_len(at + 1);
-        }
-    }
-}
-
 /// Whether dropping `fields` frees nothing: stored inline, every key a `&'static str` and
 /// every value a scalar (what `give!(step, loss)` makes). Read by the thread that has just
 /// written them, while they are in its cache, so that the event's last reference — a reader
@@ -360,8 +437,11 @@ impl EventRef {
     ) -> Self {
         Self::build(time, origin, |slot_fields| {
             // Known at compile time for the macros' arrays (an exact size hint).
+            // Written in place and counted once, without the generic `extend`'s reserve and
+            // capacity checks (a third of the give path's instructions for a one-field event).
             if fields.size_hint().1.is_some_and(|most| most <= INLINE) {
-                write_inline(slot_fields, fields);
+                let mut writer = InlineWriter::new(slot_fields);
+                fields.for_each(|(key, value)| writer.push(key, value));
             } else {
                 slot_fields.extend(fields);
             }

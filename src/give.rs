@@ -1,12 +1,11 @@
 //! The give side: the [`give!`](crate::give) macro and the [`Giver`] handle.
 
-use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::arena::{INLINE, push_field};
+use crate::arena::InlineWriter;
 use crate::clock::Stamp;
 use crate::context;
-use crate::event::{Field, Fields, Origin};
+use crate::event::{Fields, Origin};
 use crate::feed::NO_SKIP;
 use crate::routing;
 use crate::scope::Scope;
@@ -169,90 +168,26 @@ pub fn event_from_array<const N: usize>(
 /// stack a few times, and those copies, loads of a tag just stored byte-wise, stalled the
 /// giving thread more than the rest of the path.)
 ///
-/// The first fields (as many as an event stores inline) are written in place and counted in
-/// the list's length once, when the writer is dropped: the list's own `push`, `len` and
-/// `set_len` each ask whether it has spilled to the heap (a load and a branch), which for
-/// `give!(step, loss)` was a sixth of the giving thread's instructions (callgrind,
-/// `examples/give_drain.rs late 1 200000 step`).
+/// The fields are written in place and counted once, when the writer is done (the arena's
+/// `InlineWriter`: no per-field check of whether the list has spilled to the heap).
 pub struct FieldWriter<'a> {
-    /// The list, held as a pointer: a `&mut` moved into the writer would be retagged as unique
-    /// and, under Stacked Borrows, invalidate `inline`, which is derived from it.
-    fields: *mut Fields,
-    /// Where the inline fields start (taken once: the list is not moved while borrowed).
-    inline: *mut Field,
-    /// Fields written in place and not yet counted in the list's length; [`COUNTED`] once
-    /// they are (the list has grown past its inline storage and counts its own).
-    pending: usize,
-    _list: PhantomData<&'a mut Fields>,
+    fields: InlineWriter<'a>,
 }
-
-/// [`FieldWriter::pending`] once the list counts its fields itself.
-const COUNTED: usize = usize::MAX;
 
 impl<'a> FieldWriter<'a> {
     /// A writer appending to `fields`, which must be empty and inline: a new list, as both
     /// callers (in this file) make it.
     #[inline(always)]
     fn new(fields: &'a mut Fields) -> Self {
-        debug_assert!(fields.is_empty() && !fields.spilled(), "a new field list");
-        let fields: *mut Fields = fields;
-        // SAFETY: `fields` comes from a live `&mut` held for `'a`.
-        let inline = unsafe { (*fields).as_mut_ptr() };
         Self {
-            fields,
-            inline,
-            pending: 0,
-            _list: PhantomData,
+            fields: InlineWriter::new(fields),
         }
     }
 
     /// Appends the field `key: value`.
     #[inline(always)]
     pub fn field(&mut self, key: &'static str, value: Value) {
-        if self.pending < INLINE {
-            // SAFETY: the list was empty and inline when the writer was made, and only the
-            // writer has added to it since, `pending` fields at the start of the inline
-            // storage: the slot at `pending` is within the inline capacity and past what is
-            // written. The key and the value are written by field, whatever the tuple's layout.
-            unsafe {
-                let at = self.inline.add(self.pending);
-                std::ptr::addr_of_mut!((*at).0).write(Key::Borrowed(key));
-                std::ptr::addr_of_mut!((*at).1).write(value);
-            }
-            self.pending += 1;
-        } else {
-            self.grow(key, value);
-        }
-    }
-
-    /// The fifth field on: the written fields are counted and the list grows as it does.
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, key: &'static str, value: Value) {
-        self.count();
-        // SAFETY: the writer holds the list's `&mut` for its lifetime; `inline` is not used
-        // again once the fields are counted.
-        push_field(unsafe { &mut *self.fields }, Key::Borrowed(key), value);
-    }
-
-    /// Counts the fields written in place in the list's length.
-    #[inline(always)]
-    fn count(&mut self) {
-        if self.pending != COUNTED {
-            // SAFETY: the first `pending` inline slots were written (see `field`); the list's
-            // length was zero until now. The writer holds the list's `&mut`.
-            unsafe { (*self.fields).set_len(self.pending) };
-            self.pending = COUNTED;
-        }
-    }
-}
-
-impl Drop for FieldWriter<'_> {
-    /// Counts what was written, also when a field expression panics: the fields written
-    /// before it are dropped with the list.
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.count();
+        self.fields.push(Key::Borrowed(key), value);
     }
 }
 
@@ -381,6 +316,7 @@ impl std::fmt::Debug for Giver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arena::INLINE;
     use crate::drop_count::Counted;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -6,18 +6,21 @@
 //! weights and gradients of every parameter, and the step after both copies of the weights.
 //! So the values are not converted to `f64` one by one through burn's element iterator (a
 //! dynamic call per element: 7.6 ns each, 1.8 ms for the MLP's 235,000 weights), and each pass
-//! keeps several independent accumulators so that the compiler can use vector instructions
-//! (the branchy one-accumulator loops took 6.7 ns per element).
+//! keeps [`WIDE`] independent accumulators so that the compiler can use vector instructions
+//! (the branchy one-accumulator loops took 6.7 ns per element), AVX2 ones where the processor
+//! has them.
 
 use burn::prelude::Backend;
 use burn::tensor::{DType, Tensor, TensorData};
 
-/// Independent accumulators per pass: enough to overlap the additions' latency and let the
-/// loop be vectorised; the lanes are summed at the end.
-const LANES: usize = 4;
+/// The histogram's count tables per bin, one per element of each group of four: consecutive
+/// elements that fall in the same bin would otherwise each wait for the previous increment.
+const COLUMNS: usize = 4;
 
-/// Lanes of the first pass's sums kept as one array each: four registers of four `f64` with
-/// AVX2, eight of two with SSE2, so that each addition overlaps the latency of the others.
+/// Independent lanes of each sum, kept as one array per sum: four registers of four `f64`
+/// with AVX2, eight of two with SSE2, so that each addition overlaps the latency of the others
+/// (four lanes were one AVX2 register, each addition waiting for the last); the lanes are
+/// summed at the end.
 const WIDE: usize = 16;
 
 /// A tensor's values on the host.
@@ -194,23 +197,6 @@ impl FirstPass {
         }
     }
 
-    /// The first pass over `values`, with `add` for each element, in [`LANES`] lanes.
-    #[inline(always)]
-    fn over<T: Sample>(values: &[T], add: impl Fn(&mut FirstPass, f64)) -> FirstPass {
-        let chunks = values.chunks_exact(LANES);
-        let rest = chunks.remainder();
-        let mut lanes = [FirstPass::EMPTY; LANES];
-        for chunk in chunks {
-            for (lane, &x) in lanes.iter_mut().zip(chunk) {
-                add(lane, x.into());
-            }
-        }
-        for &x in rest {
-            add(&mut lanes[0], x.into());
-        }
-        lanes.into_iter().fold(FirstPass::EMPTY, FirstPass::merge)
-    }
-
     /// The first pass over `values` as if every element were finite, in [`WIDE`] lanes kept
     /// as one array per sum (the layout a vector register holds: the compiler loads, adds and
     /// compares a register of lanes at a time, with independent registers in flight).
@@ -249,15 +235,18 @@ impl FirstPass {
 
     /// The first pass over `values`: assuming every element finite (the usual case, and a
     /// loop of plain additions, compares and selects that vectorises), checked by the sums
-    /// (a NaN or an infinity makes them non-finite), and done again element by element when
-    /// they are not.
+    /// (a NaN or an infinity makes them non-finite), and done again element by element, with
+    /// the checks, when they are not.
     #[inline(always)]
     fn of<T: Sample>(values: &[T]) -> FirstPass {
         let fast = Self::over_finite(values);
         if fast.sum.is_finite() && fast.sum_sq.is_finite() {
             return fast;
         }
-        Self::over(values, FirstPass::add)
+        values.iter().fold(FirstPass::EMPTY, |mut pass, &x| {
+            pass.add(x.into());
+            pass
+        })
     }
 }
 
@@ -267,8 +256,8 @@ impl FirstPass {
 /// is (the definitions of the device path, `super::stats`).
 ///
 /// Compiled twice on x86-64 and chosen when called: for the baseline the crate is built for
-/// (SSE2, two `f64` per instruction) and for AVX2 (four, one instruction per group of the
-/// [`LANES`] lanes), which nearly every x86-64 processor in use has. Same operations in the
+/// (SSE2, two `f64` per instruction) and for AVX2 (four), which nearly every x86-64
+/// processor in use has. Same operations in the
 /// same order, so the same results to the bit: only the width of the instructions differs.
 pub(super) fn stats<T: Sample>(values: &[T], bins: usize) -> Vec<f64> {
     #[cfg(target_arch = "x86_64")]
@@ -339,15 +328,14 @@ fn second_pass<T: Sample>(
 ) -> (f64, Vec<f64>) {
     /// Elements whose bins are computed together (a loop that vectorises), then counted.
     const BLOCK: usize = 256;
-    // One row past the bins for the non-finite elements, left out at the end; four columns,
-    // one per element of each group of four: consecutive elements that fall in the same bin
-    // would otherwise each wait for the previous one's increment.
+    // One row past the bins for the non-finite elements, left out at the end; `COLUMNS`
+    // tables so that consecutive elements in one bin do not wait on each other.
     let rows = bins.min(i32::MAX as usize - 1);
     let outside = rows as i32;
     let last_position = f64::from(outside.saturating_sub(1).max(0));
     let width = if max > min { max - min } else { 1.0 };
     let scale = bins as f64;
-    let mut tables = vec![[0u32; LANES]; rows + 1];
+    let mut tables = vec![[0u32; COLUMNS]; rows + 1];
     let mut sums = [0.0; WIDE];
     let mut index = [0i32; BLOCK];
     // The deviation and the bin of one element, its bin `outside` when it is not finite.
@@ -380,7 +368,7 @@ fn second_pass<T: Sample>(
         }
         for (at, &bin) in index.iter().enumerate() {
             // In range: `0 <= bin <= rows` by construction.
-            tables[bin as usize][at % LANES] += 1;
+            tables[bin as usize][at % COLUMNS] += 1;
         }
     }
     let hist = tables[..rows]
