@@ -20,10 +20,15 @@
 //! - **Reads without the lock.** A reader loads `ready` with `Acquire`; once true, the event
 //!   written before it is visible, and slots are never rewritten (append only, no reuse), so
 //!   the reader can clone the event without further synchronisation. A reader checks up to
-//!   [`RUN`] slots at once (each `ready` acquired, then the reader's end read once after the
-//!   last acquire, which orders a close before any of them) and takes the run's other events
-//!   without a look at their slots: slots stay ready once ready, and an end set later is past
-//!   them (a close ends a reader at the events appended so far).
+//!   [`RUN`] slots at once and takes the run's other events without a look at their slots:
+//!   slots stay ready once ready, and an end set later is past them (a close ends a reader at
+//!   the events appended so far). Slots become ready in order (one thread at a time appends,
+//!   each append ordered after the one before by program order, the lock, or the hand-over's
+//!   wait for the owner's `end`), so a run whose last slot is ready is ready whole: one
+//!   acquire checks it; otherwise each slot is acquired up to the first not ready. The
+//!   reader's end is read once after the acquires, which orders a close before any of them.
+//!   Which slots a reader skips (its own derivation's outputs) is read only in a chunk that
+//!   has such a slot (a flag the append sets before it releases the slot).
 //! - **No lost wake-up, no fence per event.** A reader parks only under the mutex and only
 //!   while nobody appends without it: it first takes the claim away (`Owner::release`, which
 //!   waits for an append in progress; even from its own thread, whose later lock-free appends
@@ -88,6 +93,7 @@ use std::time::Duration;
 use crate::resting_pool::RestingPool;
 
 use crate::Event;
+use crate::arena::DropBatch;
 use crate::pace;
 use load::ParkRate;
 use owner::Owner;
@@ -122,6 +128,11 @@ struct Slot {
 struct Chunk {
     slots: Box<[Slot]>,
     next: OnceLock<sync::Arc<Chunk>>,
+    /// Some slot of this chunk names a reader to skip: set (`Relaxed`) before that slot's
+    /// `ready` is released, so a reader that acquired the slot sees it. A chunk without one
+    /// (every chunk of a scope with no derivation) spares its readers a look at each slot's
+    /// `skip`.
+    skips: AtomicBool,
 }
 
 // SAFETY: a slot's cells are written once, by the cursor's one user (module doc), before
@@ -182,18 +193,23 @@ impl Chunk {
         sync::Arc::new(Chunk {
             slots,
             next: OnceLock::new(),
+            skips: AtomicBool::new(false),
         })
     }
 }
 
 impl Drop for Chunk {
     fn drop(&mut self) {
+        // The events, mostly from one giving thread's arena blocks in order, given back to
+        // their blocks once per block rather than once per event.
+        let mut events = DropBatch::new();
         for slot in self.slots.iter_mut() {
             if take_ready(&mut slot.ready) {
-                // SAFETY: a ready slot holds an initialised event, dropped once, here.
-                unsafe { slot.event.get_mut().assume_init_drop() };
+                // SAFETY: a ready slot holds an initialised event, taken out once, here.
+                events.drop(unsafe { slot.event.get_mut().assume_init_read() }.into_ref());
             }
         }
+        drop(events);
         // Every slot is reset (not ready): the array can serve a new chunk.
         give_to_pool(std::mem::take(&mut self.slots));
         // Free the chunks that only this one held, in a loop: dropping a long chain (a reader
@@ -370,6 +386,10 @@ impl Feed {
             *slot.skip.get() = skip;
             (*slot.event.get()).write(event);
         }
+        if skip != NO_SKIP {
+            // Before the release below, which publishes it with the slot.
+            cursor.chunk.skips.store(true, Ordering::Relaxed);
+        }
         slot.ready.store(true, Ordering::Release);
         cursor.pos += 1;
         cursor.index += 1;
@@ -483,11 +503,15 @@ fn wake(waiters: Vec<(u64, Waker)>) {
     }
 }
 
-/// The longest run of events a reader checks at once (see [`FeedReader::take`]): 8 slots,
-/// four cache lines of the feed. Longer runs would save little more (a run's check is a few
-/// loads per slot) and would charge tokio's cooperative budget more coarsely: once per run, so
-/// that a reader behind yields after at most 128 × 8 events.
-const RUN: usize = if cfg!(all(test, giving_loom)) { 2 } else { 8 };
+/// The longest run of events a reader checks at once (see [`FeedReader::take`]): 16 slots,
+/// eight cache lines of the feed. A run's check is one acquire (of its last slot) and some
+/// bookkeeping, about a hundred instructions, which ten readers of a feed each pay: spread
+/// over 16 events it is six per event and per reader (callgrind, `give_drain ref 10`: runs of
+/// 8 slots 54 instructions per event and reader, 16 slots 44, 32 slots 41). tokio's
+/// cooperative budget is charged once per run, so a reader behind yields after at most
+/// 128 × 16 events: longer runs would save little and make a slow sink (a log writing each
+/// event) keep its worker longer before the other pipelines run.
+const RUN: usize = if cfg!(all(test, giving_loom)) { 2 } else { 16 };
 
 /// How many slots ahead of its cursor a reader in a run prefetches.
 const PREFETCH_AHEAD: usize = 4;
@@ -581,7 +605,7 @@ impl FeedReader {
     /// the slot. Ten readers of a feed each pay this per event, and the full check
     /// ([`take`](Self::take)) once per run of up to [`RUN`] events.
     #[inline(always)]
-    fn take_checked(&mut self) -> bool {
+    pub(crate) fn take_checked(&mut self) -> bool {
         if self.pos >= self.checked {
             return false;
         }
@@ -612,11 +636,19 @@ impl FeedReader {
         debug_assert!(self.pos < CHUNK);
         let limit = CHUNK.min(self.pos + RUN);
         let slots = &self.chunk.slots[self.pos..limit];
-        // The slots found ready, in order; each acquired, so its cells are visible.
-        let ready = slots
-            .iter()
-            .position(|slot| !slot.ready.load(Ordering::Acquire))
-            .unwrap_or(slots.len());
+        // The slots found ready, in order; the last one acquired, so every cell before it is
+        // visible. Slots are published in order: one thread at a time appends, each append
+        // ordered after the one before (program order, the lock, or the hand-over's wait for
+        // the owner's `end`), so the last slot of the run ready means the run is, and a
+        // reader behind the loop checks a run with one load.
+        let ready = if slots[slots.len() - 1].ready.load(Ordering::Acquire) {
+            slots.len()
+        } else {
+            slots[..slots.len() - 1]
+                .iter()
+                .position(|slot| !slot.ready.load(Ordering::Acquire))
+                .unwrap_or(slots.len() - 1)
+        };
         if ready == 0 {
             return Found::Nothing;
         }
@@ -635,9 +667,13 @@ impl FeedReader {
         // A slot found ready (acquired above) had its cells written before, never again.
         // SAFETY: `slot` is one of the `ready` slots (see above).
         let skip_of = |slot: &Slot| unsafe { *slot.skip.get() };
-        let skipped = skip_of(&slots[0]) == id;
+        // Read after the acquires: a skip written before any of them is seen.
+        let skips = self.chunk.skips.load(Ordering::Relaxed);
+        let skipped = skips && skip_of(&slots[0]) == id;
         let run = if skipped {
             0
+        } else if !skips {
+            ready
         } else {
             1 + slots[1..ready]
                 .iter()
@@ -676,12 +712,14 @@ impl FeedReader {
         debug_assert!(self.pos > 0 && self.pos <= CHUNK, "no event taken");
         // SAFETY: `0 < pos <= CHUNK`, so `pos - 1` is a slot of this chunk.
         let slot = unsafe { self.chunk.slots.get_unchecked(self.pos - 1) };
-        // The models check what the sole-reader argument rests on: no reader reaches a slot
-        // whose event another reader moved out, whether it lends or takes it.
+        // The models check what two arguments rest on: no reader reaches a slot whose event
+        // another reader moved out (sole readers), and a slot of a run checked by its last
+        // slot alone was published to this reader (slots are published in order): loom
+        // lets this load return an older `false` unless the store happened before it.
         #[cfg(all(test, giving_loom))]
         assert!(
             slot.ready.load(Ordering::Relaxed),
-            "a slot read after its sole reader moved the event out"
+            "a slot read that was not ready: moved out by its sole reader, or not published to this reader"
         );
         slot
     }

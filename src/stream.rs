@@ -158,6 +158,19 @@ impl EventStream {
     /// finds the stream ended (`false`).
     #[inline]
     fn poll_advance(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        // The common case first: the next event of a run the feed reader has already checked
+        // (an ended reader has none: it ended at a run's end).
+        if let Subscription::Feed(reader) = &mut self.source
+            && reader.take_checked()
+        {
+            return Poll::Ready(true);
+        }
+        self.poll_advance_past_run(cx)
+    }
+
+    /// [`poll_advance`](Self::poll_advance) past the run already checked.
+    #[inline]
+    fn poll_advance_past_run(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
         if self.ended {
             return Poll::Ready(false);
         }
