@@ -111,8 +111,13 @@ impl Kept {
     }
 
     /// No variable bound: the frame's next call starts with none.
+    #[inline(always)]
     fn unbind_all(&mut self) {
-        self.values.iter_mut().for_each(|v| *v = None);
+        for kept in &mut self.values {
+            if let Some((value, _)) = kept.take() {
+                discard(value);
+            }
+        }
         self.binds = 0;
     }
 
@@ -158,6 +163,21 @@ impl Kept {
             .iter()
             .filter(|s| s.shared && s.role == Role::Context && s.key == slot.key)
             .all(|s| std::ptr::eq(s, slot) || bound_at(s).is_none_or(|other| other < mine))
+    }
+}
+
+/// Drops `value`, without a call when it is a number, a `bool` or null: they own nothing, and
+/// `Value`'s drop glue is an out-of-line call and a jump on the variant (about 20 instructions,
+/// twice per probed call: the frame's kept argument and the trigger's value).
+#[inline(always)]
+fn discard(value: Value) {
+    if matches!(
+        value,
+        Value::Null | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
+    ) {
+        std::mem::forget(value);
+    } else {
+        drop(value);
     }
 }
 
@@ -492,11 +512,23 @@ impl ActiveFrame {
     /// Runs `f` on the frame's state, under its lock if other frames may read it.
     #[inline(always)]
     fn with_state<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
-        let _guard = self.shared.then(|| lock(&self.lock));
-        // SAFETY: a shared frame's state is only reached under `lock`, held here; an unshared
-        // one only by its own call's hooks, one at a time (see the `Sync` impl). No caller
-        // reaches this frame's state again inside `f`: `f` reads other frames only, the
-        // enclosing ones, through their own `with_state`.
+        if self.shared {
+            // Apart: a guard to drop after `f`, even as it unwinds, made the unshared path
+            // copy `f`'s captures to the stack first.
+            return self.with_state_locked(f);
+        }
+        // SAFETY: an unshared frame's state is only reached by its own call's hooks, one at a
+        // time (see the `Sync` impl). No caller reaches this frame's state again inside `f`:
+        // `f` reads other frames only, the enclosing ones, through their own `with_state`.
+        f(unsafe { &mut *self.state.get() })
+    }
+
+    /// [`ActiveFrame::with_state`] of a shared frame: under its lock.
+    #[inline(never)]
+    fn with_state_locked<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let _guard = lock(&self.lock);
+        // SAFETY: a shared frame's state is only reached under `lock`, held here. No caller
+        // reaches this frame's state again inside `f` (see `with_state`).
         f(unsafe { &mut *self.state.get() })
     }
 
@@ -558,14 +590,36 @@ impl ActiveFrame {
     #[inline(never)]
     fn record(&self, index: usize, type_name: &'static str, value: Value) {
         let plan = self.plan();
-        self.with_state(|state| match (plan.slot(index), plan.triggers[index]) {
-            (Some(at), true) => {
-                state.kept.bind(at, value.clone(), type_name);
-                self.trigger(state, index, &value, type_name);
+        let at = plan.slot(index);
+        // A recorded variable the frame does not keep is one that triggers.
+        if !plan.triggers[index] {
+            if let Some(at) = at {
+                self.with_state(|state| state.kept.bind(at, value, type_name));
             }
-            (Some(at), false) => state.kept.bind(at, value, type_name),
-            (None, _) => self.trigger(state, index, &value, type_name),
-        });
+            return;
+        }
+        // The trigger reads the value where it is: nothing moved into the state's closure.
+        self.with_state(|state| self.bind_and_trigger(state, at, index, &value, type_name));
+        discard(value);
+    }
+
+    /// [`ActiveFrame::record`] of a variable that triggers, on the frame's state: kept (at
+    /// `at`) for later events, then its own. A method rather than a closure so that both
+    /// paths of [`ActiveFrame::with_state`] inline it (a closure called from both was made a
+    /// call of its own).
+    #[inline(always)]
+    fn bind_and_trigger(
+        &self,
+        state: &mut State,
+        at: Option<usize>,
+        index: usize,
+        value: &Value,
+        type_name: &'static str,
+    ) {
+        if let Some(at) = at {
+            state.kept.bind(at, value.clone(), type_name);
+        }
+        self.trigger(state, index, value, type_name);
     }
 
     /// Argument `index` was bound: kept, its events given by [`ActiveFrame::arguments_bound`]
@@ -632,9 +686,22 @@ impl ActiveFrame {
                 }
                 continue;
             }
-            let slots = &last.slots().slots;
-            let has_focus = last.slots().has_focus;
-            let is_end = last.slots().has_end;
+            let here = last.slots();
+            if last.plain {
+                // No tag, condition or end to test: each focus on the variable gives.
+                for slot in here.slots.iter().filter(|s| s.index == index) {
+                    if slot.role == Role::Focus {
+                        self.emit_plain(last, m, kept, Some((slot, value)));
+                    }
+                }
+                if !here.has_focus && index == EXIT {
+                    self.emit_plain(last, m, kept, None);
+                }
+                continue;
+            }
+            let slots = &here.slots;
+            let has_focus = here.has_focus;
+            let is_end = here.has_end;
             for slot in slots {
                 match slot.role {
                     Role::Focus if slot.index == index && passes(slot, value, type_name) => {
@@ -723,10 +790,50 @@ impl ActiveFrame {
         }
     }
 
+    /// [`ActiveFrame::emit`] of a [`plain`](LastPlan::plain) probe: nothing to check, every
+    /// capture read as it is kept.
+    #[inline(never)]
+    fn emit_plain(&self, last: &LastPlan, m: &Match, kept: &Kept, given: Option<(&Slot, &Value)>) {
+        let plan = self.plan();
+        let slots = &last.slots().slots;
+        let event = Event::from_writer(self.origin(), |fields| {
+            for parent in &m.parents {
+                if let Some(outer) = outer_slots(last, parent) {
+                    let frame = &parent.frame;
+                    // Without conditions a capture always holds.
+                    frame.with_state(|state| capture(fields, outer, frame.plan(), &state.kept));
+                }
+            }
+            for slot in slots {
+                match given {
+                    Some((g, value)) if std::ptr::eq(slot, g) => {
+                        push_field(fields, Key::Borrowed(slot.key), value.clone());
+                    }
+                    _ if slot.role == Role::Context => {
+                        let bound = plan
+                            .slot(slot.index)
+                            .and_then(|at| kept.values[at].as_ref());
+                        if let Some((value, _)) = bound {
+                            push_field(fields, Key::Borrowed(slot.key), value.clone());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        last.probe.send(event);
+    }
+
     /// Whether the conditions of `last`'s probe hold for match `m`: on this frame's `values`
     /// and on the enclosing frames' (what its event needs, and what its override needs).
     #[inline(always)]
     fn match_holds(&self, last: &LastPlan, m: &Match, kept: &Kept) -> bool {
+        !last.checks || self.conditions_hold_all(last, m, kept)
+    }
+
+    /// [`ActiveFrame::match_holds`] of a probe with conditions.
+    #[inline(never)]
+    fn conditions_hold_all(&self, last: &LastPlan, m: &Match, kept: &Kept) -> bool {
         conditions_hold(&last.slots().slots, self.plan(), kept)
             && m.parents.iter().all(|parent| {
                 outer_slots(last, parent).is_none_or(|outer| {

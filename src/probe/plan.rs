@@ -162,6 +162,15 @@ pub(crate) struct LastPlan {
     /// `x`, with no tag, condition or end. Its event is `{x}`, given as `x` is assigned,
     /// without looking at the slots or the frame's values.
     pub(crate) alone: Option<(usize, &'static str)>,
+    /// Whether some context capture of the probe, here or in an enclosing function, has a
+    /// condition: only then can an event (or an override) be refused after its trigger, and
+    /// only then are the conditions checked before it.
+    pub(crate) checks: bool,
+    /// Whether the probe's captures here have no tag, condition, end or `$v` over several
+    /// variables and none of its functions has a context condition (`f(a) > x`, `outer > f >
+    /// x`): its event is each bound capture's value, the trigger's in its place, with nothing
+    /// to test; a frame gives it without the general trigger's tests.
+    pub(crate) plain: bool,
 }
 
 impl LastPlan {
@@ -290,10 +299,24 @@ impl SitePlan {
                     _ => None,
                 };
                 plan.nests |= !outer.is_empty() || slots.has_end;
+                let checks = probe
+                    .elements
+                    .iter()
+                    .flat_map(|e| &e.sites)
+                    .flat_map(|s| &s.slots)
+                    .any(|s| s.role == Role::Context && s.condition.is_some());
+                let plain = !checks
+                    && !slots.has_end
+                    && slots
+                        .slots
+                        .iter()
+                        .all(|s| s.tag.is_none() && s.condition.is_none() && !s.shared);
                 plan.lasts.push(LastPlan {
                     probe: probe.clone(),
                     at,
                     alone,
+                    checks,
+                    plain,
                 });
             }
         }
