@@ -23,7 +23,7 @@ use smallvec::SmallVec;
 
 use super::active::next_wrap_id;
 use super::overrides::Overrider;
-use super::plan::{LastPlan, SitePlan, Slot, send_lone_each, type_tag};
+use super::plan::{LastPlan, Recipe, SitePlan, Slot, Source, send_lone_each, type_tag};
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
@@ -686,19 +686,14 @@ impl ActiveFrame {
                 }
                 continue;
             }
-            let here = last.slots();
             if last.plain {
-                // No tag, condition or end to test: each focus on the variable gives.
-                for slot in here.slots.iter().filter(|s| s.index == index) {
-                    if slot.role == Role::Focus {
-                        self.emit_plain(last, m, kept, Some((slot, value)));
-                    }
-                }
-                if !here.has_focus && index == EXIT {
-                    self.emit_plain(last, m, kept, None);
+                // No tag, condition or end to test: each event on the variable gives.
+                for recipe in last.recipes.iter().filter(|r| r.on == index) {
+                    self.emit_plain(last, m, kept, recipe, value);
                 }
                 continue;
             }
+            let here = last.slots();
             let slots = &here.slots;
             let has_focus = here.has_focus;
             let is_end = here.has_end;
@@ -790,12 +785,10 @@ impl ActiveFrame {
         }
     }
 
-    /// [`ActiveFrame::emit`] of a [`plain`](LastPlan::plain) probe: nothing to check, every
-    /// capture read as it is kept.
+    /// [`ActiveFrame::emit`] of a [`plain`](LastPlan::plain) probe: nothing to check, the
+    /// fields written as `recipe` says, `given` (the trigger's value) in its place.
     #[inline(never)]
-    fn emit_plain(&self, last: &LastPlan, m: &Match, kept: &Kept, given: Option<(&Slot, &Value)>) {
-        let plan = self.plan();
-        let slots = &last.slots().slots;
+    fn emit_plain(&self, last: &LastPlan, m: &Match, kept: &Kept, recipe: &Recipe, given: &Value) {
         let event = Event::from_writer(self.origin(), |fields| {
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
@@ -804,20 +797,13 @@ impl ActiveFrame {
                     frame.with_state(|state| capture(fields, outer, frame.plan(), &state.kept));
                 }
             }
-            for slot in slots {
-                match given {
-                    Some((g, value)) if std::ptr::eq(slot, g) => {
-                        push_field(fields, Key::Borrowed(slot.key), value.clone());
-                    }
-                    _ if slot.role == Role::Context => {
-                        let bound = plan
-                            .slot(slot.index)
-                            .and_then(|at| kept.values[at].as_ref());
-                        if let Some((value, _)) = bound {
-                            push_field(fields, Key::Borrowed(slot.key), value.clone());
-                        }
-                    }
-                    _ => {}
+            for &(key, source) in &recipe.fields {
+                let value = match source {
+                    Source::Given => Some(given),
+                    Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
+                };
+                if let Some(value) = value {
+                    push_field(fields, Key::Borrowed(key), value.clone());
                 }
             }
         });

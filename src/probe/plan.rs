@@ -171,6 +171,29 @@ pub(crate) struct LastPlan {
     /// x`): its event is each bound capture's value, the trigger's in its place, with nothing
     /// to test; a frame gives it without the general trigger's tests.
     pub(crate) plain: bool,
+    /// A plain probe's events here, one per focus (and one at `#exit` without a focus): which
+    /// variable triggers each and where each of its fields comes from, resolved when the plan
+    /// is built. Empty for other probes.
+    pub(crate) recipes: Vec<Recipe>,
+}
+
+/// Where one field of a plain probe's event comes from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Source {
+    /// The value of the variable that triggered the event.
+    Given,
+    /// The value the frame keeps at this index (none while unbound: no field).
+    Kept(usize),
+}
+
+/// One event of a [`plain`](LastPlan::plain) probe: the variable whose binding gives it and its
+/// fields in the selector's order, each with its key, so that a probed call writes them
+/// without looking at the slots (roles, tags, conditions) or the plan's table of kept variables.
+#[derive(Debug)]
+pub(crate) struct Recipe {
+    /// The variable that triggers it.
+    pub(crate) on: usize,
+    pub(crate) fields: Vec<(&'static str, Source)>,
 }
 
 impl LastPlan {
@@ -317,6 +340,7 @@ impl SitePlan {
                     alone,
                     checks,
                     plain,
+                    recipes: Vec::new(),
                 });
             }
         }
@@ -343,7 +367,49 @@ impl SitePlan {
         plan.alone = (0..n.min(64))
             .filter(|i| plan.triggers[*i] && plan.slot[*i] == NOT_KEPT && plan.only_alone(*i))
             .fold(0, |mask, i| mask | 1 << i);
+        for at in 0..plan.lasts.len() {
+            if plan.lasts[at].plain {
+                plan.lasts[at].recipes = plan.recipes(&plan.lasts[at]);
+            }
+        }
         named.then_some(plan)
+    }
+
+    /// The events of the plain probe `last` (see [`Recipe`]), as the general trigger would
+    /// give them: for each focus, the captures here in order with the focus's own value in its
+    /// place and each context capture's kept value; without a focus, one at `#exit` with the
+    /// context captures alone.
+    fn recipes(&self, last: &LastPlan) -> Vec<Recipe> {
+        let here = last.slots();
+        let fields = |given: Option<&Slot>| {
+            here.slots
+                .iter()
+                .filter_map(|s| match given {
+                    Some(g) if std::ptr::eq(s, g) => Some((s.key, Source::Given)),
+                    // Every context capture is kept (`build`).
+                    _ if s.role == Role::Context => {
+                        Some((s.key, Source::Kept(self.slot(s.index)?)))
+                    }
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut recipes: Vec<Recipe> = here
+            .slots
+            .iter()
+            .filter(|s| s.role == Role::Focus)
+            .map(|focus| Recipe {
+                on: focus.index,
+                fields: fields(Some(focus)),
+            })
+            .collect();
+        if !here.has_focus {
+            recipes.push(Recipe {
+                on: EXIT,
+                fields: fields(None),
+            });
+        }
+        recipes
     }
 
     /// Whether every event variable `index` gives is a lone `f > x` probe's on it: no other
