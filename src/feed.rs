@@ -29,6 +29,10 @@
 //!   reader's end is read once after the acquires, which orders a close before any of them.
 //!   Which slots a reader skips (its own derivation's outputs) is read only in a chunk that
 //!   has such a slot (a flag the append sets before it releases the slot).
+//! - **Readers take turns.** A reader that has taken [`YIELD_AFTER_RUNS`] runs without once
+//!   returning `Pending` wakes its own task and returns `Pending`: readers polled by one task
+//!   then move through the feed together instead of each draining all that was given before
+//!   the next starts. A wake-up of its own task is all it does, so nothing can be lost.
 //! - **No lost wake-up, no fence per event.** A reader parks only under the mutex and only
 //!   while nobody appends without it: it first takes the claim away (`Owner::release`, which
 //!   waits for an append in progress; even from its own thread, whose later lock-free appends
@@ -416,6 +420,7 @@ impl Feed {
             checked: cursor.pos,
             sole,
             park_rate: ParkRate::default(),
+            runs_in_a_row: 0,
             feed: self.clone(),
             chunk: cursor.chunk.clone(),
             pos: cursor.pos,
@@ -503,15 +508,25 @@ fn wake(waiters: Vec<(u64, Waker)>) {
     }
 }
 
-/// The longest run of events a reader checks at once (see [`FeedReader::take`]): 16 slots,
-/// eight cache lines of the feed. A run's check is one acquire (of its last slot) and some
-/// bookkeeping, about a hundred instructions, which ten readers of a feed each pay: spread
-/// over 16 events it is six per event and per reader (callgrind, `give_drain ref 10`: runs of
-/// 8 slots 54 instructions per event and reader, 16 slots 44, 32 slots 41). tokio's
-/// cooperative budget is charged once per run, so a reader behind yields after at most
-/// 128 × 16 events: longer runs would save little and make a slow sink (a log writing each
-/// event) keep its worker longer before the other pipelines run.
-const RUN: usize = if cfg!(all(test, giving_loom)) { 2 } else { 16 };
+/// The longest run of events a reader checks at once (see [`FeedReader::take`]): 8 slots,
+/// four cache lines of the feed. A run's check is one acquire (of its last slot) and some
+/// bookkeeping, about a hundred instructions, which ten readers of a feed each pay per run.
+/// Longer runs count fewer instructions (callgrind, `give_drain ref 10`: runs of 8 slots 54
+/// per event and reader, 16 slots 44, 32 slots 41) but ran slower: ten readers on one CPU
+/// (`taskset -c 0 give_drain ref 10 1000000 step`) took 420–560 ns per event with runs of 16
+/// against 240–290 with runs of 8 (old build 300–340, alternated processes); not explained.
+/// tokio's cooperative budget is charged once per run, so a reader behind yields after at
+/// most 128 × 8 events.
+const RUN: usize = if cfg!(all(test, giving_loom)) { 2 } else { 8 };
+
+/// A reader that has taken this many runs without once returning `Pending` (256 events)
+/// yields: it wakes its task and returns `Pending`, so that the task's other futures run.
+/// Readers of one feed polled by one task (`join_all`, `select!`) then move through the feed
+/// together, each taking the events the one before it has just brought into the core's cache,
+/// instead of each draining everything given so far, from memory, before the next one starts.
+/// tokio's cooperative budget ([`crate::coop`]) does the like only inside a tokio task, and
+/// after 128 runs.
+const YIELD_AFTER_RUNS: u32 = if cfg!(all(test, giving_loom)) { 4 } else { 32 };
 
 /// How many slots ahead of its cursor a reader in a run prefetches.
 const PREFETCH_AHEAD: usize = 4;
@@ -526,6 +541,8 @@ pub(crate) struct FeedReader {
     sole: bool,
     /// How often this reader parks: one woken too often waits for the pacer's ticks.
     park_rate: ParkRate,
+    /// Runs taken since this reader last returned `Pending` (see [`YIELD_AFTER_RUNS`]).
+    runs_in_a_row: u32,
     feed: Arc<Feed>,
     chunk: sync::Arc<Chunk>,
     pos: usize,
@@ -779,14 +796,27 @@ impl FeedReader {
     /// [`poll_advance`](Self::poll_advance) past the run already checked.
     #[inline(never)]
     fn poll_unchecked(&mut self, cx: &mut Context<'_>, pace: Option<Duration>) -> Poll<bool> {
-        match self.take() {
-            Found::Event => Poll::Ready(true),
-            Found::End => Poll::Ready(false),
+        if self.runs_in_a_row >= YIELD_AFTER_RUNS {
+            // Let the task's other futures run: woken at once, nothing is lost.
+            self.runs_in_a_row = 0;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let polled = match self.take() {
+            Found::Event => {
+                self.runs_in_a_row += 1;
+                return Poll::Ready(true);
+            }
+            Found::End => return Poll::Ready(false),
             Found::Skipped | Found::Nothing => match pace {
                 Some(period) => self.sleep_until_tick(period, cx),
                 None => self.poll_slow(cx),
             },
+        };
+        if polled.is_pending() {
+            self.runs_in_a_row = 0;
         }
+        polled
     }
 
     /// [`poll_advance`](Self::poll_advance) past the fast path: the next slot, a spin, then a
@@ -914,11 +944,22 @@ mod tests {
         Event::new([("i", crate::Value::from(i))])
     }
 
+    /// The reader's next event, polled again when it yielded (returned `Pending` having woken
+    /// itself: see `YIELD_AFTER_RUNS`); `Pending` only when it parked.
     fn next(reader: &mut FeedReader) -> Poll<Option<u64>> {
-        let mut cx = Context::from_waker(noop_waker_ref());
-        reader
-            .poll_advance(&mut cx, None)
-            .map(|taken| taken.then(|| reader.current().get_as::<u64>("i").unwrap()))
+        let wakes = Arc::new(Counting(Default::default()));
+        let waker = futures::task::waker(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            let woken = wakes.0.load(Ordering::SeqCst);
+            match reader.poll_advance(&mut cx, None) {
+                Poll::Pending if wakes.0.load(Ordering::SeqCst) > woken => continue,
+                polled => {
+                    return polled
+                        .map(|taken| taken.then(|| reader.current().get_as::<u64>("i").unwrap()));
+                }
+            }
+        }
     }
 
     #[test]
@@ -1085,14 +1126,57 @@ mod tests {
         assert_eq!(next(&mut reader), Poll::Ready(None));
     }
 
-    /// Polls `reader` with `waker` until it parks or sleeps, counting the events it takes.
+    /// Polls `reader` with `waker` until it parks or sleeps, counting the events it takes (it
+    /// yields every `YIELD_AFTER_RUNS` runs: `take_all` takes fewer than that many events).
     fn take_all(reader: &mut FeedReader, waker: &Waker) -> usize {
         let mut cx = Context::from_waker(waker);
         let mut taken = 0;
         while reader.poll_advance(&mut cx, None) == Poll::Ready(true) {
             taken += 1;
         }
+        assert!(taken < YIELD_AFTER_RUNS as usize * RUN);
         taken
+    }
+
+    #[test]
+    fn readers_polled_by_one_task_take_turns_through_a_long_run() {
+        let feed = Arc::new(Feed::new());
+        let mut readers: Vec<FeedReader> = (0..2).map(|_| feed.subscribe()).collect();
+        let given = 3 * YIELD_AFTER_RUNS as usize * RUN;
+        for i in 0..given as u64 {
+            feed.push(event(i), NO_SKIP);
+        }
+        feed.close();
+        let wakes = Arc::new(Counting(Default::default()));
+        let waker = futures::task::waker(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        // As `join_all` polls them: each reader in turn until it returns `Pending`.
+        let mut turns: Vec<Vec<u64>> = Vec::new();
+        let mut ended = [false; 2];
+        while !ended.iter().all(|&e| e) {
+            for (reader, ended) in readers.iter_mut().zip(&mut ended) {
+                let mut turn = Vec::new();
+                while !*ended {
+                    match reader.poll_advance(&mut cx, None) {
+                        Poll::Ready(true) => {
+                            turn.push(reader.current().get_as::<u64>("i").unwrap());
+                        }
+                        Poll::Ready(false) => *ended = true,
+                        Poll::Pending => break,
+                    }
+                }
+                turns.push(turn);
+            }
+        }
+        // Each turn is a yield (the task woken) or the end: both readers took every event, in
+        // order, in turns of `YIELD_AFTER_RUNS` runs, alternating.
+        let turn = YIELD_AFTER_RUNS as usize * RUN;
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 6);
+        for (i, taken) in turns.iter().enumerate() {
+            let first = (i / 2 * turn) as u64;
+            let expected: Vec<u64> = (first..(first + turn as u64).min(given as u64)).collect();
+            assert_eq!(*taken, expected, "turn {i}");
+        }
     }
 
     /// Waits (in real time: the pacer's clock) until `count` exceeds `seen`.

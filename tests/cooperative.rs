@@ -12,8 +12,8 @@ const GIVEN: u64 = 10_000;
 
 /// The most events a reader behind may take before its task yields: tokio's budget (128
 /// units per task poll), charged once per event from a bounded queue and once per run of up
-/// to 16 events from the feed (src/feed.rs, `RUN`).
-const YIELDS_WITHIN: u64 = 128 * 16;
+/// to 8 events from the feed (src/feed.rs, `RUN`).
+const YIELDS_WITHIN: u64 = 128 * 8;
 
 /// Reads `stream` on a one-thread runtime beside a task that only marks that it ran; returns
 /// how many events the reader had taken when it first saw the mark.
