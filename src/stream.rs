@@ -98,6 +98,12 @@ impl EventStream {
     /// scope's only lossless subscriber, which moves the event out. The borrow ends before
     /// the next call; clone the event to keep it.
     ///
+    /// A lossless stream that keeps finding events ready yields after 256 of them in a row:
+    /// it wakes its task and returns `Pending` once, as tokio's cooperative budget does, so
+    /// that streams polled by one task (`join_all`, `select!`) take turns through the events
+    /// while they are in the core's cache. So a `Pending` (`now_or_never()` returning `None`)
+    /// does not mean nothing is queued: [`pending`](Self::pending) tells.
+    ///
     /// ```
     /// use giving::{give, given};
     ///

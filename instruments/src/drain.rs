@@ -78,8 +78,14 @@ async fn next_event(stream: &mut EventStream, deadline: Option<Instant>) -> Next
 
 /// Writes every event already queued, for a flush: before the bytes go out.
 fn write_queued(stream: &mut EventStream, sink: &mut impl FileSink) {
-    while let Some(Some(event)) = stream.next_ref().now_or_never() {
-        sink.write(event);
+    // A stream yields now and then while events are queued (it returns `Pending` having woken
+    // its task, so that the task's other streams take turns): asked again, it goes on.
+    while stream.pending() > 0 {
+        match stream.next_ref().now_or_never() {
+            Some(Some(event)) => sink.write(event),
+            Some(None) => return,
+            None => {}
+        }
     }
 }
 
@@ -147,5 +153,39 @@ pub(crate) async fn run(sink: &mut impl FileSink, stream: &mut EventStream, cont
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use giving::{give, given};
+
+    /// Keeps the steps written; nothing is ever due.
+    #[derive(Default)]
+    struct Steps(Vec<u64>);
+
+    impl FileSink for Steps {
+        fn write(&mut self, event: &Event) {
+            self.0.push(event.get_as::<u64>("step").unwrap());
+        }
+        fn flush(&mut self) {}
+        fn write_out_deadline(&self) -> Option<Instant> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_flush_writes_every_queued_event_across_the_streams_yields() {
+        let gv = given();
+        let mut stream = gv.stream();
+        // Far more than a stream takes before it yields (256 in a row).
+        for step in 0..2000u64 {
+            give!(step);
+        }
+        let mut sink = Steps::default();
+        write_queued(&mut stream, &mut sink);
+        assert_eq!(sink.0, (0..2000).collect::<Vec<_>>());
+        gv.finish().unwrap();
     }
 }
