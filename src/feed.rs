@@ -790,6 +790,17 @@ impl FeedReader {
         if self.take_checked() {
             return Poll::Ready(true);
         }
+        self.poll_past_run(cx, pace)
+    }
+
+    /// [`poll_advance`](Self::poll_advance) once [`take_checked`](Self::take_checked) has
+    /// found the checked run used up: for a caller that tried it first (the stream's poll).
+    #[inline]
+    pub(crate) fn poll_past_run(
+        &mut self,
+        cx: &mut Context<'_>,
+        pace: Option<Duration>,
+    ) -> Poll<bool> {
         crate::coop::budgeted(cx, |cx| self.poll_unchecked(cx, pace))
     }
 
