@@ -171,10 +171,7 @@ impl Kept {
 /// twice per probed call: the frame's kept argument and the trigger's value).
 #[inline(always)]
 fn discard(value: Value) {
-    if matches!(
-        value,
-        Value::Null | Value::Bool(_) | Value::I64(_) | Value::U64(_) | Value::F64(_)
-    ) {
+    if value.is_scalar() {
         std::mem::forget(value);
     } else {
         drop(value);
