@@ -91,13 +91,13 @@ impl Event {
         }
     }
 
-    /// Brings this event's slot into the calling core's cache ahead of use (a hint).
-    #[inline(always)]
     /// The reference to the event's slot, for a [`DropBatch`](crate::arena::DropBatch).
     pub(crate) fn into_ref(self) -> EventRef {
         self.inner
     }
 
+    /// Brings this event's slot into the calling core's cache ahead of use (a hint).
+    #[inline(always)]
     pub(crate) fn prefetch(&self) {
         self.inner.prefetch();
     }

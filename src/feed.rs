@@ -378,7 +378,10 @@ impl Feed {
     #[inline(always)]
     fn write(&self, cursor: &mut Cursor, event: Event, skip: u64) -> Option<sync::Arc<Chunk>> {
         let retired = (cursor.pos == CHUNK).then(|| next_chunk(cursor));
-        let slot = &cursor.chunk.slots[cursor.pos];
+        debug_assert!(cursor.pos < cursor.chunk.slots.len());
+        // SAFETY: `pos < CHUNK` (a full chunk was just replaced), and every chunk has `CHUNK`
+        // slots.
+        let slot = unsafe { cursor.chunk.slots.get_unchecked(cursor.pos) };
         // Read here, inside the append: a subscriber counts itself under the lock before it
         // reads the cursor, and this append is ordered after that (it took the lock, or the
         // claim it appends under was taken under the lock after the subscriber revoked it).

@@ -17,8 +17,21 @@
 //! into a scope that has just finished is refused by its closed feed, exactly as when the give
 //! came first. The readers a feed has are not part of the plan: a give checks them with one
 //! relaxed load, since a subscription must see the next give made after it returns.
+//!
+//! # The common case without the table
+//!
+//! The plan of a thread giving into one scope (a loop inside `given()`) is copied, as a raw
+//! pointer to the scope's feed, into a thread-local [`FastPlan`] that needs no borrow and no
+//! destructor check: a give compares its epoch with [`EPOCH`] and appends. The pointer is valid
+//! while the plan that holds the scope is this thread's current one; every rebuild or
+//! invalidation of the plan (and the routes' destruction at thread exit) republishes the copy
+//! with a new `version`. A give's field expressions run between its check and its append and may
+//! change this thread's routes (a nested give rebuilds the plan, a scope opened or finished
+//! inside one invalidates it): the give appends to the feed it checked only if the version has
+//! not moved, else it takes the general path.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::ptr;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -179,6 +192,7 @@ impl Routes {
             _ => Plan::Walk,
         };
         self.epoch = epoch;
+        FastPlan::publish(epoch, &self.plan);
     }
 
     /// Marks the plan stale: this thread's scopes changed. The plan's scope is let go now, so
@@ -186,6 +200,7 @@ impl Routes {
     fn invalidate(&mut self) {
         self.epoch = STALE;
         self.plan = Plan::Nobody;
+        FastPlan::publish(STALE, &self.plan);
     }
 
     /// The scopes a give reaches, brought up to date.
@@ -197,6 +212,58 @@ impl Routes {
     fn routes_mut(&mut self) -> impl Iterator<Item = &mut Route> {
         self.stack.iter_mut().chain(&mut self.globals)
     }
+}
+
+impl Drop for Routes {
+    /// At thread exit: the copy must not outlive the scope its pointer points into.
+    fn drop(&mut self) {
+        FastPlan::publish(STALE, &Plan::Nobody);
+    }
+}
+
+/// This thread's plan as the give path reads it first: a copy of [`Routes`]' plan that a give
+/// reads without borrowing the table (see the module doc, "The common case without the
+/// table").
+#[derive(Clone, Copy)]
+struct FastPlan {
+    /// The epoch the plan was built at, or [`STALE`].
+    epoch: u64,
+    /// Moved at every change of the plan.
+    version: u64,
+    /// The feed of [`Plan::Feed`]'s scope, held by the plan; null for any other plan.
+    feed: *const Feed,
+    /// The plan is [`Plan::Nobody`].
+    nobody: bool,
+}
+
+impl FastPlan {
+    const STALE: FastPlan = FastPlan {
+        epoch: STALE,
+        version: 0,
+        feed: ptr::null(),
+        nobody: false,
+    };
+
+    /// Copies `plan`, built at `epoch` (or [`STALE`]), for the give path, with a new version.
+    fn publish(epoch: u64, plan: &Plan) {
+        let version = FAST.get().version.wrapping_add(1);
+        let (feed, nobody) = match plan {
+            Plan::Nobody => (ptr::null(), true),
+            Plan::Feed(scope) => (ptr::from_ref(scope.feed()), false),
+            Plan::Walk => (ptr::null(), false),
+        };
+        FAST.set(FastPlan {
+            epoch,
+            version,
+            feed,
+            nobody,
+        });
+    }
+}
+
+thread_local! {
+    /// No destructor, so reading it checks nothing; [`Routes`]' drop makes it stale.
+    static FAST: Cell<FastPlan> = const { Cell::new(FastPlan::STALE) };
 }
 
 thread_local! {
@@ -228,6 +295,35 @@ fn any_scope(test: impl Fn(&Scope) -> bool) -> bool {
 /// this thread (or globally) listens.
 #[inline]
 pub(crate) fn give(build: impl FnOnce() -> Event) {
+    let fast = FAST.get();
+    if fast.epoch == EPOCH.load(Ordering::Acquire) {
+        if fast.nobody {
+            return;
+        }
+        if !fast.feed.is_null() {
+            // SAFETY: the plan `fast` copies is this thread's current one (its epoch is
+            // current, and any change of the plan republishes the copy): it holds the scope,
+            // which owns the feed.
+            if !unsafe { &*fast.feed }.has_readers() {
+                return;
+            }
+            let event = build();
+            if FAST.get().version == fast.version {
+                // SAFETY: `build` changed nothing of this thread's plan (same version), so the
+                // plan checked above still holds the feed.
+                unsafe { &*fast.feed }.push(event, NO_SKIP);
+            } else {
+                deliver_anew(event);
+            }
+            return;
+        }
+    }
+    give_by_table(build);
+}
+
+/// [`give`] past its copy of the plan: the table brought up to date, then the plan followed.
+#[inline(never)]
+fn give_by_table(build: impl FnOnce() -> Event) {
     let _ = ROUTES.try_with(|routes| {
         {
             // A give from inside delivery (none runs user code) or from a field expression of
@@ -243,6 +339,14 @@ pub(crate) fn give(build: impl FnOnce() -> Event) {
         }
         deliver(routes, build());
     });
+}
+
+/// [`deliver`]s `event` by the table, after the field expressions of its give changed this
+/// thread's plan.
+#[cold]
+#[inline(never)]
+fn deliver_anew(event: Event) {
+    let _ = ROUTES.try_with(|routes| deliver(routes, event));
 }
 
 /// Delivers `event` to the scopes of this thread and to the global scopes: once to each

@@ -89,6 +89,56 @@ fn a_field_expression_may_itself_give() {
 }
 
 #[test]
+fn a_field_expression_that_opens_and_finishes_a_scope_leaves_the_event_to_the_scopes_open_after_it()
+{
+    // The give checked its route before the field expression ran; the expression opens a
+    // scope (which the thread enters), gives into both, and finishes it: the outer event
+    // goes where the thread's routes say once its fields are made, the outer scope only.
+    let gv = given();
+    let events = gv.stream();
+    let inner_events = std::cell::RefCell::new(None);
+    give!(before = 0);
+    give!(
+        outer = {
+            let inner = given();
+            let stream = inner.stream();
+            give!(both = 1);
+            inner.finish().unwrap();
+            *inner_events.borrow_mut() = Some(collect(stream));
+            2
+        }
+    );
+    give!(after = 3);
+    gv.finish().unwrap();
+    let shown = |events: Vec<giving::Event>| -> Vec<String> {
+        events.iter().map(ToString::to_string).collect()
+    };
+    assert_eq!(
+        shown(collect(events)),
+        vec!["before=0", "both=1", "outer=2", "after=3"]
+    );
+    assert_eq!(shown(inner_events.take().unwrap()), vec!["both=1"]);
+}
+
+#[test]
+fn a_field_expression_that_finishes_the_scope_given_into_drops_the_event() {
+    // The scope finishes while the give's fields are made: as an event given after the
+    // finish, the outer one reaches nobody (the stream ends with what came before).
+    let gv = std::cell::RefCell::new(Some(given()));
+    let events = gv.borrow().as_ref().unwrap().stream();
+    give!(before = 1);
+    give!(
+        outer = {
+            gv.borrow_mut().take().unwrap().finish().unwrap();
+            2
+        }
+    );
+    give!(after = 3);
+    let shown: Vec<String> = collect(events).iter().map(ToString::to_string).collect();
+    assert_eq!(shown, vec!["before=1"]);
+}
+
+#[test]
 fn wrong_key_and_type_errors_name_them() {
     let event = giving::event!(loss = "high", step = 3u64);
     let missing = event.get_as::<f64>("lr").unwrap_err();
