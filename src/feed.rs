@@ -329,8 +329,10 @@ impl Feed {
 
     /// Appends `event`, which the reader `skip` (if any) will not see. Never blocks for long:
     /// the feed's owner appends with plain stores; anyone else holds the lock for a slot write
-    /// (and, once per [`CHUNK`] events, an allocation).
-    #[inline]
+    /// (and, once per [`CHUNK`] events, an allocation). Inlined into the give path: called,
+    /// its prologue, epilogue and the event's spill cost the giving thread 12 instructions per
+    /// event (callgrind, `give_drain late 1 200000 step`: 194 → 182 with the call inlined).
+    #[inline(always)]
     pub(crate) fn push(&self, event: Event, skip: u64) {
         let me = owner::thread_token();
         if !self.owner.begin(me) {
