@@ -27,7 +27,7 @@ use super::plan::{LastPlan, Recipe, SitePlan, Slot, Source, send_lone_each, type
 use super::selector::Role;
 use super::site::Site;
 use super::specials::EXIT;
-use crate::arena::{FieldVec, push_field};
+use crate::arena::InlineWriter;
 use crate::vocab::keys::WRAP;
 use crate::{Event, Key, Value, WrapStep};
 
@@ -60,6 +60,9 @@ pub(crate) struct ActiveFrame {
     wanted: u64,
     /// The plan's `alone`, copied here: the hooks that give lone `f > x` events directly.
     alone: u64,
+    /// The plan's `plain`, copied here: the hooks whose events all come from plain probes'
+    /// recipes.
+    plain: u64,
     /// The plan's `nests`: whether a released frame has enclosing frames or open wrappers to
     /// drop from its matches.
     nests: bool,
@@ -114,8 +117,12 @@ impl Kept {
     #[inline(always)]
     fn unbind_all(&mut self) {
         for kept in &mut self.values {
-            if let Some((value, _)) = kept.take() {
-                discard(value);
+            match kept {
+                // Forgotten where it lies: taken out first, it was copied to the stack only to
+                // find that it owns nothing (see `discard`).
+                Some((value, _)) if value.is_scalar() => std::mem::forget(kept.take()),
+                Some(_) => *kept = None,
+                None => {}
             }
         }
         self.binds = 0;
@@ -274,7 +281,7 @@ fn passes(slot: &Slot, value: &Value, type_name: &str) -> bool {
 
 /// Adds the captures `slots` reads from `values` to `fields`; `false` when a condition does not
 /// hold (or its variable is not bound yet): then there is no event.
-fn capture(fields: &mut impl FieldVec, slots: &[Slot], plan: &SitePlan, kept: &Kept) -> bool {
+fn capture(fields: &mut InlineWriter<'_>, slots: &[Slot], plan: &SitePlan, kept: &Kept) -> bool {
     slots
         .iter()
         .filter(|s| s.role == Role::Context && kept.reads(s, slots, plan))
@@ -283,10 +290,10 @@ fn capture(fields: &mut impl FieldVec, slots: &[Slot], plan: &SitePlan, kept: &K
 
 /// [`capture`] of one context slot.
 #[inline(always)]
-fn capture_one(fields: &mut impl FieldVec, slot: &Slot, plan: &SitePlan, kept: &Kept) -> bool {
+fn capture_one(fields: &mut InlineWriter<'_>, slot: &Slot, plan: &SitePlan, kept: &Kept) -> bool {
     match context_value(slot, plan, kept) {
         Some(Some(value)) => {
-            push_field(fields, Key::Borrowed(slot.key), value.clone());
+            fields.push(Key::Borrowed(slot.key), value.clone());
             true
         }
         Some(None) => true,
@@ -396,8 +403,9 @@ impl ActiveFrame {
         let plan = this.plan.as_ref().expect("loaded above");
         let state = this.state.get_mut();
         let mut reports = false;
-        for (m, last) in state.matches.iter_mut().zip(&plan.lasts) {
-            reports |= m.rematch(last);
+        // Each match names its probe (`m.last`): no zip of the two lists to set up per call.
+        for m in &mut state.matches {
+            reports |= m.rematch(&plan.lasts[m.last]);
         }
         if !reports && !plan.is_outer {
             Self::set_aside(frame);
@@ -415,6 +423,7 @@ impl ActiveFrame {
             plan: None,
             wanted: 0,
             alone: 0,
+            plain: 0,
             nests: false,
             argument_triggers: false,
             shared: false,
@@ -452,6 +461,7 @@ impl ActiveFrame {
         state.kept.reset(plan.kept, plan.orders);
         self.wanted = plan.wanted;
         self.alone = plan.alone;
+        self.plain = plan.plain;
         self.nests = plan.nests;
         self.argument_triggers = plan.argument_triggers;
         self.shared = plan.is_outer;
@@ -558,12 +568,31 @@ impl ActiveFrame {
     #[inline(always)]
     pub(super) fn set(&self, index: usize, type_name: &'static str, value: impl FnOnce() -> Value) {
         if self.wants(index) {
-            if index < 64 && self.alone >> index & 1 != 0 {
-                self.give_alone(index, value());
-            } else {
-                self.record(index, type_name, value());
-            }
+            self.set_wanted(index, type_name, value);
         }
+    }
+
+    /// [`ActiveFrame::set`] of a variable the caller found [wanted](ActiveFrame::wants).
+    #[inline(always)]
+    pub(super) fn set_wanted(
+        &self,
+        index: usize,
+        type_name: &'static str,
+        value: impl FnOnce() -> Value,
+    ) {
+        if index < 64 && self.alone >> index & 1 != 0 {
+            self.give_alone(index, value());
+        } else if index < 64 && self.plain >> index & 1 != 0 {
+            self.give_plain(index, type_name, value());
+        } else {
+            self.record(index, type_name, value());
+        }
+    }
+
+    /// The plan's `wanted`: bit `i` says whether the frame records variable `i` (below 64).
+    #[inline(always)]
+    pub(super) fn wanted(&self) -> u64 {
+        self.wanted
     }
 
     /// [`ActiveFrame::set`] of a variable whose only events are lone `f > x` probes' on it
@@ -581,6 +610,48 @@ impl ActiveFrame {
             Some((&*last.probe, last.alone_on(index)?))
         });
         send_lone_each(targets, || value, &self.site.origin);
+    }
+
+    /// [`ActiveFrame::set`] of a variable whose events are all plain probes' (the plan's
+    /// `plain`): kept if the plan keeps it, then each of its recipes given, with nothing to
+    /// test but whether the probe reports from this call and still has a stream.
+    #[inline(never)]
+    fn give_plain(&self, index: usize, type_name: &'static str, value: Value) {
+        let plan = self.plan();
+        if self.shared {
+            self.with_state_locked(|state| {
+                self.trigger_plain(state, plan, index, &value, type_name);
+            });
+        } else {
+            // SAFETY: as in `with_state`; written out so that the unshared path inlines the
+            // trigger rather than calling the closure both paths share.
+            let state = unsafe { &mut *self.state.get() };
+            self.trigger_plain(state, plan, index, &value, type_name);
+        }
+        discard(value);
+    }
+
+    /// [`ActiveFrame::give_plain`] on the frame's state.
+    #[inline(always)]
+    fn trigger_plain(
+        &self,
+        state: &mut State,
+        plan: &SitePlan,
+        index: usize,
+        value: &Value,
+        type_name: &'static str,
+    ) {
+        let State { kept, matches } = state;
+        if let Some(at) = plan.slot(index) {
+            kept.bind(at, value.clone(), type_name);
+        }
+        for &(last, recipe) in &plan.plain_on[index] {
+            let m = &matches[last];
+            let last = &plan.lasts[last];
+            if m.active && last.probe.is_open() {
+                self.emit_plain(last, m, kept, &last.recipes[recipe], value);
+            }
+        }
     }
 
     /// [`ActiveFrame::set`] of a variable the frame records.
@@ -619,19 +690,18 @@ impl ActiveFrame {
         self.trigger(state, index, value, type_name);
     }
 
-    /// Argument `index` was bound: kept, its events given by [`ActiveFrame::arguments_bound`]
-    /// once every argument is, as ptera binds them all at entry (`f(!x, y)` sees `y`).
+    /// Argument `index`, which the caller found [wanted](ActiveFrame::wants), was bound:
+    /// kept (the plan keeps every argument that triggers, `SitePlan::build`), its events
+    /// given by [`ActiveFrame::arguments_bound`] once every argument is, as ptera binds them
+    /// all at entry (`f(!x, y)` sees `y`).
     #[inline(always)]
-    pub(super) fn argument(
+    pub(super) fn argument_wanted(
         &self,
         index: usize,
         type_name: &'static str,
         value: impl FnOnce() -> Value,
     ) {
-        // The plan keeps every argument that triggers (`SitePlan::build`).
-        if self.wants(index) {
-            self.keep(index, type_name, value());
-        }
+        self.keep(index, type_name, value());
     }
 
     #[inline(never)]
@@ -744,6 +814,7 @@ impl ActiveFrame {
         // and the capture: an event whose condition no longer holds then is not sent.
         let mut whole = true;
         let event = Event::from_writer(self.origin(), |fields| {
+            let fields = &mut InlineWriter::new(fields);
             if let Some((step, id)) = wrap {
                 let name = slots
                     .iter()
@@ -755,7 +826,7 @@ impl ActiveFrame {
                     ("name".to_owned(), Value::from(name)),
                     ("step".to_owned(), Value::from(step.as_str())),
                 ]);
-                push_field(fields, Key::Borrowed(WRAP), Value::Map(mark));
+                fields.push(Key::Borrowed(WRAP), Value::Map(mark));
             }
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
@@ -768,7 +839,7 @@ impl ActiveFrame {
             for slot in slots {
                 match given {
                     Some((g, value)) if std::ptr::eq(slot, g) => {
-                        push_field(fields, Key::Borrowed(slot.key), value.clone());
+                        fields.push(Key::Borrowed(slot.key), value.clone());
                     }
                     _ if slot.role == Role::Context && kept.reads(slot, slots, plan) => {
                         capture_one(fields, slot, plan, kept);
@@ -787,6 +858,7 @@ impl ActiveFrame {
     #[inline(never)]
     fn emit_plain(&self, last: &LastPlan, m: &Match, kept: &Kept, recipe: &Recipe, given: &Value) {
         let event = Event::from_writer(self.origin(), |fields| {
+            let fields = &mut InlineWriter::new(fields);
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
                     let frame = &parent.frame;
@@ -800,7 +872,7 @@ impl ActiveFrame {
                     Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
                 };
                 if let Some(value) = value {
-                    push_field(fields, Key::Borrowed(key), value.clone());
+                    fields.push(Key::Borrowed(key), value.clone());
                 }
             }
         });

@@ -28,6 +28,10 @@ pub struct Frame {
     /// `f > x` events by themselves (the site's `direct`, bit `i`): every probe of the
     /// function is such a probe.
     direct: u64,
+    /// With a frame, its plan's `wanted` (bit `i`: the frame records variable `i`), copied
+    /// into the call's own local so that each hook tests one bit of it without reaching into
+    /// the frame; 0 without a frame. The plan, hence the word, is fixed for the call.
+    wanted: u64,
     /// Whether the frame is on this thread's stack until it drops (sync functions; an async
     /// function's frame is pushed around each poll instead).
     pushed: bool,
@@ -73,6 +77,7 @@ impl Frame {
             active: None,
             site,
             direct,
+            wanted: 0,
             pushed: false,
         }
     }
@@ -94,6 +99,7 @@ impl Frame {
             None => false,
         };
         Frame {
+            wanted: frame.as_ref().map_or(0, |f| f.wanted()),
             active: frame,
             site,
             direct: 0,
@@ -107,29 +113,54 @@ impl Frame {
         self.active.is_none() && self.direct != 0
     }
 
+    /// The frame, if it records variable `index`: for the first 64, one bit of the call's
+    /// own `wanted` (no frame: 0).
+    #[inline(always)]
+    fn wanting(&self, index: usize) -> Option<&ActiveFrame> {
+        if index < 64 {
+            if self.wanted >> index & 1 == 0 {
+                return None;
+            }
+            self.active.as_deref()
+        } else {
+            self.active.as_deref().filter(|active| active.wants(index))
+        }
+    }
+
     /// A special without a value (`#enter`, `#loop_x`) happened.
     #[inline(always)]
     pub fn fire(&self, index: usize) {
-        if let Some(active) = &self.active {
-            active.set(index, "", || Value::Bool(true));
+        if let Some(active) = self.wanting(index) {
+            active.set_wanted(index, "", || Value::Bool(true));
         }
     }
 
     /// Variable `index` was assigned `value`, converted only if some probe reads it.
     #[inline(always)]
     pub fn var<T>(&self, index: usize, value: &T) {
-        if let Some(active) = &self.active {
-            active.set(index, std::any::type_name::<T>(), || value_of(value));
-        } else if index < 64 && self.direct >> index & 1 != 0 {
-            direct::give(self.site, index, || value_of(value));
+        let type_name = std::any::type_name::<T>();
+        if index >= 64 {
+            if let Some(active) = self.wanting(index) {
+                active.set_wanted(index, type_name, || value_of(value));
+            }
+            return;
+        }
+        // One test for a variable nobody reads, the common case: `wanted` is 0 without a
+        // frame, `direct` 0 with one.
+        if (self.wanted | self.direct) >> index & 1 == 0 {
+            return;
+        }
+        match &self.active {
+            Some(active) => active.set_wanted(index, type_name, || value_of(value)),
+            None => direct::give(self.site, index, || value_of(value)),
         }
     }
 
     /// Argument `index` was bound to `value`; its events wait for [`Frame::arguments_bound`].
     #[inline(always)]
     pub fn argument<T>(&self, index: usize, value: &T) {
-        if let Some(active) = &self.active {
-            active.argument(index, std::any::type_name::<T>(), || value_of(value));
+        if let Some(active) = self.wanting(index) {
+            active.argument_wanted(index, std::any::type_name::<T>(), || value_of(value));
         }
     }
 
@@ -190,13 +221,13 @@ impl Frame {
     /// The function returned: `#value`, and `#error` for an `Err`.
     #[inline(always)]
     pub fn returned(&self, value: impl FnOnce() -> Value, error: impl FnOnce() -> Option<Value>) {
-        if let Some(active) = &self.active {
-            active.set(VALUE, "", value);
-            if active.wants(ERROR)
-                && let Some(error) = error()
-            {
-                active.set(ERROR, "", || error);
-            }
+        if let Some(active) = self.wanting(VALUE) {
+            active.set_wanted(VALUE, "", value);
+        }
+        if let Some(active) = self.wanting(ERROR)
+            && let Some(error) = error()
+        {
+            active.set_wanted(ERROR, "", || error);
         }
     }
 }

@@ -246,6 +246,14 @@ pub(crate) struct SitePlan {
     /// Whether some probe reads a `$v` capture over several variables here as context: only
     /// then does a frame count when each variable was bound (the one bound last is read).
     pub(crate) orders: bool,
+    /// Bit `i` (for `i` below 64): every event variable `i` gives is a
+    /// [`plain`](LastPlan::plain) probe's, listed in [`SitePlan::plain_on`]: its hook gives them
+    /// from their recipes without the general trigger's walk over every probe and its slots.
+    pub(crate) plain: u64,
+    /// Per variable: the events of plain probes its binding gives, each a probe (an index
+    /// into `lasts`, which is also its match's in a frame) and one of its recipes, in the
+    /// order the general trigger gives them.
+    pub(crate) plain_on: Vec<Vec<(usize, usize)>>,
 }
 
 impl fmt::Debug for SitePlan {
@@ -280,6 +288,8 @@ impl SitePlan {
             alone: 0,
             nests: false,
             orders: false,
+            plain: 0,
+            plain_on: Vec::new(),
         };
         let mut named = false;
         for probe in probes {
@@ -372,7 +382,31 @@ impl SitePlan {
                 plan.lasts[at].recipes = plan.recipes(&plan.lasts[at]);
             }
         }
+        plan.plain_on = vec![Vec::new(); n];
+        for (at, last) in plan.lasts.iter().enumerate() {
+            for (r, recipe) in last.recipes.iter().enumerate() {
+                plan.plain_on[recipe.on].push((at, r));
+            }
+        }
+        plan.plain = (0..n.min(64))
+            .filter(|i| plan.triggers[*i] && plan.only_plain(*i))
+            .fold(0, |mask, i| mask | 1 << i);
         named.then_some(plan)
+    }
+
+    /// Whether every event variable `index` gives is a plain probe's (from a recipe): no
+    /// probe with a tag, condition, end or `$v` names it as its focus, nor, without a
+    /// focus, ends at `#exit`.
+    fn only_plain(&self, index: usize) -> bool {
+        self.lasts.iter().all(|last| {
+            let slots = last.slots();
+            let triggers = slots
+                .slots
+                .iter()
+                .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
+                || (index == EXIT && !slots.has_focus);
+            !triggers || last.plain
+        })
     }
 
     /// The events of the plain probe `last` (see [`Recipe`]), as the general trigger would
