@@ -190,6 +190,35 @@ fn nesting_directly_and_through_an_unannotated_call() {
     assert_eq!(events(gv, probe), ["tag=1 y=2", "tag=1 y=11"]);
 }
 
+/// A selector that reads nothing of its outer functions: a call reuses what the previous one
+/// found on the thread's stack while that stack has not changed, and searches again once it
+/// has (an outer call began or ended).
+#[test]
+fn nesting_without_captures_follows_every_change_of_the_stack() {
+    let gv = given();
+    let probe = gv.probe("outer > inner > y").unwrap();
+    let three = gv.probe("nest_top > outer > inner > y").unwrap();
+    inner(7); // not inside outer
+    outer(1);
+    inner(8); // not inside outer any more
+    elsewhere(); // nor here
+    outer(2);
+    nest_top(3);
+    inner(9);
+    gv.finish().unwrap();
+    let strings = |probe: Probe| {
+        block_on(probe.collect::<Vec<Event>>())
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(strings(three), ["y=4", "y=31"]);
+    assert_eq!(
+        strings(probe),
+        ["y=2", "y=11", "y=3", "y=21", "y=4", "y=31"]
+    );
+}
+
 #[test]
 fn three_levels_of_nesting() {
     let gv = given();

@@ -14,9 +14,9 @@
 //! (`give_alone`); any other goes through the frame's record, the kept values and the trigger
 //! loop over the plan's probes.
 
-use std::cell::{RefCell, UnsafeCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::collections::BTreeMap;
-use std::sync::atomic::{Ordering, fence};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use smallvec::SmallVec;
@@ -44,6 +44,37 @@ thread_local! {
     static STACK: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
     /// Released frames, whose plans, matches and buffers the next probed calls reuse.
     static POOL: RefCell<Vec<Arc<ActiveFrame>>> = const { RefCell::new(Vec::new()) };
+    /// The version of this thread's `STACK`: changed by every push and pop, and never the
+    /// same on two threads (see [`next_generation`]), so that a match may reuse what it found
+    /// on the stack while the stack is the one it searched.
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Where the next thread to change its stack starts counting its generations: each thread
+/// takes 2^32 of them at a time, so no two threads' generations are equal.
+static GENERATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// [`Match::searched`] when no search is to be reused.
+const NOT_SEARCHED: u64 = u64::MAX;
+
+/// Gives this thread's stack a new generation (it is about to change).
+fn next_generation() {
+    let _ = GENERATION.try_with(|generation| {
+        let next = generation.get().wrapping_add(1);
+        // A thread's first change, or 2^32 changes since its last block: a block of its own.
+        let next = if next & u64::from(u32::MAX) == 0 || generation.get() == 0 {
+            GENERATIONS.fetch_add(1 << 32, Ordering::Relaxed) + (1 << 32) + 1
+        } else {
+            next
+        };
+        generation.set(next);
+    });
+}
+
+/// This thread's stack's generation, `None` while the thread is being torn down.
+#[inline(always)]
+fn generation() -> Option<u64> {
+    GENERATION.try_with(Cell::get).ok()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -207,8 +238,17 @@ struct Match {
     /// Whether the probe reports from this call: its enclosing functions were found and the
     /// calling thread's events reach its scope.
     active: bool,
-    /// Enclosing frames matched to the selector's outer functions, outermost first.
+    /// Enclosing frames matched to the selector's outer functions whose variables the probe
+    /// reads (captures or conditions there), outermost first. A function the selector only
+    /// names (`outer` in `outer > f > x`) must enclose the call but is not kept: nothing
+    /// reads its frame.
     parents: Vec<Parent>,
+    /// The stack generation of the last search for the enclosing frames that kept none of
+    /// them ([`NOT_SEARCHED`] if none): while the thread's stack is still that one, the
+    /// search would find the same, [`Match::found`].
+    searched: u64,
+    /// What that search found.
+    found: bool,
     /// The ids of the wrapper blocks begun and not yet ended (a stack: loops and recursion
     /// nest).
     open: Vec<u64>,
@@ -220,6 +260,8 @@ impl Match {
             last,
             active: false,
             parents: Vec::new(),
+            searched: NOT_SEARCHED,
+            found: false,
             open: Vec::new(),
         }
     }
@@ -233,12 +275,35 @@ impl Match {
             .elements
             .split_last()
             .map_or(&[][..], |(_, outer)| outer);
-        self.active = (outer.is_empty() || self.find_parents(outer)) && (last.probe.receives)();
+        self.active = (outer.is_empty() || self.encloses(outer)) && (last.probe.receives)();
         self.active
     }
 
-    /// Takes the nearest enclosing frame of each outer function, innermost first: each must
-    /// enclose the next one.
+    /// Whether the call is enclosed by the selector's outer functions, as
+    /// [`Match::find_parents`] answers; without searching again while the thread's stack is
+    /// the one a search that kept no frame saw (`outer > f > x` called in a loop: the stack
+    /// does not change between the calls).
+    #[inline(always)]
+    fn encloses(&mut self, outer: &[super::plan::Resolved]) -> bool {
+        let Some(generation) = generation() else {
+            return self.find_parents(outer);
+        };
+        if self.searched == generation {
+            return self.found;
+        }
+        self.found = self.find_parents(outer);
+        self.searched = if self.parents.is_empty() {
+            generation
+        } else {
+            NOT_SEARCHED
+        };
+        self.found
+    }
+
+    /// Finds the nearest enclosing frame of each outer function, innermost first: each must
+    /// enclose the next one. Keeps those the probe reads (see [`Match::parents`]): each kept
+    /// one is an `Arc` cloned here and dropped when the frame is released, two locked
+    /// instructions per call that `outer > f > x` does not need.
     #[inline(never)]
     fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
         let parents = &mut self.parents;
@@ -252,11 +317,13 @@ impl Match {
                             let at = resolved.position(f.site.key())?;
                             Some((i, at))
                         })?;
-                    parents.push(Parent {
-                        frame: stack[at].clone(),
-                        element,
-                        at: slot,
-                    });
+                    if !resolved.sites[slot].slots.is_empty() {
+                        parents.push(Parent {
+                            frame: stack[at].clone(),
+                            element,
+                            at: slot,
+                        });
+                    }
                     below = at;
                 }
                 Some(())
@@ -329,8 +396,9 @@ fn conditions_hold(slots: &[Slot], plan: &SitePlan, kept: &Kept) -> bool {
         .all(|slot| context_value(slot, plan, kept).is_some())
 }
 
-/// What `last`'s probe reads in the enclosing frame `parent`; `None` when nothing (`outer > f
-/// > x` reads nothing of `outer`: no lock to take).
+/// What `last`'s probe reads in the enclosing frame `parent`; `None` when nothing (a frame
+/// the probe reads nothing of is not kept as a parent, see [`Match::parents`]; this stays a
+/// check, not an assumption).
 #[inline(always)]
 fn outer_slots<'a>(last: &'a LastPlan, parent: &Parent) -> Option<&'a [Slot]> {
     let outer = &last.probe.elements[parent.element].sites[parent.at];
@@ -995,21 +1063,28 @@ impl ActiveFrame {
     }
 }
 
+/// Puts `frame` on this thread's stack of enclosing frames; `false` if it could not (the
+/// thread is being torn down, or the stack is borrowed).
 pub(super) fn push_frame(frame: &Arc<ActiveFrame>) -> bool {
     STACK
         .try_with(|s| {
             s.try_borrow_mut()
-                .map(|mut s| s.push(frame.clone()))
+                .map(|mut s| {
+                    next_generation();
+                    s.push(frame.clone());
+                })
                 .is_ok()
         })
         .unwrap_or(false)
 }
 
+/// Takes `frame` (its last occurrence) off this thread's stack.
 pub(super) fn pop_frame(frame: &Arc<ActiveFrame>) {
     let _ = STACK.try_with(|s| {
         if let Ok(mut s) = s.try_borrow_mut()
             && let Some(at) = s.iter().rposition(|f| Arc::ptr_eq(f, frame))
         {
+            next_generation();
             s.remove(at);
         }
     });

@@ -114,17 +114,18 @@ impl Frame {
     }
 
     /// The frame, if it records variable `index`: for the first 64, one bit of the call's
-    /// own `wanted` (no frame: 0).
+    /// own `wanted`. Whether there is a frame is asked first, as every hook asks it: the
+    /// compiler then knows the answer after the first hook, and a call without a frame runs
+    /// none of the bit tests.
     #[inline(always)]
     fn wanting(&self, index: usize) -> Option<&ActiveFrame> {
-        if index < 64 {
-            if self.wanted >> index & 1 == 0 {
-                return None;
-            }
-            self.active.as_deref()
+        let active = self.active.as_deref()?;
+        let wanted = if index < 64 {
+            self.wanted >> index & 1 != 0
         } else {
-            self.active.as_deref().filter(|active| active.wants(index))
-        }
+            active.wants(index)
+        };
+        wanted.then_some(active)
     }
 
     /// A special without a value (`#enter`, `#loop_x`) happened.
@@ -138,21 +139,12 @@ impl Frame {
     /// Variable `index` was assigned `value`, converted only if some probe reads it.
     #[inline(always)]
     pub fn var<T>(&self, index: usize, value: &T) {
-        let type_name = std::any::type_name::<T>();
-        if index >= 64 {
+        if self.active.is_some() {
             if let Some(active) = self.wanting(index) {
-                active.set_wanted(index, type_name, || value_of(value));
+                active.set_wanted(index, std::any::type_name::<T>(), || value_of(value));
             }
-            return;
-        }
-        // One test for a variable nobody reads, the common case: `wanted` is 0 without a
-        // frame, `direct` 0 with one.
-        if (self.wanted | self.direct) >> index & 1 == 0 {
-            return;
-        }
-        match &self.active {
-            Some(active) => active.set_wanted(index, type_name, || value_of(value)),
-            None => direct::give(self.site, index, || value_of(value)),
+        } else if index < 64 && self.direct >> index & 1 != 0 {
+            direct::give(self.site, index, || value_of(value));
         }
     }
 
@@ -236,17 +228,17 @@ impl Drop for Frame {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(active) = self.active.take() {
-            leave(active, self.pushed);
+            leave(active, self.pushed, self.wanted >> EXIT & 1 != 0);
         }
     }
 }
 
-/// The end of a probed call: `#exit` (unless it unwinds), off the thread's stack, back to the
-/// pool.
+/// The end of a probed call: `#exit` if the frame records it (`exit`) and the call does not
+/// unwind, off the thread's stack, back to the pool.
 #[inline(never)]
-fn leave(active: Arc<ActiveFrame>, pushed: bool) {
-    if !std::thread::panicking() {
-        active.set(EXIT, "", || Value::Bool(true));
+fn leave(active: Arc<ActiveFrame>, pushed: bool, exit: bool) {
+    if exit && !std::thread::panicking() {
+        active.set_wanted(EXIT, "", || Value::Bool(true));
     }
     if pushed {
         pop_frame(&active);
