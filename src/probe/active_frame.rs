@@ -285,17 +285,20 @@ impl Match {
     /// does not change between the calls).
     #[inline(always)]
     fn encloses(&mut self, outer: &[super::plan::Resolved]) -> bool {
-        let Some(generation) = generation() else {
-            return self.find_parents(outer);
-        };
-        if self.searched == generation {
-            return self.found;
+        match generation() {
+            Some(generation) if generation == self.searched => self.found,
+            generation => self.search(outer, generation),
         }
+    }
+
+    /// [`Match::encloses`] when the stack changed: searched, and the answer kept for
+    /// `generation` if no frame was.
+    #[inline(never)]
+    fn search(&mut self, outer: &[super::plan::Resolved], generation: Option<u64>) -> bool {
         self.found = self.find_parents(outer);
-        self.searched = if self.parents.is_empty() {
-            generation
-        } else {
-            NOT_SEARCHED
+        self.searched = match generation {
+            Some(generation) if self.parents.is_empty() => generation,
+            _ => NOT_SEARCHED,
         };
         self.found
     }
@@ -304,7 +307,7 @@ impl Match {
     /// enclose the next one. Keeps those the probe reads (see [`Match::parents`]): each kept
     /// one is an `Arc` cloned here and dropped when the frame is released, two locked
     /// instructions per call that `outer > f > x` does not need.
-    #[inline(never)]
+    #[inline(always)]
     fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
         let parents = &mut self.parents;
         let found = STACK
