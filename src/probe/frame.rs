@@ -24,14 +24,13 @@ use crate::Value;
 pub struct Frame {
     active: Option<Arc<ActiveFrame>>,
     site: &'static Site,
-    /// Without a frame (`active` is `None`), the variables whose `var` hooks give lone
-    /// `f > x` events by themselves (the site's `direct`, bit `i`): every probe of the
-    /// function is such a probe.
-    direct: u64,
-    /// With a frame, its plan's `wanted` (bit `i`: the frame records variable `i`), copied
-    /// into the call's own local so that each hook tests one bit of it without reaching into
-    /// the frame; 0 without a frame. The plan, hence the word, is fixed for the call.
-    wanted: u64,
+    /// Bit `i` (for `i` below 64), read as `active` says. With a frame, its plan's `wanted`
+    /// (the frame records variable `i`), copied into the call's own local so that each hook
+    /// tests one bit of it without reaching into the frame (the plan, hence the word, is
+    /// fixed for the call). Without one, the site's `direct`: the variables whose `var` hooks
+    /// give lone `f > x` events by themselves (every probe of the function is such a probe).
+    /// One word for both keeps the frame the size it was before the first.
+    bits: u64,
     /// Whether the frame is on this thread's stack until it drops (sync functions; an async
     /// function's frame is pushed around each poll instead).
     pushed: bool,
@@ -76,8 +75,7 @@ impl Frame {
         Frame {
             active: None,
             site,
-            direct,
-            wanted: 0,
+            bits: direct,
             pushed: false,
         }
     }
@@ -99,10 +97,9 @@ impl Frame {
             None => false,
         };
         Frame {
-            wanted: frame.as_ref().map_or(0, |f| f.wanted()),
+            bits: frame.as_ref().map_or(0, |f| f.wanted()),
             active: frame,
             site,
-            direct: 0,
             pushed,
         }
     }
@@ -110,18 +107,18 @@ impl Frame {
     /// Whether the call took no frame: its probes are all lone `f > x` probes.
     #[cfg(test)]
     pub(super) fn is_direct(&self) -> bool {
-        self.active.is_none() && self.direct != 0
+        self.active.is_none() && self.bits != 0
     }
 
     /// The frame, if it records variable `index`: for the first 64, one bit of the call's
-    /// own `wanted`. Whether there is a frame is asked first, as every hook asks it: the
+    /// own copy of its plan's `wanted` (`bits`). Whether there is a frame is asked first, as every hook asks it: the
     /// compiler then knows the answer after the first hook, and a call without a frame runs
     /// none of the bit tests.
     #[inline(always)]
     fn wanting(&self, index: usize) -> Option<&ActiveFrame> {
         let active = self.active.as_deref()?;
         let wanted = if index < 64 {
-            self.wanted >> index & 1 != 0
+            self.bits >> index & 1 != 0
         } else {
             active.wants(index)
         };
@@ -143,7 +140,7 @@ impl Frame {
             if let Some(active) = self.wanting(index) {
                 active.set_wanted(index, std::any::type_name::<T>(), || value_of(value));
             }
-        } else if index < 64 && self.direct >> index & 1 != 0 {
+        } else if index < 64 && self.bits >> index & 1 != 0 {
             direct::give(self.site, index, || value_of(value));
         }
     }
@@ -228,7 +225,7 @@ impl Drop for Frame {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some(active) = self.active.take() {
-            leave(active, self.pushed, self.wanted >> EXIT & 1 != 0);
+            leave(active, self.pushed, self.bits >> EXIT & 1 != 0);
         }
     }
 }
@@ -250,7 +247,7 @@ impl std::fmt::Debug for Frame {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Frame")
             .field("active", &self.active.is_some())
-            .field("direct", &self.direct)
+            .field("bits", &self.bits)
             .finish()
     }
 }
