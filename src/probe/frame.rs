@@ -111,9 +111,9 @@ impl Frame {
     }
 
     /// The frame, if it records variable `index`: for the first 64, one bit of the call's
-    /// own copy of its plan's `wanted` (`bits`). Whether there is a frame is asked first, as every hook asks it: the
-    /// compiler then knows the answer after the first hook, and a call without a frame runs
-    /// none of the bit tests.
+    /// own copy of its plan's `wanted` (`bits`). Whether there is a frame is asked first, as
+    /// every hook asks it: the compiler then knows the answer after the first hook, and a
+    /// call without a frame runs none of the bit tests.
     #[inline(always)]
     fn wanting(&self, index: usize) -> Option<&ActiveFrame> {
         let active = self.active.as_deref()?;
