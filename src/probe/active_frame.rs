@@ -983,10 +983,10 @@ impl ActiveFrame {
         value
     }
 
-    /// Argument `index`, kept with the others by [`ActiveFrame::argument_wanted`], may be replaced:
-    /// called once every argument is kept, so that an override's conditions see them all, and
-    /// before [`ActiveFrame::arguments_bound`] gives their events (one per argument, with the
-    /// value the function goes on with).
+    /// Argument `index`, kept with the others by [`ActiveFrame::argument_wanted`], may be
+    /// replaced: called once every argument is kept, so that an override's conditions see them
+    /// all, and before [`ActiveFrame::arguments_bound`] gives their events (one per argument,
+    /// with the value the function goes on with).
     pub(super) fn override_argument<T: 'static>(
         &self,
         index: usize,
