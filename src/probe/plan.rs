@@ -197,6 +197,17 @@ pub(crate) struct Recipe {
 }
 
 impl LastPlan {
+    /// Whether variable `index` makes this probe give: it is the probe's focus or its end here,
+    /// or the function's exit for a probe without a focus.
+    fn triggers_on(&self, index: usize) -> bool {
+        let slots = self.slots();
+        slots
+            .slots
+            .iter()
+            .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
+            || (index == EXIT && !slots.has_focus)
+    }
+
     /// The event's key if this probe is a lone `f > x` on variable `index`.
     pub(crate) fn alone_on(&self, index: usize) -> Option<&'static str> {
         self.alone
@@ -398,15 +409,9 @@ impl SitePlan {
     /// probe with a tag, condition, end or `$v` names it as its focus, nor, without a
     /// focus, ends at `#exit`.
     fn only_plain(&self, index: usize) -> bool {
-        self.lasts.iter().all(|last| {
-            let slots = last.slots();
-            let triggers = slots
-                .slots
-                .iter()
-                .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
-                || (index == EXIT && !slots.has_focus);
-            !triggers || last.plain
-        })
+        self.lasts
+            .iter()
+            .all(|last| !last.triggers_on(index) || last.plain)
     }
 
     /// The events of the plain probe `last` (see [`Recipe`]), as the general trigger would
@@ -449,15 +454,9 @@ impl SitePlan {
     /// Whether every event variable `index` gives is a lone `f > x` probe's on it: no other
     /// probe names it as its focus or end, and it is not the `#exit` of a probe without focus.
     fn only_alone(&self, index: usize) -> bool {
-        self.lasts.iter().all(|last| {
-            let slots = last.slots();
-            let triggers = slots
-                .slots
-                .iter()
-                .any(|s| s.index == index && matches!(s.role, Role::Focus | Role::End))
-                || (index == EXIT && !slots.has_focus);
-            !triggers || last.alone_on(index).is_some()
-        })
+        self.lasts
+            .iter()
+            .all(|last| !last.triggers_on(index) || last.alone_on(index).is_some())
     }
 
     /// The variables whose hooks can give every event of this plan without a frame (bit
