@@ -184,6 +184,9 @@ impl Routes {
         // A global scope leaves the list only at the next version: it is looked at.
         self.globals.retain(|r| !r.scope.is_finished());
         self.routes_mut().for_each(Route::refresh);
+        // The copy is stale while the plan changes (its epoch is an older one, or STALE):
+        // a give from a scope dropped here (its events' drops) takes the table's path,
+        // which finds the table borrowed.
         self.plan = match (self.stack.as_slice(), self.globals.as_slice()) {
             ([], []) => Plan::Nobody,
             ([only], []) | ([], [only]) if only.subscribers.is_empty() => {
@@ -199,8 +202,10 @@ impl Routes {
     /// a scope this thread left is not held until its next give.
     fn invalidate(&mut self) {
         self.epoch = STALE;
+        // The copy first: letting go of the plan's scope may drop it (and its events), and a
+        // give from there must not find the copy pointing into it.
+        FastPlan::publish(STALE, &Plan::Nobody);
         self.plan = Plan::Nobody;
-        FastPlan::publish(STALE, &self.plan);
     }
 
     /// The scopes a give reaches, brought up to date.
