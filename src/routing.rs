@@ -154,8 +154,7 @@ struct Routes {
     /// A copy of the global scopes, valid for `global_version`.
     globals: Vec<Route>,
     global_version: u64,
-    /// The epoch `plan` was built at, or [`STALE`].
-    epoch: u64,
+    /// Built at the epoch [`FAST`] records (the one place it is kept).
     plan: Plan,
 }
 
@@ -165,7 +164,7 @@ impl Routes {
     #[inline]
     fn plan(&mut self) -> &Plan {
         let epoch = EPOCH.load(Ordering::Acquire);
-        if epoch != self.epoch {
+        if epoch != FAST.get().epoch {
             self.rebuild(epoch);
         }
         &self.plan
@@ -194,14 +193,12 @@ impl Routes {
             }
             _ => Plan::Walk,
         };
-        self.epoch = epoch;
         FastPlan::publish(epoch, &self.plan);
     }
 
     /// Marks the plan stale: this thread's scopes changed. The plan's scope is let go now, so
     /// a scope this thread left is not held until its next give.
     fn invalidate(&mut self) {
-        self.epoch = STALE;
         // The copy first: letting go of the plan's scope may drop it (and its events), and a
         // give from there must not find the copy pointing into it.
         FastPlan::publish(STALE, &Plan::Nobody);
@@ -231,7 +228,8 @@ impl Drop for Routes {
 /// table").
 #[derive(Clone, Copy)]
 struct FastPlan {
-    /// The epoch the plan was built at, or [`STALE`].
+    /// The epoch the plan was built at, or [`STALE`]: the only record of it, which
+    /// [`Routes::plan`] compares too.
     epoch: u64,
     /// Moved at every change of the plan.
     version: u64,
@@ -277,7 +275,6 @@ thread_local! {
             stack: Vec::new(),
             globals: Vec::new(),
             global_version: 0,
-            epoch: STALE,
             plan: Plan::Nobody,
         })
     };

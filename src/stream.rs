@@ -183,7 +183,7 @@ impl EventStream {
         let (source, lent, pace) = (&mut self.source, &mut self.lent, self.pace);
         // A feed reader charges tokio's cooperative budget itself, once per run of events.
         let taken = match source {
-            // `poll_advance` has tried the checked run already.
+            // `Self::poll_advance` has tried the reader's checked run already.
             Subscription::Feed(reader) => reader.poll_past_run(cx, pace),
             Subscription::Queue(queue) => crate::coop::budgeted(cx, |cx| {
                 queue.poll_next(cx, pace).map(|next| {

@@ -9,6 +9,11 @@ fn collect(events: giving::EventStream) -> Vec<Event> {
     futures::executor::block_on(events.collect())
 }
 
+/// Each event as `key=value …`.
+fn shown(events: &[Event]) -> Vec<String> {
+    events.iter().map(ToString::to_string).collect()
+}
+
 static EVALUATED: AtomicUsize = AtomicUsize::new(0);
 
 fn expensive() -> f64 {
@@ -82,8 +87,7 @@ fn a_field_expression_may_itself_give() {
     give!(outer = inner());
     gv.finish().unwrap();
     let events = collect(events);
-    let shown: Vec<String> = events.iter().map(ToString::to_string).collect();
-    assert_eq!(shown, vec!["inner=1", "outer=2"]);
+    assert_eq!(shown(&events), vec!["inner=1", "outer=2"]);
     // Delivered first, stamped first: the outer event is stamped once its fields are made.
     assert!(events[0].time() <= events[1].time());
 }
@@ -110,14 +114,11 @@ fn a_field_expression_that_opens_and_finishes_a_scope_leaves_the_event_to_the_sc
     );
     give!(after = 3);
     gv.finish().unwrap();
-    let shown = |events: Vec<giving::Event>| -> Vec<String> {
-        events.iter().map(ToString::to_string).collect()
-    };
     assert_eq!(
-        shown(collect(events)),
+        shown(&collect(events)),
         vec!["before=0", "both=1", "outer=2", "after=3"]
     );
-    assert_eq!(shown(inner_events.take().unwrap()), vec!["both=1"]);
+    assert_eq!(shown(&inner_events.take().unwrap()), vec!["both=1"]);
 }
 
 #[test]
@@ -134,8 +135,7 @@ fn a_field_expression_that_finishes_the_scope_given_into_drops_the_event() {
         }
     );
     give!(after = 3);
-    let shown: Vec<String> = collect(events).iter().map(ToString::to_string).collect();
-    assert_eq!(shown, vec!["before=1"]);
+    assert_eq!(shown(&collect(events)), vec!["before=1"]);
 }
 
 #[test]
@@ -201,7 +201,7 @@ fn inherited_fields_reach_iterate_and_nested_guards_stack() {
     }
     give!(loss = 0.125);
     gv.finish().unwrap();
-    let shown: Vec<String> = futures::executor::block_on(events.map(|e| e.to_string()).collect());
+    let shown = shown(&collect(events));
     assert!(
         shown[0].starts_with("run=r1 phase=2 task=train"),
         "{shown:?}"
