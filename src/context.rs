@@ -82,7 +82,7 @@ pub(crate) fn event_with(
             SpecialKey::Time => Value::F64(time.as_nanos() as f64 / 1e9),
             SpecialKey::Line => Value::from(format!("{}:{}", origin.file, origin.line)),
         };
-        all.push((Key::Borrowed(key.key()), value));
+        all.push((Key::from_static(key.key()), value));
     }
     Event::from_fields(all.into_iter(), time, Some(origin))
 }
@@ -101,7 +101,7 @@ impl Inherited {
     pub fn push(fields: Vec<(&'static str, Value)>, special: Vec<SpecialKey>) -> Self {
         let fields = fields
             .into_iter()
-            .map(|(key, value)| (Key::Borrowed(key), value))
+            .map(|(key, value)| (Key::from_static(key), value))
             .collect();
         let _ = LEVELS.try_with(|levels| levels.borrow_mut().push(Level { fields, special }));
         let _ = ACTIVE.try_with(|active| active.set(true));

@@ -3,7 +3,7 @@
 use std::fmt;
 
 use crate::Value;
-use crate::arena::EventRef;
+use crate::arena::{EventRef, InlineWriter};
 use crate::clock::Stamp;
 pub(crate) use crate::clock::Timestamp;
 use crate::convert::{FromValue, TypeMismatch};
@@ -84,7 +84,7 @@ impl Event {
     #[inline(always)]
     pub(crate) fn from_writer(
         origin: Option<&'static Origin>,
-        write: impl FnOnce(&mut Fields),
+        write: impl FnOnce(InlineWriter<'_>),
     ) -> Self {
         Self {
             inner: EventRef::build_stamped_after(origin, write),

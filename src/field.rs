@@ -1,14 +1,11 @@
 //! What an event is made of: its keys, its `(key, value)` fields and the call site that gave
 //! it. A leaf beside [`value`](crate::value): the arena stores these, the event reads them.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use crate::Value;
 
-/// A field name. The names that [`give!`](crate::give) takes from source code are
-/// `&'static str` and cost no allocation.
-pub type Key = Cow<'static, str>;
+pub use crate::key::Key;
 
 /// One `(key, value)` field.
 pub(crate) type Field = (Key, Value);

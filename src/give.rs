@@ -144,7 +144,7 @@ pub fn is_listening() -> bool {
 pub fn fields<const N: usize>(fields: [(&'static str, Value); N]) -> Fields {
     fields
         .into_iter()
-        .map(|(k, v)| (Key::Borrowed(k), v))
+        .map(|(k, v)| (Key::from_static(k), v))
         .collect()
 }
 
@@ -159,7 +159,7 @@ pub fn event_from_array<const N: usize>(
     origin: &'static Origin,
     fields: [(&'static str, Value); N],
 ) -> Event {
-    let fields = fields.into_iter().map(|(k, v)| (Key::Borrowed(k), v));
+    let fields = fields.into_iter().map(|(k, v)| (Key::from_static(k), v));
     Event::from_fields(fields, Stamp::now(), Some(origin))
 }
 
@@ -187,7 +187,7 @@ impl<'a> FieldWriter<'a> {
     /// Appends the field `key: value`.
     #[inline(always)]
     pub fn field(&mut self, key: &'static str, value: Value) {
-        self.fields.push(Key::Borrowed(key), value);
+        self.fields.push(Key::from_static(key), value);
     }
 }
 
@@ -202,7 +202,7 @@ pub fn give_written(origin: &'static Origin, write: impl FnOnce(&mut FieldWriter
             write(&mut FieldWriter::new(&mut fields));
             context::event_with(origin, fields)
         } else {
-            Event::from_writer(Some(origin), |fields| write(&mut FieldWriter::new(fields)))
+            Event::from_writer(Some(origin), |fields| write(&mut FieldWriter { fields }))
         }
     });
 }
@@ -348,7 +348,7 @@ mod tests {
     fn the_writer_writes_into_an_events_slot() {
         for count in [1, 2, INLINE + 1] {
             let event = Event::from_writer(None, |fields| {
-                let mut writer = FieldWriter::new(fields);
+                let mut writer = FieldWriter { fields };
                 for (i, key) in KEYS[..count].iter().enumerate() {
                     writer.field(key, Value::F64(i as f64));
                 }

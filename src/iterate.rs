@@ -160,16 +160,16 @@ impl<'a, I: Iterator> Iterate<'a, I> {
         // Built only when someone listens.
         give_with(&ORIGIN, || {
             let mut fields = Fields::new();
-            fields.push((Key::Borrowed(keys::TASK), self.task.clone()));
-            fields.push((Key::Borrowed(keys::STEP), Value::from(step)));
+            fields.push((Key::from_static(keys::TASK), self.task.clone()));
+            fields.push((Key::from_static(keys::STEP), Value::from(step)));
             if let Some(batch) = batch {
-                fields.push((Key::Borrowed(keys::BATCH), Value::from(batch)));
+                fields.push((Key::from_static(keys::BATCH), Value::from(batch)));
             }
             if let Some(progress) = self.progress(self.completed) {
-                fields.push((Key::Borrowed(keys::PROGRESS), progress));
+                fields.push((Key::from_static(keys::PROGRESS), progress));
             }
             if synced {
-                fields.push((Key::Borrowed(keys::SYNCED), Value::Bool(true)));
+                fields.push((Key::from_static(keys::SYNCED), Value::Bool(true)));
             }
             fields
         });

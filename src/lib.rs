@@ -51,6 +51,7 @@ mod give;
 mod give_value;
 mod given;
 mod iterate;
+mod key;
 pub mod keyed;
 mod pace;
 mod pipeline;

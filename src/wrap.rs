@@ -146,7 +146,7 @@ fn mark(name: &Key, step: WrapStep, id: u64) -> (Key, Value) {
         ("name".to_owned(), Value::Str(name.as_ref().into())),
         ("step".to_owned(), Value::from(step.as_str())),
     ]);
-    (Key::Borrowed(keys::WRAP), Value::Map(map))
+    (Key::from_static(keys::WRAP), Value::Map(map))
 }
 
 /// The block's `begin` or `end` event.

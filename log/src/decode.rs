@@ -6,7 +6,6 @@
 //! Declared lengths are checked against what remains in the file and against
 //! [`MAX_RECORD`] before anything is read or reserved, so a corrupt length costs nothing.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -64,10 +63,10 @@ static INTERNED: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 impl KeyCache {
     fn key(&mut self, bytes: &[u8]) -> Result<Key> {
         if let Some((_, key)) = self.recent.iter().find(|(k, _)| **k == *bytes) {
-            return Ok(Cow::Borrowed(key));
+            return Ok(Key::from_static(key));
         }
         if let Some(key) = self.local.get(bytes) {
-            return Ok(Cow::Borrowed(key));
+            return Ok(Key::from_static(key));
         }
         let text = utf8(bytes)?;
         let mut interned = INTERNED.lock().unwrap_or_else(PoisonError::into_inner);
@@ -79,14 +78,14 @@ impl KeyCache {
                 set.insert(key);
                 key
             }
-            None => return Ok(Cow::Owned(text.to_owned())),
+            None => return Ok(Key::from(text.to_owned())),
         };
         if self.recent.len() < RECENT {
             self.recent.push((bytes.into(), key));
         } else {
             self.local.insert(bytes.into(), key);
         }
-        Ok(Cow::Borrowed(key))
+        Ok(Key::from_static(key))
     }
 }
 

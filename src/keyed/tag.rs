@@ -70,14 +70,14 @@ impl KeyedOp<Event> for Tag {
     fn apply(&mut self, event: Event) -> Option<Event> {
         let word = tag_word(self.counter.fetch_add(1, Ordering::Relaxed));
         let mut fields = Fields::new();
-        fields.push((Key::Borrowed(TAG_WORD), Value::from(word)));
+        fields.push((Key::from_static(TAG_WORD), Value::from(word)));
         for (key, value) in event.fields() {
             if key != TAG_WORD && !(self.group.is_some() && key == TAG_GROUP) {
                 fields.push((key.clone(), value.clone()));
             }
         }
         if let Some(group) = &self.group {
-            fields.push((Key::Borrowed(TAG_GROUP), group.clone()));
+            fields.push((Key::from_static(TAG_GROUP), group.clone()));
         }
         Some(Event::from_parts(fields, event.time(), event.origin()))
     }

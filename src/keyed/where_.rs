@@ -24,8 +24,8 @@ impl Where {
         let conditions = keys
             .into_iter()
             .map(|key| match key.as_ref().strip_prefix('!') {
-                Some(absent) => Condition::Absent(Key::Owned(absent.to_owned())),
-                None => Condition::Present(Key::Owned(key.as_ref().to_owned())),
+                Some(absent) => Condition::Absent(Key::from(absent.to_owned())),
+                None => Condition::Present(Key::from(key.as_ref().to_owned())),
             })
             .collect();
         Self { conditions }

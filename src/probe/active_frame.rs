@@ -363,7 +363,7 @@ fn capture(fields: &mut InlineWriter<'_>, slots: &[Slot], plan: &SitePlan, kept:
 fn capture_one(fields: &mut InlineWriter<'_>, slot: &Slot, plan: &SitePlan, kept: &Kept) -> bool {
     match context_value(slot, plan, kept) {
         Some(Some(value)) => {
-            fields.push(Key::Borrowed(slot.key), value.clone());
+            fields.push(Key::from_static(slot.key), value.clone());
             true
         }
         Some(None) => true,
@@ -884,8 +884,8 @@ impl ActiveFrame {
         // An enclosing frame another thread runs (a carried task) may change between the check
         // and the capture: an event whose condition no longer holds then is not sent.
         let mut whole = true;
-        let event = Event::from_writer(self.origin(), |fields| {
-            let fields = &mut InlineWriter::new(fields);
+        let event = Event::from_writer(self.origin(), |mut fields| {
+            let fields = &mut fields;
             if let Some((step, id)) = wrap {
                 let name = slots
                     .iter()
@@ -897,7 +897,7 @@ impl ActiveFrame {
                     ("name".to_owned(), Value::from(name)),
                     ("step".to_owned(), Value::from(step.as_str())),
                 ]);
-                fields.push(Key::Borrowed(WRAP), Value::Map(mark));
+                fields.push(Key::from_static(WRAP), Value::Map(mark));
             }
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
@@ -910,7 +910,7 @@ impl ActiveFrame {
             for slot in slots {
                 match given {
                     Some((g, value)) if std::ptr::eq(slot, g) => {
-                        fields.push(Key::Borrowed(slot.key), value.clone());
+                        fields.push(Key::from_static(slot.key), value.clone());
                     }
                     _ if slot.role == Role::Context && kept.reads(slot, slots, plan) => {
                         capture_one(fields, slot, plan, kept);
@@ -928,8 +928,8 @@ impl ActiveFrame {
     /// fields written as `recipe` says, `given` (the trigger's value) in its place.
     #[inline(never)]
     fn emit_plain(&self, last: &LastPlan, m: &Match, kept: &Kept, recipe: &Recipe, given: &Value) {
-        let event = Event::from_writer(self.origin(), |fields| {
-            let fields = &mut InlineWriter::new(fields);
+        let event = Event::from_writer(self.origin(), |mut fields| {
+            let fields = &mut fields;
             for parent in &m.parents {
                 if let Some(outer) = outer_slots(last, parent) {
                     let frame = &parent.frame;
@@ -943,7 +943,7 @@ impl ActiveFrame {
                     Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
                 };
                 if let Some(value) = value {
-                    fields.push(Key::Borrowed(key), value.clone());
+                    fields.push(Key::from_static(key), value.clone());
                 }
             }
         });

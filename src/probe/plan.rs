@@ -60,7 +60,7 @@ impl ActiveProbe {
         origin: &'static Origin,
     ) {
         self.send(Event::from_fields(
-            std::iter::once_with(|| (Key::Borrowed(key), value())),
+            std::iter::once_with(|| (Key::from_static(key), value())),
             Stamp::now(),
             Some(origin),
         ));

@@ -101,13 +101,16 @@ impl Heatmap {
     fn give(&self, counts: Vec<u64>) {
         give_with(&TRACEPOINT_ORIGIN, || {
             let mut fields = crate::event::Fields::new();
-            fields.push((Key::Borrowed(keys::HEATMAP), Value::Str(self.name.clone())));
+            fields.push((
+                Key::from_static(keys::HEATMAP),
+                Value::Str(self.name.clone()),
+            ));
             let buckets = self.buckets.iter().cloned().map(Value::Str).collect();
-            fields.push((Key::Borrowed(keys::BUCKETS), Value::List(buckets)));
+            fields.push((Key::from_static(keys::BUCKETS), Value::List(buckets)));
             let counts = counts.into_iter().map(Value::U64).collect();
-            fields.push((Key::Borrowed(keys::COUNTS), Value::List(counts)));
+            fields.push((Key::from_static(keys::COUNTS), Value::List(counts)));
             if let Some(unit) = &self.unit {
-                fields.push((Key::Borrowed(keys::UNIT), Value::Str(unit.clone())));
+                fields.push((Key::from_static(keys::UNIT), Value::Str(unit.clone())));
             }
             fields
         });

@@ -112,9 +112,9 @@ impl ThreadInfo {
     /// The fields that say which thread gave an event.
     fn fields(&self) -> [(Key, Value); 2] {
         [
-            (Key::Borrowed(keys::TID), Value::U64(self.tid)),
+            (Key::from_static(keys::TID), Value::U64(self.tid)),
             (
-                Key::Borrowed(keys::THREAD_NAME),
+                Key::from_static(keys::THREAD_NAME),
                 Value::Str(self.name.clone()),
             ),
         ]
@@ -282,7 +282,7 @@ impl Channel {
         if is_listening() && self.is_enabled() {
             give_with(&TRACEPOINT_ORIGIN, || {
                 let mut all = instant_fields(self, Arc::from(name));
-                all.extend(fields.into_iter().map(|(k, v)| (Key::Owned(k), v)));
+                all.extend(fields.into_iter().map(|(k, v)| (Key::from(k), v)));
                 all
             });
         }
@@ -290,7 +290,10 @@ impl Channel {
 
     fn fields(&self, fields: &mut crate::event::Fields) {
         if let Some(state) = &self.state {
-            fields.push((Key::Borrowed(keys::CHANNEL), Value::Str(state.name.clone())));
+            fields.push((
+                Key::from_static(keys::CHANNEL),
+                Value::Str(state.name.clone()),
+            ));
         }
     }
 }
@@ -373,15 +376,15 @@ impl Open {
     fn give(&self, phase: &'static str, args: Option<Value>) {
         give_with(self.origin, || {
             let mut fields = crate::event::Fields::new();
-            fields.push((Key::Borrowed(phase), Value::Str(self.name.clone())));
-            fields.push((Key::Borrowed(keys::SPAN_ID), Value::U64(self.id)));
+            fields.push((Key::from_static(phase), Value::Str(self.name.clone())));
+            fields.push((Key::from_static(keys::SPAN_ID), Value::U64(self.id)));
             self.channel.fields(&mut fields);
             fields.extend(self.thread.fields());
             if let Some(args) = args {
-                fields.push((Key::Borrowed(keys::ARGS), args));
+                fields.push((Key::from_static(keys::ARGS), args));
             }
             if self.by_label {
-                fields.push((Key::Borrowed(keys::BY_LABEL), Value::Bool(true)));
+                fields.push((Key::from_static(keys::BY_LABEL), Value::Bool(true)));
             }
             fields
         });
@@ -417,7 +420,7 @@ pub fn instant_at(origin: &'static Origin, channel: &Channel, name: Arc<str>) {
 
 fn instant_fields(channel: &Channel, name: Arc<str>) -> crate::event::Fields {
     let mut fields = crate::event::Fields::new();
-    fields.push((Key::Borrowed(keys::INSTANT), Value::Str(name)));
+    fields.push((Key::from_static(keys::INSTANT), Value::Str(name)));
     channel.fields(&mut fields);
     fields.extend(ThreadInfo::current().fields());
     fields
@@ -566,11 +569,17 @@ impl Series {
         if is_listening() {
             give_with(&TRACEPOINT_ORIGIN, || {
                 let mut fields = crate::event::Fields::new();
-                fields.push((Key::Borrowed(keys::GRAPH), Value::Str(self.graph.clone())));
-                fields.push((Key::Borrowed(keys::SERIES), Value::Str(self.name.clone())));
-                fields.push((Key::Borrowed(keys::VALUE), Value::F64(value)));
+                fields.push((
+                    Key::from_static(keys::GRAPH),
+                    Value::Str(self.graph.clone()),
+                ));
+                fields.push((
+                    Key::from_static(keys::SERIES),
+                    Value::Str(self.name.clone()),
+                ));
+                fields.push((Key::from_static(keys::VALUE), Value::F64(value)));
                 if let Some(unit) = &self.unit {
-                    fields.push((Key::Borrowed(keys::UNIT), Value::Str(unit.clone())));
+                    fields.push((Key::from_static(keys::UNIT), Value::Str(unit.clone())));
                 }
                 fields
             });
