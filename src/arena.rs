@@ -79,7 +79,7 @@ const MAX_REFS: u32 = i32::MAX as u32;
 ///
 /// Four lines each, as slots were, a two-field event wrote three of them (a `SmallVec`'s length
 /// word sat after its inline array, on the last line) and a batch of events took 256 bytes
-/// each; now two lines and 128 bytes: on one CPU the giving thread went from 57–106 to 29–43 ns
+/// each; now two lines and 128 bytes: on one CPU the giving thread went from 57–106 to 23–39 ns
 /// of CPU per event (docs/architecture.md, "A compact event").
 /// `an_event_of_two_fields_is_on_two_lines` checks the layout this relies on.
 ///
@@ -91,6 +91,7 @@ struct Slot {
     fields: Stored,
 }
 
+/// What every event has besides its fields: 24 bytes, at the start of its first line.
 #[repr(C)]
 struct Header {
     refs: AtomicU32,
