@@ -426,6 +426,27 @@ impl<'a> InlineWriter<'a> {
         }
     }
 
+    /// Appends `fields`: a list already on the heap is kept as it is in a slot with nothing
+    /// written yet (its `Vec` moved in, not copied into another), anything else field by field.
+    #[inline]
+    pub(crate) fn append(&mut self, fields: Fields) {
+        match self.into {
+            Target::Slot(slot) if fields.spilled() && self.pending == 0 => {
+                self.owns = true;
+                self.count();
+                // SAFETY: the writer has the slot to itself (`into_slot`); nothing was written
+                // in it, so the `Vec` takes the place of no field and is counted as `SPILLED`.
+                unsafe {
+                    addr_of_mut!((*slot).fields.heap).write(ManuallyDrop::new(fields.into_vec()));
+                    addr_of_mut!((*slot).header.len).write(SPILLED);
+                }
+            }
+            _ => fields
+                .into_iter()
+                .for_each(|(key, value)| self.push(key, value)),
+        }
+    }
+
     /// The field past the inline capacity: the written fields are counted and the list grows.
     #[cold]
     #[inline(never)]
@@ -605,11 +626,7 @@ impl EventRef {
         origin: Option<&'static Origin>,
         fields: Fields,
     ) -> Self {
-        Self::build(time, origin, |mut writer| {
-            for (key, value) in fields {
-                writer.push(key, value);
-            }
-        })
+        Self::build(time, origin, |mut writer| writer.append(fields))
     }
 
     /// Stores an event whose fields come from `fields`, written straight into its slot (no
@@ -1140,7 +1157,13 @@ mod tests {
             );
         }
         assert!(fields.spilled());
+        let buffer = fields.as_ptr();
         let event = EventRef::new(Timestamp::from_nanos(5), None, fields);
+        assert_eq!(
+            event.fields().as_ptr(),
+            buffer,
+            "the list's heap buffer kept, not copied"
+        );
         let keys: Vec<&str> = event.fields().iter().map(|(k, _)| k.as_ref()).collect();
         assert_eq!(keys, ["a", "b", "c", "d", "e", "f"]);
         assert_eq!(event.fields()[3].1, Value::from(3u64));

@@ -183,12 +183,6 @@ impl From<Cow<'static, str>> for Key {
     }
 }
 
-impl From<&Key> for Key {
-    fn from(key: &Key) -> Self {
-        key.clone()
-    }
-}
-
 impl From<Key> for String {
     fn from(key: Key) -> Self {
         key.as_str().to_owned()
