@@ -4,7 +4,7 @@
 //! by reference with the reader held off until the loop has given everything (`late`: the
 //! giving thread's own cost, with no reader on the lines it writes; it prints the loop's time
 //! too). A fourth argument `step` gives `give!(step, loss)` (the peers bench's event) instead
-//! of `give!(loss)`. Run under `perf record` or callgrind: `cargo run --release --example
+//! of `give!(loss)`; `read` among the arguments reads each event's `loss`. Run under `perf record` or callgrind: `cargo run --release --example
 //! give_drain -- ref 10`, `-- late 1 200000 step`.
 use giving::prelude::*;
 use giving::{give, given};
@@ -22,7 +22,10 @@ fn main() {
     let subscribers: usize = args.next().map_or(1, |n| n.parse().expect("a count"));
     let events: u64 = args.next().map_or(EVENTS, |n| n.parse().expect("a count"));
     // `give!(step, loss)`, the peers bench's event (the tuple a user would send by hand).
-    let with_step = args.next().is_some_and(|arg| arg == "step");
+    let rest: Vec<String> = args.collect();
+    let with_step = rest.iter().any(|arg| arg == "step");
+    // Each event's `loss` read, as a channel's receiver takes its tuple.
+    let read = rest.iter().any(|arg| arg == "read");
     for _round in 0..5 {
         let gv = given();
         let streams: Vec<_> = (0..subscribers).map(|_| gv.stream()).collect();
@@ -44,11 +47,17 @@ fn main() {
                     n = events;
                 } else if by_ref {
                     while let Some(e) = stream.next_ref().await {
+                        if read {
+                            black_box(e.get("loss"));
+                        }
                         black_box(e);
                         n += 1;
                     }
                 } else {
                     while let Some(e) = stream.next().await {
+                        if read {
+                            black_box(e.get("loss"));
+                        }
                         black_box(&e);
                         n += 1;
                     }

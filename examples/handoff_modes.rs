@@ -11,7 +11,9 @@
 //! the giving (sending) thread's and the reader's CPU time per event, page faults and context
 //! switches (voluntary + involuntary), from `getrusage(RUSAGE_THREAD)`. With `step` among the
 //! arguments (`-- 20 threads step`), giving's rows give `give!(step, loss)`, the fields of the
-//! channels' tuple, instead of `give!(loss)`.
+//! channels' tuple, instead of `give!(loss)`. With `read`, giving's readers read each event's
+//! `loss` (`e.get("loss")`), as the channels' receivers take their tuple; without it they
+//! drop each event unread.
 use giving::prelude::*;
 use giving::{give, given};
 use std::hint::black_box;
@@ -171,7 +173,7 @@ fn ns_per_event(start: Instant) -> f64 {
     start.elapsed().as_nanos() as f64 / EVENTS as f64
 }
 
-fn giving(by_ref: bool, with_step: bool) -> HandOff {
+fn giving(by_ref: bool, with_step: bool, read: bool) -> HandOff {
     let gv = given();
     let mut stream = gv.stream();
     let consumer = spawn_reader(move || {
@@ -179,11 +181,17 @@ fn giving(by_ref: bool, with_step: bool) -> HandOff {
             let mut n = 0u64;
             if by_ref {
                 while let Some(e) = stream.next_ref().await {
+                    if read {
+                        black_box(e.get("loss"));
+                    }
                     black_box(e);
                     n += 1;
                 }
             } else {
                 while let Some(e) = stream.next().await {
+                    if read {
+                        black_box(e.get("loss"));
+                    }
                     black_box(&e);
                     n += 1;
                 }
@@ -281,16 +289,17 @@ fn main() {
     let threads = std::env::args().skip(2).any(|arg| arg == "threads");
     // `give!(step, loss)`: the peers bench's event, the fields of the channels' tuple.
     let with_step = std::env::args().skip(2).any(|arg| arg == "step");
+    let read = std::env::args().skip(2).any(|arg| arg == "read");
     println!("rtt_ns giving_ns giving_by_ref_ns crossbeam_ns tokio_ns");
     // Untimed: a process's first hand-off faults in the memory its backlog grows into (with
     // a busy core the reader falls behind by most of the run), which every later one reuses;
     // timed, it would charge that to whichever row came first.
-    giving(false, with_step);
+    giving(false, with_step, read);
     for _ in 0..rounds {
         let rtt = round_trip_ns();
         let hand_offs = [
-            ("giving", giving(false, with_step)),
-            ("giving by ref", giving(true, with_step)),
+            ("giving", giving(false, with_step, read)),
+            ("giving by ref", giving(true, with_step, read)),
             ("crossbeam", crossbeam_tuple()),
             ("tokio", tokio_tuple()),
         ];

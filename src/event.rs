@@ -150,6 +150,7 @@ impl Event {
     }
 
     /// The value of `key`, if the event has it (the first one if given twice).
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields().iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
