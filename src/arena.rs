@@ -111,7 +111,7 @@ struct Header {
     origin: Option<&'static Origin>,
 }
 
-/// [`Slot::len`] when the fields are on the heap (more than [`INLINE`]).
+/// [`Header::len`] when the fields are on the heap (more than [`INLINE`]).
 const SPILLED: u8 = u8::MAX;
 
 /// A slot's fields: the first `len` of `inline`, or `heap` when `len` is [`SPILLED`].

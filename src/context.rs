@@ -154,7 +154,7 @@ pub fn special_keys(keys: impl IntoIterator<Item = SpecialKey>) -> Inherited {
 
 /// Every event this thread gives while the guard lives also carries these fields (Python
 /// giving's `give.inherit`, which voir's `iterate` uses to tag a loop's events with its task).
-/// Same field syntax as [`give!`](crate::give); the values are computed once, now. A key the
+/// Same field syntax as [`give!`](macro@crate::give); the values are computed once, now. A key the
 /// give sets itself wins over the inherited one.
 ///
 /// ```

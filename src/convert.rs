@@ -123,7 +123,7 @@ from_tuple!(A, B);
 from_tuple!(A, B, C);
 from_tuple!(A, B, C, D);
 
-/// How [`give!`](crate::give) turns its arguments into values without consuming them: the
+/// How [`give!`](macro@crate::give) turns its arguments into values without consuming them: the
 /// variable you give stays usable after the call.
 ///
 /// Implemented for every `Clone` type that converts into a [`Value`].

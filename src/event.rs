@@ -197,7 +197,7 @@ impl Event {
         self.inner.time()
     }
 
-    /// Where the event was given, when it came from [`give!`](crate::give).
+    /// Where the event was given, when it came from [`give!`](macro@crate::give).
     pub fn origin(&self) -> Option<&'static Origin> {
         self.inner.origin()
     }

@@ -10,7 +10,7 @@ pub use crate::key::Key;
 /// One `(key, value)` field.
 pub(crate) type Field = (Key, Value);
 
-/// Where in the source an event was given: filled in by [`give!`](crate::give).
+/// Where in the source an event was given: filled in by [`give!`](macro@crate::give).
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub struct Origin {
     /// `file!()` of the call.

@@ -1,4 +1,4 @@
-//! The give side: the [`give!`](crate::give) macro and the [`Giver`] handle.
+//! The give side: the [`give!`](macro@crate::give) macro and the [`Giver`] handle.
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use crate::routing;
 use crate::scope::Scope;
 use crate::{Event, Key, Value};
 
-/// Gives values to whoever listens: every open [`given`](crate::given) scope of this thread and
+/// Gives values to whoever listens: every open [`given`](fn@crate::given) scope of this thread and
 /// every global scope receives one [`Event`] with the fields.
 ///
 /// - `give!(loss)` gives the field `loss` with the value of the variable `loss`;
@@ -47,7 +47,7 @@ macro_rules! give {
     };
 }
 
-/// Builds an [`Event`] now, with the field syntax of [`give!`](crate::give): for code that
+/// Builds an [`Event`] now, with the field syntax of [`give!`](macro@crate::give): for code that
 /// hands events around explicitly ([`Giver::give`], tests, replays).
 ///
 /// ```
@@ -272,7 +272,7 @@ impl Giver {
 
     /// The stop tokens of this giver's scopes and of the global scopes open now: a loop that
     /// runs on a thread of its own (burn-train's `Learner`, through giving-burn's `StopBridge`)
-    /// watches them to stop when [`iterate`](crate::iterate) would have stopped.
+    /// watches them to stop when [`iterate`](fn@crate::iterate) would have stopped.
     ///
     /// ```
     /// use giving::{Giver, given};

@@ -128,7 +128,7 @@ impl Given {
         Giver::new(vec![self.scope.clone()])
     }
 
-    /// This scope's stop token: stopping it ends every [`iterate`](crate::iterate) loop
+    /// This scope's stop token: stopping it ends every [`iterate`](fn@crate::iterate) loop
     /// running in the scope at its next step.
     pub fn stop_token(&self) -> StopToken {
         self.scope.stop_token().clone()

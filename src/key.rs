@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// `str` is never longer than `isize::MAX` bytes, so the bit is free.
 const SHARED: usize = 1 << (usize::BITS - 1);
 
-/// A field name: the names that [`give!`](crate::give) takes from source code are
+/// A field name: the names that [`give!`](macro@crate::give) takes from source code are
 /// `&'static str` and cost no allocation; a name made at run time (a `String`) is kept in an
 /// `Arc<str>`, so cloning a key — and the event that holds it — never copies the text.
 ///

@@ -29,7 +29,7 @@
 //!   [`Given::finish`] ends the scope and waits for them.
 //! - [`Event`] and [`Value`] are what flows; a [`Value::Lazy`] is read by the consumer, so a
 //!   loss tensor never forces a device sync on the training thread.
-//! - [`iterate`] wraps the batch loop: progress, steps, one sync per window, clean early stop.
+//! - [`iterate`](fn@iterate) wraps the batch loop: progress, steps, one sync per window, clean early stop.
 //! - [`prelude`] brings every operator: the keyed ones of [`EventStreamOps`] and the generic
 //!   ones of [`StreamOps`](giving_operators::StreamOps) and
 //!   [`ReduceOps`](giving_operators::ReduceOps) (the reductions; both from

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A shared flag that asks a loop to stop at its next step.
 ///
-/// Every scope has one ([`Given::stop_token`](crate::Given::stop_token)); [`iterate`](crate::iterate)
+/// Every scope has one ([`Given::stop_token`](crate::Given::stop_token)); [`iterate`](fn@crate::iterate)
 /// ends early once any scope the loop runs in has been asked to stop, so an instrument such as
 /// early stopping never touches the loop's code.
 ///

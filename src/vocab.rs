@@ -21,9 +21,9 @@ use crate::{Event, Value};
 /// The keys, as constants.
 pub mod keys {
     /// `str`: the name of the task a loop works on (`"train"`, `"valid"`, `"early_stop"`).
-    /// Given by [`iterate`](crate::iterate) and by the instruments' own events.
+    /// Given by [`iterate`](fn@crate::iterate) and by the instruments' own events.
     pub const TASK: &str = "task";
-    /// `u64`: the step within the current [`iterate`](crate::iterate) loop (from 0; restarts
+    /// `u64`: the step within the current [`iterate`](fn@crate::iterate) loop (from 0; restarts
     /// every epoch). Given by `iterate`.
     pub const STEP: &str = "step";
     /// `u64`: the items processed by the step (its batch size). Given by `iterate`.
@@ -74,7 +74,7 @@ pub mod keys {
     /// `str`: the selector of the probe an event comes from, when a probe's events are given
     /// into a scope (`giving train --probe`, the `Probes` instrument).
     pub const PROBE: &str = "probe";
-    /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](crate::wrap)
+    /// map `{name, step, id}`: marks the begin and end events of a [`wrap!`](macro@crate::wrap)
     /// block.
     pub const WRAP: &str = "$wrap";
     /// `str`: a unique, pronounceable word [`tag`](crate::EventStreamOps::tag) puts first in
@@ -244,7 +244,7 @@ mod timeline;
 pub use monitor::GpuReading;
 pub use timeline::{CounterSample, HeatmapSample, InstantEvent, SpanEvent, SpanPhase};
 
-/// A step of a loop, as [`iterate`](crate::iterate) gives it: `{task, step, batch?,
+/// A step of a loop, as [`iterate`](fn@crate::iterate) gives it: `{task, step, batch?,
 /// progress?, synced?}`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepEvent<'a> {

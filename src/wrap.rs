@@ -1,4 +1,4 @@
-//! Wrapped blocks: [`wrap!`](crate::wrap) gives a `begin` event when a block starts and an `end`
+//! Wrapped blocks: [`wrap!`](macro@crate::wrap) gives a `begin` event when a block starts and an `end`
 //! event when it ends, which [`group_wrap`](crate::EventStreamOps::group_wrap) and
 //! [`wmap`](crate::EventStreamOps::wmap) pair up (Python giving's `give.wrap`).
 
@@ -35,7 +35,7 @@ impl WrapStep {
     }
 }
 
-/// The `$wrap` marker of an event given by [`wrap!`](crate::wrap): which block, which step.
+/// The `$wrap` marker of an event given by [`wrap!`](macro@crate::wrap): which block, which step.
 ///
 /// ```
 /// use giving::prelude::*;
@@ -92,7 +92,7 @@ impl<'a> WrapMark<'a> {
 /// guard is dropped (Python giving's `give.wrap(name, **fields)`).
 ///
 /// Both events have the field `$wrap` = `{name, step: "begin" | "end", id}` (read it with
-/// [`WrapMark::of`]) followed by the fields, with the syntax of [`give!`](crate::give):
+/// [`WrapMark::of`]) followed by the fields, with the syntax of [`give!`](macro@crate::give):
 /// `wrap!("epoch")`, `wrap!("step", step, lr = 0.1)`. The `end` event repeats them, plus the
 /// fields set on the guard with [`Wrap::set`]. The events are routed as `give!`'s; when nobody
 /// listens at the start of the block the fields are not evaluated, neither event is given,
@@ -125,7 +125,7 @@ macro_rules! wrap {
     }};
 }
 
-/// Guard of a wrapped block made by [`wrap!`](crate::wrap): gives the block's `end` event when
+/// Guard of a wrapped block made by [`wrap!`](macro@crate::wrap): gives the block's `end` event when
 /// dropped (or at [`end`](Wrap::end)), also when unwinding from a panic.
 #[must_use = "the block ends when the guard is dropped: bind it (`let _block = wrap!(..);`)"]
 pub struct Wrap {

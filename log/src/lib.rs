@@ -4,7 +4,7 @@
 //! [`LogWriter`] writes one (giving-instruments' `MsgpackLog` runs it on a thread of its own),
 //! [`read`]/[`LogReader`] read it back (keeping every complete record of a cut file, skipping
 //! damaged bytes), [`StreamDecoder`] decodes the same records from a pipe or a socket,
-//! [`replay`] feeds a log into a scope so that pipelines run offline, and [`dump`]/[`stats`]
+//! [`replay`](fn@replay) feeds a log into a scope so that pipelines run offline, and [`dump`]/[`stats`]
 //! (the `giving log` subcommands, [`LogCommand`] with the `cli` feature) inspect it.
 //! [`protocol`] decodes what a benchmark child writes to `DATA_FD`: these records, or voir's
 //! JSON lines.

@@ -253,7 +253,7 @@ impl<S> Drop for GroupWrap<S> {
 
 impl<S> WrapGroup<S> {
     /// The `begin` event of the block: its `$wrap` marker and the fields given to
-    /// [`wrap!`](crate::wrap).
+    /// [`wrap!`](macro@crate::wrap).
     pub fn begin(&self) -> &Event {
         &self.begin
     }

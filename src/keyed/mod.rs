@@ -507,7 +507,7 @@ pub trait EventStreamOps: Stream<Item = Event> {
         KGroupBy::new(self, key)
     }
 
-    /// One group per block wrapped by [`wrap!`](crate::wrap) with this name, emitted when the
+    /// One group per block wrapped by [`wrap!`](macro@crate::wrap) with this name, emitted when the
     /// block begins: a stream of the events given inside the block, in order, without the
     /// `$wrap` events (giving's `group_wrap`). A group completes at the end of its block.
     /// Nested blocks of the same name each get the events given inside them.
@@ -540,7 +540,7 @@ pub trait EventStreamOps: Stream<Item = Event> {
         GroupWrap::new(self, name)
     }
 
-    /// Per block wrapped by [`wrap!`](crate::wrap) with this name: `begin` is called with the
+    /// Per block wrapped by [`wrap!`](macro@crate::wrap) with this name: `begin` is called with the
     /// block's `begin` event and returns a state; at the block's `end`, `end` is called with
     /// that state and the `end` event, and its result is emitted (giving's `wmap`, whose
     /// generator yields once between begin and end). Nested blocks are paired by id; an `end`

@@ -107,7 +107,7 @@ impl LazyValue {
 
     /// The source this value reads from, for a consumer that can use it without reading it
     /// (a model watch computes a device tensor's statistics on its device and reads those
-    /// only): downcast it through [`Any`](std::any::Any). Reading through it does not fill
+    /// only): downcast it through [`Any`]. Reading through it does not fill
     /// this value's cache.
     ///
     /// ```

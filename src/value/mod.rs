@@ -13,7 +13,7 @@ pub use error::ResolveError;
 /// A value given by a training loop: a number, a string, a nested list or map, or a
 /// [`Lazy`](Value::Lazy) value that the consumer reads when it needs it.
 ///
-/// Values come from ordinary Rust values through `From`, which is what [`give!`](crate::give)
+/// Values come from ordinary Rust values through `From`, which is what [`give!`](macro@crate::give)
 /// uses:
 ///
 /// ```
@@ -187,7 +187,7 @@ impl Value {
 
 /// Values compare by content, and numbers compare **numerically** across [`Value::I64`],
 /// [`Value::U64`] and [`Value::F64`], as in Python: `I64(5) == U64(5) == F64(5.0)`, so
-/// `where_eq("step", 5)` matches the `usize` steps [`iterate`](crate::iterate) gives. The
+/// `where_eq("step", 5)` matches the `usize` steps [`iterate`](fn@crate::iterate) gives. The
 /// comparison is exact (no rounding through `f64`); NaN equals nothing. A lazy value compares
 /// as the value it resolves to (an unresolvable one equals nothing).
 ///

@@ -19,9 +19,9 @@ use super::keys::{metric_key, metric_value};
 /// or `"test"`, `iteration` counts the split's updates from 1 in each epoch (the line of
 /// burn-train's own `FileMetricLogger` file that holds the same values), the training split
 /// adds `global_step` (from 0 over the whole run, as the bundled loops give it with `loss`),
-/// and each metric's key is [`metric_key`](super::metric_key) of its name. A numeric metric
+/// and each metric's key is [`metric_key`] of its name. A numeric metric
 /// gives the value burn-train logs for the update (an `f64`, an accuracy as a fraction:
-/// [`metric_value`](super::metric_value)); a text metric its serialized
+/// [`metric_value`]); a text metric its serialized
 /// form (a string). burn-train hands the logger numbers it has already read, not tensors, so
 /// nothing here is lazy.
 ///

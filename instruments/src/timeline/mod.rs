@@ -3,8 +3,8 @@
 //!
 //! - [`Trace`]: the instrument (`giving train --trace run.pftrace`), or [`TRACE_ENV`] for
 //!   any program run by an [`Overseer`](crate::Overseer).
-//! - [`convert`]: MessagePack logs into one trace (`giving trace A.msgpack B.msgpack -o out.pftrace`).
-//! - [`decode`] / [`read`]: a trace back, packet by packet, up to its last complete packet;
+//! - [`convert`](fn@convert): MessagePack logs into one trace (`giving trace A.msgpack B.msgpack -o out.pftrace`).
+//! - [`decode`] / [`read`](fn@read): a trace back, packet by packet, up to its last complete packet;
 //!   [`Decoded::contents`]: its tracks, nested slices, instants and counters, as a viewer
 //!   shows them; [`proto`]: the messages.
 //! - `GivingLayer` (feature `tracing`): `tracing` spans and events as timeline events.

@@ -1,6 +1,6 @@
 //! [`Web`]: a live dashboard of the run in a browser, served by the process itself.
 //!
-//! - `state`: [`WebState`](state::WebState), what the page shows, folded from events at a
+//! - `state`: [`WebState`], what the page shows, folded from events at a
 //!   bounded size, and each client's batch of what it lacks;
 //! - `histograms`: a model watch's histograms over time, per watched tensor, bounded, and
 //!   the columns each client lacks;

@@ -1,11 +1,11 @@
 //! Synthetic and bundled datasets. Nothing is downloaded: every sample is generated
 //! deterministically from a seed, or read from text shipped inside the crate.
 //!
-//! - [`digits`]: 28×28 images of ten procedurally drawn digit-like glyphs, with stroke jitter,
+//! - [`digits`](fn@digits): 28×28 images of ten procedurally drawn digit-like glyphs, with stroke jitter,
 //!   random affine distortion, small shifts and pixel noise;
-//! - [`shapes`]: 32×32 RGB images of ten procedurally drawn shapes (CIFAR-shaped), split
+//! - [`shapes`](fn@shapes): 32×32 RGB images of ten procedurally drawn shapes (CIFAR-shaped), split
 //!   into train, tune and test sets;
-//! - [`blobs`]: Gaussian clusters for classification;
+//! - [`blobs`](fn@blobs): Gaussian clusters for classification;
 //! - [`regression`]: noisy linear regression;
 //! - [`text`]: a small public-domain corpus and a character vocabulary for language models.
 
