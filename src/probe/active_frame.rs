@@ -48,7 +48,15 @@ thread_local! {
     /// same on two threads (see [`next_generation`]), so that a match may reuse what it found
     /// on the stack while the stack is the one it searched.
     static GENERATION: Cell<u64> = const { Cell::new(0) };
+    /// The last search [`enclosed_by`] made: for which stack generation, outer functions and
+    /// plan epoch, and what it found.
+    static ENCLOSED: Cell<(EnclosedKey, bool)> =
+        const { Cell::new(((NOT_SEARCHED, std::ptr::null(), 0), false)) };
 }
+
+/// What an answer of [`enclosed_by`] depends on: the stack's generation, the outer functions
+/// (by address) and the epoch of the plan that holds their probe.
+type EnclosedKey = (u64, *const super::plan::Resolved, u64);
 
 /// Where the next thread to change its stack starts counting its generations: each thread
 /// takes 2^32 of them at a time, so no two threads' generations are equal.
@@ -270,11 +278,7 @@ impl Match {
     /// calling thread's events reach the probe's scope. Returns whether it reports.
     #[inline(always)]
     fn rematch(&mut self, last: &LastPlan) -> bool {
-        let outer = last
-            .probe
-            .elements
-            .split_last()
-            .map_or(&[][..], |(_, outer)| outer);
+        let outer = last.probe.outer();
         self.active = (outer.is_empty() || self.encloses(outer)) && (last.probe.receives)();
         self.active
     }
@@ -310,30 +314,15 @@ impl Match {
     #[inline(always)]
     fn find_parents(&mut self, outer: &[super::plan::Resolved]) -> bool {
         let parents = &mut self.parents;
-        let found = STACK
-            .try_with(|stack| {
-                let stack = stack.try_borrow().ok()?;
-                let mut below = stack.len();
-                for (element, resolved) in outer.iter().enumerate().rev() {
-                    let (at, slot) =
-                        stack[..below].iter().enumerate().rev().find_map(|(i, f)| {
-                            let at = resolved.position(f.site.key())?;
-                            Some((i, at))
-                        })?;
-                    if !resolved.sites[slot].slots.is_empty() {
-                        parents.push(Parent {
-                            frame: stack[at].clone(),
-                            element,
-                            at: slot,
-                        });
-                    }
-                    below = at;
-                }
-                Some(())
-            })
-            .ok()
-            .flatten()
-            .is_some();
+        let found = search_stack(outer, |element, frame, at| {
+            if !outer[element].sites[at].slots.is_empty() {
+                parents.push(Parent {
+                    frame: frame.clone(),
+                    element,
+                    at,
+                });
+            }
+        });
         if found {
             parents.reverse();
         } else {
@@ -341,6 +330,67 @@ impl Match {
         }
         found
     }
+}
+
+/// Searches this thread's stack for the nearest enclosing frame of each of the selector's
+/// outer functions `outer`, innermost first, each enclosing the next; `found(element, frame,
+/// at)` hears of each (`at`: which of the function's sites the frame runs). Whether all were
+/// found.
+#[inline(always)]
+fn search_stack(
+    outer: &[super::plan::Resolved],
+    mut found: impl FnMut(usize, &Arc<ActiveFrame>, usize),
+) -> bool {
+    STACK
+        .try_with(|stack| {
+            let stack = stack.try_borrow().ok()?;
+            let mut below = stack.len();
+            for (element, resolved) in outer.iter().enumerate().rev() {
+                let (i, at) = stack[..below].iter().enumerate().rev().find_map(|(i, f)| {
+                    let at = resolved.position(f.site.key())?;
+                    Some((i, at))
+                })?;
+                found(element, &stack[i], at);
+                below = i;
+            }
+            Some(())
+        })
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+/// Whether the calling thread runs inside the selector's outer functions `outer` (each inside
+/// the one before it), as a frame's match would find at the call's entry: what a call without
+/// a frame asks at each event of a probe that names enclosing functions but reads nothing of
+/// them (`outer > f > x`). `epoch` is that of the plan the probe was found in.
+#[inline(always)]
+pub(super) fn enclosed_by(outer: &[super::plan::Resolved], epoch: u64) -> bool {
+    outer.is_empty() || enclosed_by_outer(outer, epoch)
+}
+
+/// [`enclosed_by`] of a probe that names enclosing functions: the last answer again while
+/// this thread's stack is the one it searched, for the same functions under the same plan (a
+/// loop in `outer` calling `f`); else searched.
+#[inline(never)]
+fn enclosed_by_outer(outer: &[super::plan::Resolved], epoch: u64) -> bool {
+    let Some(generation) = generation() else {
+        return search_stack(outer, |_, _, _| {});
+    };
+    // The functions are known by their address, which stays theirs while a plan of `epoch`
+    // (which holds the probe) is current: the epoch says which.
+    let key = (generation, outer.as_ptr(), epoch);
+    ENCLOSED
+        .try_with(|last| {
+            let (searched, found) = last.get();
+            if searched == key {
+                return found;
+            }
+            let found = search_stack(outer, |_, _, _| {});
+            last.set((key, found));
+            found
+        })
+        .unwrap_or(false)
 }
 
 /// Whether `value` of run-time type `type_name` passes `slot`'s tag and condition.

@@ -1,18 +1,23 @@
 //! Probed calls without a frame: when every probe that names a function is a lone `f > x`
-//! on one of its plain bindings (the plan's `direct` variables), a call keeps nothing and
-//! matches nothing, so it takes no frame from the pool and does nothing at its exit. Each
-//! assignment of such a variable gives the events from the site's current plan, which this
-//! thread keeps while the site's epoch is the plan's (one atomic load and a compare), as a
-//! pooled frame would.
+//! on one of its plain bindings (the plan's `direct` variables), possibly inside enclosing
+//! functions it reads nothing of (`outer > f > x`), a call keeps nothing and is no enclosing
+//! frame, so it takes no frame from the pool and does nothing at its exit. Each assignment of
+//! such a variable gives the events from the site's current plan, which this thread keeps
+//! while the site's epoch is the plan's (one atomic load and a compare), as a pooled frame
+//! would.
 //!
-//! Whether a probe receives is asked at each event, on the thread that runs the assignment,
-//! where a frame asks once, at the call's entry: the same answer unless the function itself
-//! enters or leaves a scope in between (or, for an `async fn`, resumes on another thread),
-//! and then the answer at the event.
+//! Whether a probe receives, and whether the call runs inside the probe's enclosing
+//! functions (a search of this thread's stack of enclosing frames), are asked at each event,
+//! on the thread that runs the assignment, where a frame asks once, at the call's entry: the
+//! same answers unless the function itself enters or leaves a scope in between (or, for an
+//! `async fn`, resumes on another thread, whose stack then holds the enclosing frames the
+//! poll carries), and then the answers at the event. A call's own nested calls have returned
+//! (and left the stack) by its next assignment.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use super::active_frame::enclosed_by;
 use super::plan::{SitePlan, send_lone_each};
 use super::site::Site;
 use crate::Value;
@@ -75,7 +80,8 @@ fn reload(plans: &mut Vec<(&'static Site, Arc<SitePlan>)>, site: &'static Site) 
 fn give_from(plan: &SitePlan, site: &'static Site, index: usize, value: impl FnOnce() -> Value) {
     let targets = plan.lasts.iter().filter_map(|last| {
         let key = last.alone_on(index)?;
-        (last.probe.receives)().then_some((&*last.probe, key))
+        let outer = last.probe.outer();
+        (enclosed_by(outer, plan.epoch) && (last.probe.receives)()).then_some((&*last.probe, key))
     });
     send_lone_each(targets, value, &site.origin);
 }

@@ -46,6 +46,14 @@ impl ActiveProbe {
         !self.sender.is_closed()
     }
 
+    /// The selector's enclosing functions, outermost first: every function but the last.
+    #[inline(always)]
+    pub(crate) fn outer(&self) -> &[Resolved] {
+        self.elements
+            .split_last()
+            .map_or(&[][..], |(_, outer)| outer)
+    }
+
     pub(crate) fn send(&self, event: Event) {
         self.sender.send(event);
     }
@@ -158,9 +166,10 @@ pub(crate) struct LastPlan {
     pub(crate) probe: Arc<ActiveProbe>,
     /// Index of this site in the probe's last element.
     pub(crate) at: usize,
-    /// `f > x` alone: the probe names no enclosing function and captures one variable here,
-    /// `x`, with no tag, condition or end. Its event is `{x}`, given as `x` is assigned,
-    /// without looking at the slots or the frame's values.
+    /// `f > x` alone: the probe captures one variable here, `x`, with no tag, condition or
+    /// end, and nothing in the enclosing functions it names (`outer > f > x`, which only
+    /// asks that the call run inside `outer`). Its event is `{x}`, given as `x` is assigned,
+    /// without looking at the slots, the frame's values or the enclosing frames'.
     pub(crate) alone: Option<(usize, &'static str)>,
     /// Whether some context capture of the probe, here or in an enclosing function, has a
     /// condition: only then can an event (or an override) be refused after its trigger, and
@@ -333,7 +342,7 @@ impl SitePlan {
                 }
                 let alone = match &slots.slots[..] {
                     [slot]
-                        if outer.is_empty()
+                        if reads_nothing_of(outer)
                             && slot.role == Role::Focus
                             && slot.tag.is_none()
                             && slot.condition.is_none() =>
@@ -461,10 +470,13 @@ impl SitePlan {
 
     /// The variables whose hooks can give every event of this plan without a frame (bit
     /// `i`), or 0: every probe here is a lone `f > x` on a variable of `hooked` (see
-    /// `Site::var_hooked`), so that a call keeps nothing, nests nothing, matches no enclosing
-    /// frame and fires no special.
+    /// `Site::var_hooked`), so that a call keeps nothing, is no enclosing frame, keeps no
+    /// enclosing frame (a lone probe's enclosing functions are only asked for, at its events)
+    /// and fires no special.
     pub(crate) fn direct(&self, hooked: u64) -> u64 {
-        if self.is_outer || self.nests || self.kept != 0 || self.argument_triggers {
+        // `nests` needs no test: a lone probe has no end, and reads nothing of the enclosing
+        // frames.
+        if self.is_outer || self.kept != 0 || self.argument_triggers {
             return 0;
         }
         let mut mask = 0;
@@ -501,6 +513,14 @@ impl SitePlan {
         self.slot.get(index).is_some_and(|at| *at != NOT_KEPT)
             || self.triggers.get(index).copied().unwrap_or(false)
     }
+}
+
+/// Whether a probe whose enclosing functions are `outer` captures nothing in them (and so
+/// tests nothing there): they only say where the call must run.
+fn reads_nothing_of(outer: &[Resolved]) -> bool {
+    outer
+        .iter()
+        .all(|element| element.sites.iter().all(|site| site.slots.is_empty()))
 }
 
 /// `key` as a `&'static str`, so that events name their fields without allocating: keys come

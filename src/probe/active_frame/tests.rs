@@ -127,3 +127,43 @@ fn lone_probes_give_without_a_frame_and_their_thread_lets_go_of_an_ended_one() {
     .join()
     .unwrap();
 }
+
+static NEST_OUTER: Site = Site::new(site_info("pool_test_nest_outer"));
+inventory::submit! { SiteRef(&NEST_OUTER) }
+
+static NEST_INNER: Site = Site::new(site_info("pool_test_nest_inner"));
+inventory::submit! { SiteRef(&NEST_INNER) }
+
+#[test]
+#[cfg_attr(miri, ignore = "gives events, which read the clock")]
+fn a_lone_probe_under_functions_it_reads_nothing_of_takes_no_frame_and_asks_the_stack() {
+    use futures::StreamExt;
+    use futures::executor::block_on;
+
+    std::thread::spawn(|| {
+        // A call of `pool_test_nest_inner` assigning `v`: whether it took no frame.
+        let call_assigning = |v: u64| {
+            let frame = Frame::enter(&NEST_INNER);
+            frame.var(V, &v);
+            frame.is_direct()
+        };
+        let (probe, mut stream) =
+            register_streamed("pool_test_nest_outer > pool_test_nest_inner > v");
+        // Not inside `pool_test_nest_outer`: no event.
+        assert!(call_assigning(1));
+        let outer = Frame::enter(&NEST_OUTER);
+        assert!(call_assigning(2));
+        drop(outer);
+        // Its call returned: no event again.
+        assert!(call_assigning(3));
+        let outer = Frame::enter(&NEST_OUTER);
+        assert!(call_assigning(4));
+        drop(outer);
+        let mut next_v = || block_on(stream.next()).unwrap().get_as::<u64>("v").unwrap();
+        assert_eq!(next_v(), 2);
+        assert_eq!(next_v(), 4);
+        probe.unregister();
+    })
+    .join()
+    .unwrap();
+}
