@@ -637,6 +637,42 @@ async fn a_spawned_task_keeps_its_nesting_only_when_carried() {
     assert_eq!(alone, ["y=2", "y=3"]);
 }
 
+/// `spawned_inner` again, for a selector that reads nothing of its enclosing function.
+#[giving::probe]
+async fn spawned_lone(x: u32) -> u32 {
+    tokio::task::yield_now().await;
+    let y = x + 1;
+    y
+}
+
+/// `spawner` again, spawning `spawned_lone`.
+#[giving::probe]
+fn lone_spawner(tag: u32, carried: bool) -> tokio::task::JoinHandle<u32> {
+    let task = if carried {
+        tokio::spawn(giving::probe::carry(spawned_lone(tag)))
+    } else {
+        tokio::spawn(spawned_lone(tag))
+    };
+    task
+}
+
+/// A selector that reads nothing of its outer function: `spawned_lone` then takes no frame,
+/// and asks at its event whether the polling thread's stack (the carried frames, pushed
+/// around each poll) holds `lone_spawner`, as a frame would at its first poll.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_carried_task_is_inside_an_outer_function_it_reads_nothing_of() {
+    let gv = Given::global();
+    let nested = gv.probe("lone_spawner > spawned_lone > y").unwrap();
+    let plain = lone_spawner(1, false);
+    let carried = lone_spawner(2, true);
+    assert_eq!(plain.await.unwrap(), 2);
+    assert_eq!(carried.await.unwrap(), 3);
+    assert_eq!(spawned_lone(3).await, 4); // not inside lone_spawner
+    gv.finish_async().await.unwrap();
+    let nested: Vec<String> = nested.map(|e| e.to_string()).collect().await;
+    assert_eq!(nested, ["y=3"]);
+}
+
 // Methods.
 
 struct Model {
