@@ -520,3 +520,37 @@ pub(crate) fn exit_thread_scope(scope: &Arc<Scope>) {
 pub(crate) fn stop_requested() -> bool {
     any_scope_open() && any_scope(|s| s.stop_token().is_stopped())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn membership_follows_entering_leaving_and_finishing() {
+        let scope = open(false);
+        assert!(thread_is_in(&scope));
+        let elsewhere = scope.clone();
+        let there = std::thread::spawn(move || thread_is_in(&elsewhere))
+            .join()
+            .unwrap();
+        assert!(!there, "another thread is not in it");
+        exit_thread_scope(&scope);
+        assert!(!thread_is_in(&scope), "left");
+        assert!(enter_thread_scope(&scope));
+        assert!(thread_is_in(&scope), "entered again");
+        let other = open(false);
+        assert!(
+            thread_is_in(&other) && thread_is_in(&scope),
+            "two scopes asked in turn"
+        );
+        // Finished from another thread: only the epoch tells this one.
+        let finishing = scope.clone();
+        std::thread::spawn(move || finish(&finishing))
+            .join()
+            .unwrap();
+        assert!(!thread_is_in(&scope), "finished");
+        assert!(thread_is_in(&other));
+        finish(&other);
+        assert!(!thread_is_in(&other));
+    }
+}

@@ -1008,25 +1008,31 @@ impl ActiveFrame {
         recipe: &Recipe,
         given: &Value,
     ) {
-        let event = Event::from_writer(self.origin(), |mut fields| {
-            let fields = &mut fields;
-            for parent in &m.parents {
-                if let Some(outer) = outer_slots(last, parent) {
-                    let frame = &parent.frame;
-                    // Without conditions a capture always holds.
-                    frame.with_state(|state| capture(fields, outer, frame.plan(), &state.kept));
+        // Inlined into the slot's build: called, the closure takes the writer through memory
+        // (`f(a) > x`: 10 instructions per event more).
+        let event = Event::from_writer(
+            self.origin(),
+            #[inline(always)]
+            |mut fields| {
+                let fields = &mut fields;
+                for parent in &m.parents {
+                    if let Some(outer) = outer_slots(last, parent) {
+                        let frame = &parent.frame;
+                        // Without conditions a capture always holds.
+                        frame.with_state(|state| capture(fields, outer, frame.plan(), &state.kept));
+                    }
                 }
-            }
-            for &(key, source) in &recipe.fields {
-                let value = match source {
-                    Source::Given => Some(given),
-                    Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
-                };
-                if let Some(value) = value {
-                    fields.push(Key::from_static(key), copy_of(value));
+                for &(key, source) in &recipe.fields {
+                    let value = match source {
+                        Source::Given => Some(given),
+                        Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
+                    };
+                    if let Some(value) = value {
+                        fields.push(Key::from_static(key), copy_of(value));
+                    }
                 }
-            }
-        });
+            },
+        );
         last.probe.send(event);
     }
 
