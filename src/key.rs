@@ -254,12 +254,12 @@ fn same_text(a: &str, b: &str) -> bool {
         0 => true,
         1..=3 => a[0] == b[0] && a[len / 2] == b[len / 2] && a[len - 1] == b[len - 1],
         4..=7 => {
-            let word = |bytes: &[u8], at: usize| u32::from_ne_bytes(word(bytes, at));
-            word(a, 0) == word(b, 0) && word(a, len - 4) == word(b, len - 4)
+            let load = |bytes: &[u8], at: usize| u32::from_ne_bytes(word(bytes, at));
+            load(a, 0) == load(b, 0) && load(a, len - 4) == load(b, len - 4)
         }
         8..=16 => {
-            let word = |bytes: &[u8], at: usize| u64::from_ne_bytes(word(bytes, at));
-            word(a, 0) == word(b, 0) && word(a, len - 8) == word(b, len - 8)
+            let load = |bytes: &[u8], at: usize| u64::from_ne_bytes(word(bytes, at));
+            load(a, 0) == load(b, 0) && load(a, len - 8) == load(b, len - 8)
         }
         _ => a == b,
     }
@@ -318,32 +318,6 @@ impl<'de> serde::Deserialize<'de> for Key {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn names_of_every_length_are_equal_only_when_every_byte_is() {
-        // Every comparison's branch (0, 1–3, 4–7, 8–16 bytes, longer) is reached by 24 bytes;
-        // Miri, which runs these tests in CI, takes 17 s up to 24 (the cases grow with the
-        // square of the length).
-        let longest = if cfg!(miri) { 24 } else { 40 };
-        for len in 0..longest {
-            let name: String = (0..len)
-                .map(|i| char::from(b'a' + (i % 26) as u8))
-                .collect();
-            let copy = name.clone();
-            assert!(super::same_text(&name, &copy), "{name}");
-            let (made, other_made) = (Key::from(name.clone()), Key::from(copy.clone()));
-            assert!(made == *copy.as_str() && made == other_made);
-            for at in 0..len {
-                let mut other = name.clone().into_bytes();
-                other[at] = b'_';
-                let other = String::from_utf8(other).unwrap();
-                assert!(!super::same_text(&name, &other), "{name} vs {other}");
-                let (differing, made) = (Key::from(other.clone()), Key::from(name.clone()));
-                assert!(differing != made && made != *other.as_str());
-            }
-            assert!(!super::same_text(&name, &format!("{name}a")));
-        }
-    }
-
     use super::*;
     use std::collections::HashMap;
 
@@ -385,5 +359,31 @@ mod tests {
         assert_eq!(borrowed, owned);
         assert_eq!(Key::default().as_str(), "");
         assert_eq!(Key::from(String::new()).as_str(), "");
+    }
+
+    #[test]
+    fn names_of_every_length_are_equal_only_when_every_byte_is() {
+        // Every comparison's branch (0, 1–3, 4–7, 8–16 bytes, longer) is reached by 24 bytes;
+        // Miri, which runs these tests in CI, takes 17 s up to 24 (the cases grow with the
+        // square of the length).
+        let longest = if cfg!(miri) { 24 } else { 40 };
+        for len in 0..longest {
+            let name: String = (0..len)
+                .map(|i| char::from(b'a' + (i % 26) as u8))
+                .collect();
+            let copy = name.clone();
+            assert!(same_text(&name, &copy), "{name}");
+            let (made, other_made) = (Key::from(name.clone()), Key::from(copy.clone()));
+            assert!(made == *copy.as_str() && made == other_made);
+            for at in 0..len {
+                let mut other = name.clone().into_bytes();
+                other[at] = b'_';
+                let other = String::from_utf8(other).unwrap();
+                assert!(!same_text(&name, &other), "{name} vs {other}");
+                let (differing, made) = (Key::from(other.clone()), Key::from(name.clone()));
+                assert!(differing != made && made != *other.as_str());
+            }
+            assert!(!same_text(&name, &format!("{name}a")));
+        }
     }
 }

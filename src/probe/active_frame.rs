@@ -224,20 +224,6 @@ fn discard(value: Value) {
     }
 }
 
-/// A clone of `value`, copied bit for bit when it is a number, a `bool` or null: they own
-/// nothing, and `Value`'s derived `clone` is a jump on the variant to a copy of its own
-/// (about ten instructions per field of each event a frame gives).
-#[inline(always)]
-fn copy_of(value: &Value) -> Value {
-    if value.is_scalar() {
-        // SAFETY: a scalar variant owns nothing (no pointer, no drop glue reaches it): the
-        // copy is what `clone` makes, and dropping either leaves the other valid.
-        unsafe { std::ptr::read(value) }
-    } else {
-        value.clone()
-    }
-}
-
 #[derive(Default)]
 struct State {
     kept: Kept,
@@ -427,7 +413,7 @@ fn capture(fields: &mut InlineWriter<'_>, slots: &[Slot], plan: &SitePlan, kept:
 fn capture_one(fields: &mut InlineWriter<'_>, slot: &Slot, plan: &SitePlan, kept: &Kept) -> bool {
     match context_value(slot, plan, kept) {
         Some(Some(value)) => {
-            fields.push(Key::from_static(slot.key), copy_of(value));
+            fields.push(Key::from_static(slot.key), value.clone());
             true
         }
         Some(None) => true,
@@ -778,7 +764,7 @@ impl ActiveFrame {
     ) {
         let State { kept, matches } = state;
         if let Some(at) = plan.slot(index) {
-            kept.bind(at, copy_of(value), type_name);
+            kept.bind(at, value.clone(), type_name);
         }
         for &(last, recipe) in &plan.plain_on[index] {
             let m = &matches[last];
@@ -820,7 +806,7 @@ impl ActiveFrame {
         type_name: &'static str,
     ) {
         if let Some(at) = at {
-            state.kept.bind(at, copy_of(value), type_name);
+            state.kept.bind(at, value.clone(), type_name);
         }
         self.trigger(state, index, value, type_name);
     }
@@ -884,7 +870,7 @@ impl ActiveFrame {
                 // takes `give_alone` instead).
                 if let Some(key) = last.alone_on(index) {
                     last.probe
-                        .send_lone(key, || copy_of(value), &self.site.origin);
+                        .send_lone(key, || value.clone(), &self.site.origin);
                 }
                 continue;
             }
@@ -974,7 +960,7 @@ impl ActiveFrame {
             for slot in slots {
                 match given {
                     Some((g, value)) if std::ptr::eq(slot, g) => {
-                        fields.push(Key::from_static(slot.key), copy_of(value));
+                        fields.push(Key::from_static(slot.key), value.clone());
                     }
                     _ if slot.role == Role::Context && kept.reads(slot, slots, plan) => {
                         capture_one(fields, slot, plan, kept);
@@ -1028,7 +1014,7 @@ impl ActiveFrame {
                         Source::Kept(at) => kept.values[at].as_ref().map(|(value, _)| value),
                     };
                     if let Some(value) = value {
-                        fields.push(Key::from_static(key), copy_of(value));
+                        fields.push(Key::from_static(key), value.clone());
                     }
                 }
             },
